@@ -1,0 +1,44 @@
+import Foundation
+
+extension Center {
+    /// Everything a center applies to the requests it sends: set once at start-up with `Center.setup(_:)`.
+    ///
+    /// A request takes a snapshot of the configuration when it is sent and keeps it to the end, so changing the
+    /// configuration never affects a request in flight.
+    public struct Configuration: Sendable {
+        /// The base URL for requests that give an `api` but no `server`.
+        public var server: String?
+        /// Headers sent with every request (unless it turns `useGeneralHeaders` off); the request's own win.
+        public var headers: HTTPHeaders = [:]
+        /// Parameters sent with every request (unless it turns `useGeneralParameters` off); the request's own win.
+        public var parameters: [String: any Sendable] = [:]
+        /// Values merged under every request's `userInfo`, for the hooks to read.
+        public var userInfo: [String: any Sendable] = [:]
+        /// The queue that callbacks run on. `nil`: a private concurrent queue (not the main queue).
+        public var callbackQueue: DispatchQueue?
+        /// The transport. `URLSessionEngine.shared` by default.
+        public var engine: any Engine = URLSessionEngine.shared
+        /// Whether to print request, response and error banners, with secrets redacted. `false` by default.
+        public var consoleLog = false
+        /// Where console banners go when `consoleLog` is on. Standard output by default.
+        public var consoleLogHandler: @Sendable (String) -> Void = { print($0) }
+        /// The longest a request may wait without receiving anything (the idle timeout). 60 seconds by default.
+        public var timeout: Duration = .seconds(60)
+        /// The longest a whole exchange may take, however steadily data arrives. `nil` (no limit) by default.
+        public var totalTimeout: Duration?
+        /// Status codes that count as success. 200 to 299 by default.
+        public var acceptableStatusCodes: Set<Int> = Set(200...299)
+        /// Runs before each request is encoded, after merging and URL composition: it may change anything, and may
+        /// throw to refuse sending (the request then fails with the thrown `HTTPError`, or `.vetoed`).
+        public var onRequest: (@Sendable (inout Request) async throws -> Void)?
+        /// Runs after a response passed status validation and was decoded: it may return a different response,
+        /// or throw to fail the request (with the thrown `HTTPError`, or `.business`).
+        public var onResponse: (@Sendable (Request, Response) async throws -> Response)?
+        /// Runs once on the final error of a failed request, before the failure callbacks; returns the error to
+        /// report (the same, or another).
+        public var onError: (@Sendable (Request, HTTPError) async -> HTTPError)?
+
+        /// Creates a configuration with every property at its default.
+        public init() {}
+    }
+}

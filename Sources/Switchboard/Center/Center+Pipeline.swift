@@ -1,0 +1,109 @@
+import Foundation
+
+extension Center {
+    /// Runs one request to its final outcome: the single async core behind every form of `send`.
+    ///
+    /// The request must have been registered by `prepare`. On return it has been removed from the registry; a
+    /// cancel that was requested before that makes the outcome `.cancelled`, whatever the transfer did.
+    func run(
+        _ request: Request,
+        _ configuration: Configuration,
+        progress: (@Sendable (TransferProgress) -> Void)?
+    ) async -> Result<Response, HTTPError> {
+        let id = request.id!
+        let log = configuration.consoleLog ? ConsoleLog(configuration.consoleLogHandler) : nil
+        var current = request
+        var result: Result<Response, HTTPError>
+        do {
+            result = .success(try await exchange(&current, configuration, progress: progress, log: log))
+        } catch {
+            result = .failure(error)
+        }
+        let cancelled = registry.finish(id) || Task.isCancelled
+        if cancelled, result.failureCode != .cancelled {
+            result = .failure(HTTPError(.cancelled, "the request was cancelled", request: current))
+        }
+        guard case .failure(let error) = result else { return result }
+        log?.error(error, request: current)
+        guard let onError = configuration.onError else { return result }
+        return .failure(await onError(current, error))
+    }
+
+    /// Merge, compose, hook, encode, transfer, validate, decode, hook: each step may end the request with an error.
+    private func exchange(
+        _ request: inout Request,
+        _ configuration: Configuration,
+        progress: (@Sendable (TransferProgress) -> Void)?,
+        log: ConsoleLog?
+    ) async throws(HTTPError) -> Response {
+        let id = request.id
+        request = request.merged(with: configuration)
+        request.url = try URLComposition.compose(request)
+        if let onRequest = configuration.onRequest {
+            do {
+                try await onRequest(&request)
+            } catch {
+                request.id = id
+                throw Center.hookError(error, default: .vetoed, "the onRequest hook refused the request", request)
+            }
+            request.id = id
+            request.url = try URLComposition.compose(request)
+        }
+        registry.update(id!, request)
+        let engineRequest = try RequestEncoding.encode(request)
+        log?.request(request, engineRequest)
+        guard !Task.isCancelled else {
+            throw HTTPError(.cancelled, "the request was cancelled before it was sent", request: request)
+        }
+
+        let start = ContinuousClock.now
+        let engineResponse: EngineResponse
+        do {
+            engineResponse = try await configuration.engine.perform(engineRequest, progress: progress ?? { _ in })
+        } catch {
+            throw HTTPError.from(error, request: request)
+        }
+        var response = Response(engine: engineResponse, request: request, duration: .now - start)
+
+        guard request.acceptableStatusCodes?.contains(response.status) ?? response.isSuccessful else {
+            let reason = HTTPURLResponse.localizedString(forStatusCode: response.status)
+            throw HTTPError(.unacceptableStatus, "the server answered \(response.status) \(reason)",
+                            request: request, response: response)
+        }
+        response.value = try ResponseDecoding.decode(response)
+        if let onResponse = configuration.onResponse {
+            do {
+                response = try await onResponse(request, response)
+            } catch {
+                throw Center.hookError(error, default: .business, "the onResponse hook rejected the response",
+                                       request, response: response)
+            }
+        }
+        log?.response(response)
+        return response
+    }
+
+    /// An error thrown by a hook: an `HTTPError` as it is (with the request filled in), anything else wrapped.
+    private static func hookError(
+        _ error: any Error, default code: HTTPError.Code, _ message: String, _ request: Request,
+        response: Response? = nil
+    ) -> HTTPError {
+        if var error = error as? HTTPError {
+            if error.request == nil { error.request = request }
+            if error.response == nil { error.response = response }
+            return error
+        }
+        return HTTPError(code, "\(message): \(error)", request: request, response: response, underlying: error)
+    }
+}
+
+extension Result where Failure == HTTPError {
+    /// The error code, when this is a failure.
+    var failureCode: HTTPError.Code? {
+        if case .failure(let error) = self { error.code } else { nil }
+    }
+}
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif

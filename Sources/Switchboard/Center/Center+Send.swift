@@ -1,0 +1,151 @@
+import Foundation
+
+extension Center {
+    // MARK: - Callbacks
+
+    /// Sends a request configured by a closure, and reports the outcome through callbacks.
+    ///
+    /// ```swift
+    /// let id = center.send { request in
+    ///     request.api = "users"
+    ///     request.method = .post
+    ///     request.parameters = ["name": "Ada"]
+    /// } onSuccess: { response in
+    ///     print(response.json ?? "empty")
+    /// } onFailure: { error in
+    ///     print(error)
+    /// }
+    /// ```
+    ///
+    /// Every callback runs on the configuration's `callbackQueue` (a private queue when it is `nil`), at most once:
+    /// `onSuccess` then `onFinished`, or `onFailure` then `onFinished`. `onProgress` runs before them, in order.
+    /// If `onSuccess` throws, for example because `decode(_:)` failed, the error is reported through `onFailure`
+    /// and `onFinished` as the outcome of the request.
+    ///
+    /// - Returns: the identifier, which can cancel the request or look it up while it runs.
+    @discardableResult
+    public func send(
+        _ configure: (inout Request) -> Void,
+        onProgress: (@Sendable (TransferProgress) -> Void)? = nil,
+        onSuccess: (@Sendable (Response) throws -> Void)? = nil,
+        onFailure: (@Sendable (HTTPError) -> Void)? = nil,
+        onFinished: (@Sendable (Result<Response, HTTPError>) -> Void)? = nil
+    ) -> RequestID {
+        let (request, configuration) = prepare(configure)
+        var queue = callbackQueue(configuration)
+        var relay: ProgressRelay?
+        if let onProgress {
+            // One serial queue per request keeps its progress reports ahead of its final callbacks, even when the
+            // callback queue is concurrent.
+            queue = DispatchQueue(label: "Switchboard.request", target: queue)
+            relay = ProgressRelay(queue: queue, handler: onProgress)
+        }
+        let task = Task.detached(priority: Task.currentPriority) { [self, queue] in
+            let result = await run(request, configuration, progress: relay?.report)
+            relay?.finish()
+            queue.async {
+                Center.deliver(result, onSuccess: onSuccess, onFailure: onFailure, onFinished: onFinished)
+            }
+        }
+        registry.attach(task, to: request.id!)
+        return request.id!
+    }
+
+    static func deliver(
+        _ result: Result<Response, HTTPError>,
+        onSuccess: (@Sendable (Response) throws -> Void)?,
+        onFailure: (@Sendable (HTTPError) -> Void)?,
+        onFinished: (@Sendable (Result<Response, HTTPError>) -> Void)?
+    ) {
+        switch result {
+        case .success(let response):
+            do {
+                try onSuccess?(response)
+                onFinished?(.success(response))
+            } catch {
+                let error = HTTPError.from(error, request: response.request)
+                onFailure?(error)
+                onFinished?(.failure(error))
+            }
+        case .failure(let error):
+            onFailure?(error)
+            onFinished?(.failure(error))
+        }
+    }
+
+    // MARK: - async/await
+
+    /// Sends a request configured by a closure and returns its response.
+    ///
+    /// ```swift
+    /// let response = try await center.send { $0.api = "users/1" }
+    /// ```
+    ///
+    /// Cancelling the calling task cancels the transfer; the call then throws `HTTPError` with code `.cancelled`.
+    ///
+    /// - Throws: `HTTPError`, after the `onError` hook mapped it.
+    public func send(_ configure: (inout Request) -> Void) async throws(HTTPError) -> Response {
+        let (request, configuration) = prepare(configure)
+        let task = Task { [self] in
+            await run(request, configuration, progress: nil)
+        }
+        registry.attach(task, to: request.id!)
+        let result = await withTaskCancellationHandler {
+            await task.value
+        } onCancel: {
+            task.cancel()
+        }
+        return try result.get()
+    }
+
+    /// Sends a request and decodes its JSON body as `T`.
+    ///
+    /// ```swift
+    /// let user = try await center.send(User.self) { $0.api = "users/1" }
+    /// ```
+    ///
+    /// - Throws: `HTTPError`; a body that does not decode as `T` gives `.decoding`.
+    public func send<T: Decodable>(
+        _ type: T.Type,
+        decoder: @Sendable () -> JSONDecoder = { JSONDecoder() },
+        _ configure: (inout Request) -> Void
+    ) async throws(HTTPError) -> T {
+        try await send(configure).decode(T.self, using: decoder())
+    }
+}
+
+/// Carries progress reports to the callback queue, at most about 60 a second (the last one always), and none after
+/// the request finished.
+final class ProgressRelay: Sendable {
+    private struct State {
+        var last: ContinuousClock.Instant?
+        var finished = false
+    }
+
+    private let queue: DispatchQueue
+    private let handler: @Sendable (TransferProgress) -> Void
+    private let state = Locked(State())
+    private static let interval = Duration.milliseconds(16)
+
+    init(queue: DispatchQueue, handler: @escaping @Sendable (TransferProgress) -> Void) {
+        self.queue = queue
+        self.handler = handler
+    }
+
+    func report(_ progress: TransferProgress) {
+        let now = ContinuousClock.now
+        let send = state.withLock { state -> Bool in
+            guard !state.finished else { return false }
+            if !progress.isComplete, let last = state.last, now - last < ProgressRelay.interval { return false }
+            state.last = now
+            return true
+        }
+        guard send else { return }
+        queue.async { [handler] in handler(progress) }
+    }
+
+    /// Stops further reports. The queue is serial per request, so reports already queued run before the outcome.
+    func finish() {
+        state.withLock { $0.finished = true }
+    }
+}

@@ -1,0 +1,113 @@
+import Foundation
+
+/// The center every request goes through: one configuration, one place to send, cancel and look up requests.
+///
+/// Configure it once at start-up, then send requests described by closures:
+///
+/// ```swift
+/// Center.shared.setup { config in
+///     config.server = "https://api.example.com/v1/"
+///     config.headers["X-Client"] = "ios"
+/// }
+/// let id = Center.shared.send { $0.api = "users" } onSuccess: { response in
+///     print(response.status)
+/// }
+/// Center.shared.cancel(id)
+/// ```
+///
+/// `Center.shared` serves most apps; create independent centers for separate back ends and for tests. A center is
+/// safe to use from any thread or task.
+public final class Center: Sendable {
+    /// The shared center.
+    public static let shared = Center()
+
+    private let state: Locked<Configuration>
+    /// Serialises `setup` calls, so that each one reads and writes the configuration as a whole without the state
+    /// lock being held while user code runs.
+    private let setupLock = Locked<Void>(())
+    let registry = Registry()
+    /// Where callbacks run when the configuration names no queue.
+    let privateQueue = DispatchQueue(label: "Switchboard.Center.callbacks", attributes: .concurrent)
+    static let privateQueueKey = DispatchSpecificKey<ObjectIdentifier>()
+
+    /// Creates an independent center.
+    ///
+    /// ```swift
+    /// let payments = Center { $0.server = "https://pay.example.com/" }
+    /// ```
+    public init(_ configure: (inout Configuration) -> Void = { _ in }) {
+        var configuration = Configuration()
+        configure(&configuration)
+        state = Locked(configuration)
+        privateQueue.setSpecific(key: Center.privateQueueKey, value: ObjectIdentifier(self))
+    }
+
+    /// A snapshot of the current configuration.
+    public var configuration: Configuration {
+        state.snapshot
+    }
+
+    /// Changes the configuration: the closure gets the current one and edits it in place.
+    ///
+    /// Unlike XMNetworking's `setupConfig`, nothing is reset: headers and parameters you add join the existing ones,
+    /// and anything can be set back to `nil`. Requests already sent keep the configuration they started with.
+    /// Do not call `setup` from inside the closure.
+    public func setup(_ configure: (inout Configuration) -> Void) {
+        setupLock.withLock { _ in
+            var configuration = state.snapshot
+            configure(&configuration)
+            state.withLock { $0 = configuration }
+        }
+    }
+
+    /// Sets a header sent with every request; `nil` removes it.
+    public func setHeader(_ value: String?, for name: String) {
+        setup { $0.headers[name] = value }
+    }
+
+    /// Sets a parameter sent with every request; `nil` removes it.
+    public func setParameter(_ value: (any Sendable)?, for key: String) {
+        setup { $0.parameters[key] = value }
+    }
+
+    // MARK: - Looking up and cancelling
+
+    /// The running request with this identifier, as it is being sent; `nil` once it has finished or was cancelled.
+    public func request(for id: RequestID) -> Request? {
+        registry.request(for: id)
+    }
+
+    /// Cancels a running request.
+    ///
+    /// The request ends with `HTTPError.Code.cancelled` through its `onFailure` and `onFinished` callbacks (exactly
+    /// once, never `onSuccess`), or its `async` call throws it. `onCancel` runs on the callback queue with the
+    /// request that was cancelled, or `nil` when nothing with this identifier was running (it had already finished).
+    public func cancel(_ id: RequestID, onCancel: (@Sendable (Request?) -> Void)? = nil) {
+        let cancelled = registry.cancel(id)
+        if let onCancel {
+            callbackQueue(configuration).async { onCancel(cancelled) }
+        }
+    }
+
+    /// Cancels every running request of this center; returns how many there were.
+    @discardableResult
+    public func cancelAll() -> Int {
+        registry.cancelAll().count
+    }
+
+    func callbackQueue(_ configuration: Configuration) -> DispatchQueue {
+        configuration.callbackQueue ?? privateQueue
+    }
+
+    // MARK: - Preparing
+
+    /// Builds the request from the closure, assigns its identifier and registers it before anything starts.
+    func prepare(_ configure: (inout Request) -> Void) -> (Request, Configuration) {
+        var request = Request()
+        configure(&request)
+        let id = RequestID.next()
+        request.id = id
+        registry.insert(id, request)
+        return (request, configuration)
+    }
+}

@@ -1,0 +1,133 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The transport behind a `Center`: performs one HTTP exchange and reports progress.
+///
+/// An engine receives a fully encoded `EngineRequest` (URL, method, headers, body, timeouts) and returns the
+/// response with its body, or throws. It does not follow application rules: status validation, decoding, hooks and
+/// callbacks belong to the center. Cancellation is Swift task cancellation: when the calling task is cancelled, stop
+/// the transfer and throw (`CancellationError` or `URLError(.cancelled)`).
+///
+/// Errors may be `URLError`s, `HTTPError`s, or anything else; the center maps them to `HTTPError` once.
+///
+/// ```swift
+/// struct LoggingEngine: Engine {
+///     let base: any Engine
+///     func perform(
+///         _ request: EngineRequest,
+///         progress: @escaping @Sendable (TransferProgress) -> Void
+///     ) async throws -> EngineResponse {
+///         print(request.urlRequest.url!)
+///         return try await base.perform(request, progress: progress)
+///     }
+/// }
+/// ```
+public protocol Engine: Sendable {
+    /// Performs one HTTP exchange.
+    ///
+    /// - Parameters:
+    ///   - request: what to send, and the limits to keep.
+    ///   - progress: called as bytes are sent and received, from any thread.
+    /// - Returns: the response and its body, whatever the status code.
+    func perform(
+        _ request: EngineRequest,
+        progress: @escaping @Sendable (TransferProgress) -> Void
+    ) async throws -> EngineResponse
+}
+
+/// What an engine sends: the request line and headers, the body, and the time limits.
+public struct EngineRequest: Sendable {
+    /// The method, URL and headers. `timeoutInterval` is the idle timeout (the longest wait without any data).
+    /// The body is in `body`, never in `httpBody`.
+    public var urlRequest: URLRequest
+    /// The body to send.
+    public var body: Body
+    /// The longest the whole exchange may take, or `nil` for no limit; the engine enforces it.
+    public var totalTimeout: Duration?
+    /// The identifier of the request at the center, for logs and stubs.
+    public var id: RequestID?
+
+    /// Creates an engine request.
+    public init(urlRequest: URLRequest, body: Body = .none, totalTimeout: Duration? = nil, id: RequestID? = nil) {
+        self.urlRequest = urlRequest
+        self.body = body
+        self.totalTimeout = totalTimeout
+        self.id = id
+    }
+
+    /// A request body.
+    public enum Body: Sendable, Equatable {
+        /// No body.
+        case none
+        /// Bytes in memory.
+        case data(Data)
+
+        /// The number of bytes, when known.
+        public var count: Int64? {
+            switch self {
+            case .none: 0
+            case .data(let data): Int64(data.count)
+            }
+        }
+    }
+
+    /// The method of the request (`GET` when the URL request has none).
+    public var method: HTTPMethod {
+        HTTPMethod(rawValue: urlRequest.httpMethod ?? "GET")
+    }
+
+    /// The URL of the request.
+    public var url: URL? { urlRequest.url }
+}
+
+/// What an engine returns: the response head and the whole body.
+public struct EngineResponse: Sendable {
+    /// The status line and headers (of the last response, after redirects).
+    public var response: HTTPURLResponse
+    /// The body, decoded from any `Content-Encoding`.
+    public var body: Data
+
+    /// Creates an engine response.
+    public init(response: HTTPURLResponse, body: Data) {
+        self.response = response
+        self.body = body
+    }
+}
+
+/// How far a transfer has come, in bytes.
+public struct TransferProgress: Sendable, Hashable {
+    /// Which way the bytes move.
+    public enum Direction: Sendable, Hashable {
+        /// The request body going out.
+        case upload
+        /// The response body coming in.
+        case download
+    }
+
+    /// Which way the bytes move.
+    public var direction: Direction
+    /// Bytes done so far.
+    public var completed: Int64
+    /// Bytes expected in all, when known.
+    public var expected: Int64?
+
+    /// Creates a progress report.
+    public init(direction: Direction, completed: Int64, expected: Int64?) {
+        self.direction = direction
+        self.completed = completed
+        self.expected = expected
+    }
+
+    /// The fraction done, from 0 to 1, when the total is known.
+    public var fraction: Double? {
+        guard let expected, expected > 0 else { return nil }
+        return min(1, Double(completed) / Double(expected))
+    }
+
+    /// Whether every expected byte has moved.
+    public var isComplete: Bool {
+        expected.map { completed >= $0 } ?? false
+    }
+}

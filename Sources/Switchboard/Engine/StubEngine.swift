@@ -1,0 +1,232 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// An engine that answers from canned replies: for tests, previews and offline work.
+///
+/// Routes match a method (or any) and a path; the most recently added matching route answers. A route replies with
+/// a status, headers, a body, a delay or an error, or with a sequence of replies (one per call, the last repeating),
+/// or computes its reply from the request. Unmatched requests get `fallback` (404 by default).
+///
+/// ```swift
+/// let stub = StubEngine()
+/// stub.on(.get, "/users/1", reply: .json(["id": 1, "name": "Ada"]))
+/// stub.on(.post, "/orders", replies: [.status(503), .status(201)])
+/// stub.on(.get, "/slow", reply: .status(200).delayed(by: .seconds(2)))
+/// stub.on(nil, "/offline/*", reply: .failure(URLError(.notConnectedToInternet)))
+/// let center = Center { $0.engine = stub; $0.server = "https://api.example.com" }
+/// ```
+///
+/// Delays wait on the engine's clock, so a test can inject a clock and never sleep. Every request the stub saw is
+/// recorded in `requests`, and `statistics` counts calls, cancellations and the most requests in flight at once.
+public final class StubEngine: Engine {
+    /// One canned reply.
+    public struct Reply: Sendable {
+        /// The status code.
+        public var status: Int
+        /// The header fields.
+        public var headers: HTTPHeaders
+        /// The body.
+        public var body: Data
+        /// How long to wait before answering, on the stub's clock.
+        public var delay: Duration
+        /// When set, the exchange fails with this error (after the delay) instead of answering.
+        public var error: (any Error)?
+
+        /// Creates a reply.
+        public init(
+            status: Int = 200, headers: HTTPHeaders = [:], body: Data = Data(), delay: Duration = .zero,
+            error: (any Error)? = nil
+        ) {
+            self.status = status
+            self.headers = headers
+            self.body = body
+            self.delay = delay
+            self.error = error
+        }
+
+        /// A reply with this status and no body.
+        public static func status(_ status: Int, headers: HTTPHeaders = [:]) -> Reply {
+            Reply(status: status, headers: headers)
+        }
+
+        /// A JSON body, with `Content-Type: application/json`.
+        public static func json(_ json: JSON, status: Int = 200, headers: HTTPHeaders = [:]) -> Reply {
+            var headers = headers
+            if headers["Content-Type"] == nil { headers["Content-Type"] = "application/json" }
+            return Reply(status: status, headers: headers, body: Data(json.description.utf8))
+        }
+
+        /// A text body, with `Content-Type: text/plain; charset=utf-8`.
+        public static func string(_ text: String, status: Int = 200, headers: HTTPHeaders = [:]) -> Reply {
+            var headers = headers
+            if headers["Content-Type"] == nil { headers["Content-Type"] = "text/plain; charset=utf-8" }
+            return Reply(status: status, headers: headers, body: Data(text.utf8))
+        }
+
+        /// A body of raw bytes.
+        public static func data(_ data: Data, status: Int = 200, headers: HTTPHeaders = [:]) -> Reply {
+            Reply(status: status, headers: headers, body: data)
+        }
+
+        /// A failed exchange: the engine throws this error (a `URLError`, say).
+        public static func failure(_ error: any Error) -> Reply {
+            Reply(error: error)
+        }
+
+        /// The same reply, after a delay.
+        public func delayed(by delay: Duration) -> Reply {
+            var copy = self
+            copy.delay = delay
+            return copy
+        }
+    }
+
+    /// What the stub has seen.
+    public struct Statistics: Sendable, Hashable {
+        /// Exchanges started.
+        public var calls = 0
+        /// Exchanges that ended because their task was cancelled.
+        public var cancellations = 0
+        /// Exchanges in flight now.
+        public var inFlight = 0
+        /// The most exchanges that were in flight at once.
+        public var maxInFlight = 0
+    }
+
+    private struct Route {
+        let method: HTTPMethod?
+        let path: String
+        let respond: @Sendable (EngineRequest, Int) async throws -> Reply
+
+        func matches(_ request: EngineRequest) -> Bool {
+            if let method, method != request.method { return false }
+            let requested = request.url?.path ?? ""
+            if path == "*" { return true }
+            if path.hasSuffix("*") { return requested.hasPrefix(path.dropLast()) }
+            return requested == path || requested == path + "/" || requested + "/" == path
+        }
+    }
+
+    private struct State {
+        var routes: [(route: Route, calls: Int)] = []
+        var fallback = Reply.status(404)
+        var requests: [EngineRequest] = []
+        var statistics = Statistics()
+    }
+
+    private let clock: any Clock<Duration>
+    private let state = Locked(State())
+
+    /// Creates a stub with no routes.
+    ///
+    /// - Parameter clock: what delays wait on; inject a test clock to control time.
+    public init(clock: any Clock<Duration> = ContinuousClock()) {
+        self.clock = clock
+    }
+
+    // MARK: - Routes
+
+    /// Answers requests for `path` (with `method`, or any method when `nil`) with one reply, every time.
+    ///
+    /// A path ending in `*` matches every path with that prefix; `"*"` alone matches everything.
+    @discardableResult
+    public func on(_ method: HTTPMethod?, _ path: String, reply: Reply) -> StubEngine {
+        on(method, path) { _ in reply }
+    }
+
+    /// Answers successive requests with successive replies; the last one repeats.
+    @discardableResult
+    public func on(_ method: HTTPMethod?, _ path: String, replies: [Reply]) -> StubEngine {
+        precondition(!replies.isEmpty, "a stub route needs at least one reply")
+        add(Route(method: method, path: path) { _, call in replies[min(call, replies.count - 1)] })
+        return self
+    }
+
+    /// Answers with a reply computed from the request (to echo it, or to count calls).
+    @discardableResult
+    public func on(
+        _ method: HTTPMethod?, _ path: String, respond: @escaping @Sendable (EngineRequest) async throws -> Reply
+    ) -> StubEngine {
+        add(Route(method: method, path: path) { request, _ in try await respond(request) })
+        return self
+    }
+
+    /// The reply for requests no route matches. `404` with no body by default.
+    public var fallback: Reply {
+        get { state.withLock { $0.fallback } }
+        set { state.withLock { $0.fallback = newValue } }
+    }
+
+    /// Every request the stub received, in order.
+    public var requests: [EngineRequest] {
+        state.withLock { $0.requests }
+    }
+
+    /// Counts of calls, cancellations and concurrency.
+    public var statistics: Statistics {
+        state.withLock { $0.statistics }
+    }
+
+    /// Forgets the recorded requests and statistics; routes stay.
+    public func resetRecords() {
+        state.withLock { state in
+            state.requests = []
+            state.statistics = Statistics(inFlight: state.statistics.inFlight)
+        }
+    }
+
+    private func add(_ route: Route) {
+        state.withLock { $0.routes.append((route, 0)) }
+    }
+
+    // MARK: - Engine
+
+    /// Answers from the matching route, after its delay; throws `CancellationError` if cancelled while waiting.
+    public func perform(
+        _ request: EngineRequest,
+        progress: @escaping @Sendable (TransferProgress) -> Void
+    ) async throws -> EngineResponse {
+        let (route, call) = state.withLock { state -> (Route?, Int) in
+            state.requests.append(request)
+            state.statistics.calls += 1
+            state.statistics.inFlight += 1
+            state.statistics.maxInFlight = max(state.statistics.maxInFlight, state.statistics.inFlight)
+            guard let index = state.routes.lastIndex(where: { $0.route.matches(request) }) else { return (nil, 0) }
+            defer { state.routes[index].calls += 1 }
+            return (state.routes[index].route, state.routes[index].calls)
+        }
+        var cancelled = false
+        defer {
+            state.withLock { state in
+                state.statistics.inFlight -= 1
+                if cancelled { state.statistics.cancellations += 1 }
+            }
+        }
+        do {
+            try Task.checkCancellation()
+            let reply = try await route?.respond(request, call) ?? fallback
+            if reply.delay > .zero {
+                try await clock.sleep(for: reply.delay)
+            }
+            try Task.checkCancellation()
+            if let error = reply.error { throw error }
+            if let sent = request.body.count, sent > 0 {
+                progress(TransferProgress(direction: .upload, completed: sent, expected: sent))
+            }
+            let url = request.url ?? URL(string: "http://stub.invalid/")!
+            guard let response = HTTPURLResponse(
+                url: url, statusCode: reply.status, httpVersion: "HTTP/1.1", headerFields: reply.headers.dictionary)
+            else {
+                throw URLError(.badServerResponse)
+            }
+            let count = Int64(reply.body.count)
+            if count > 0 { progress(TransferProgress(direction: .download, completed: count, expected: count)) }
+            return EngineResponse(response: response, body: reply.body)
+        } catch is CancellationError {
+            cancelled = true
+            throw CancellationError()
+        }
+    }
+}

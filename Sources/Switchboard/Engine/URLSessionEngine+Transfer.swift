@@ -1,0 +1,226 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// One exchange on a `URLSessionEngine`, possibly across several tasks (a `307`/`308` is re-sent by hand).
+final class SessionTransfer: Sendable {
+    enum StopReason: Sendable {
+        case cancelled
+        case deadline
+    }
+
+    private struct State {
+        var continuation: CheckedContinuation<EngineResponse, any Error>?
+        var task: URLSessionDataTask?
+        var stopReason: StopReason?
+        var response: HTTPURLResponse?
+        var body = Data()
+        var challengeResponse: HTTPURLResponse?
+        var pendingRedirect: URLRequest?
+        var redirects = 0
+    }
+
+    static let maximumRedirects = 20
+    /// Headers that carry credentials: never sent to another origin.
+    static let credentialHeaders = ["Authorization", "Cookie", "Proxy-Authorization"]
+
+    private let request: EngineRequest
+    private let progress: @Sendable (TransferProgress) -> Void
+    private let session: URLSession
+    private let delegate: SessionDelegate
+    private let state = Locked(State())
+
+    init(
+        request: EngineRequest, progress: @escaping @Sendable (TransferProgress) -> Void, session: URLSession,
+        delegate: SessionDelegate
+    ) {
+        self.request = request
+        self.progress = progress
+        self.session = session
+        self.delegate = delegate
+    }
+
+    // MARK: - Starting and stopping
+
+    func start(_ continuation: CheckedContinuation<EngineResponse, any Error>) {
+        let stopped = state.withLock { state -> Bool in
+            state.continuation = continuation
+            return state.stopReason != nil
+        }
+        if stopped {
+            finish(.failure(CancellationError()))
+            return
+        }
+        if let totalTimeout = request.totalTimeout {
+            DispatchQueue.global().asyncAfter(deadline: .now() + totalTimeout.seconds) { [weak self] in
+                self?.stop(.deadline)
+            }
+        }
+        var urlRequest = request.urlRequest
+        if case .data(let body) = request.body { urlRequest.httpBody = body }
+        launch(urlRequest)
+    }
+
+    private func launch(_ urlRequest: URLRequest) {
+        let task = session.dataTask(with: urlRequest)
+        delegate.register(self, for: task)
+        let stopped = state.withLock { state -> Bool in
+            state.task = task
+            return state.stopReason != nil
+        }
+        task.resume()
+        if stopped { task.cancel() }
+    }
+
+    /// Ends the exchange early: by cancellation, or because the total timeout passed.
+    func stop(_ reason: StopReason) {
+        let task = state.withLock { state -> URLSessionDataTask? in
+            guard state.stopReason == nil, state.continuation != nil || state.task == nil else { return nil }
+            state.stopReason = reason
+            return state.task
+        }
+        task?.cancel()
+    }
+
+    // MARK: - Task events
+
+    func received(_ response: URLResponse) {
+        state.withLock { state in
+            state.response = response as? HTTPURLResponse
+            state.body = Data()
+        }
+    }
+
+    func received(_ data: Data) {
+        let report = state.withLock { state -> TransferProgress in
+            state.body.append(data)
+            return TransferProgress(
+                direction: .download, completed: Int64(state.body.count),
+                expected: state.response.flatMap(SessionTransfer.expectedLength))
+        }
+        progress(report)
+    }
+
+    func sent(_ total: Int64, of expected: Int64) {
+        progress(TransferProgress(direction: .upload, completed: total, expected: expected > 0 ? expected : nil))
+    }
+
+    /// Decides the request a redirect continues with: credentials stay with their origin, and a `307`/`308` with a
+    /// body is not followed by URLSession (which would drop the body) but re-sent by `completed`.
+    func redirect(_ response: HTTPURLResponse, to proposed: URLRequest) -> URLRequest? {
+        var next = proposed
+        if !SessionTransfer.sameOrigin(response.url ?? request.url, proposed.url) {
+            for name in SessionTransfer.credentialHeaders { next.setValue(nil, forHTTPHeaderField: name) }
+        }
+        let keepsBody = response.statusCode == 307 || response.statusCode == 308
+        return state.withLock { state -> URLRequest? in
+            state.redirects += 1
+            if state.redirects > SessionTransfer.maximumRedirects { return nil }
+            if keepsBody, case .data(let body) = request.body, !body.isEmpty {
+                next.httpMethod = request.urlRequest.httpMethod
+                next.httpBody = body
+                state.pendingRedirect = next
+                return nil
+            }
+            return next
+        }
+    }
+
+    func challenged(_ response: HTTPURLResponse?, url: URL?) {
+        let failure = response ?? HTTPURLResponse(
+            url: url ?? request.url ?? URL(string: "http://invalid")!, statusCode: 401, httpVersion: "HTTP/1.1",
+            headerFields: [:])
+        state.withLock { $0.challengeResponse = failure }
+    }
+
+    func completed(_ error: (any Error)?) {
+        enum Next {
+            case finish(Result<EngineResponse, any Error>)
+            case follow(URLRequest)
+        }
+        let next = state.withLock { state -> Next in
+            if let reason = state.stopReason {
+                return .finish(.failure(SessionTransfer.error(for: reason, request: request)))
+            }
+            if let challenge = state.challengeResponse {
+                return .finish(.success(EngineResponse(response: challenge, body: Data())))
+            }
+            if state.redirects > SessionTransfer.maximumRedirects {
+                return .finish(.failure(URLError(.httpTooManyRedirects, userInfo: [
+                    NSLocalizedDescriptionKey: "more than \(SessionTransfer.maximumRedirects) redirects",
+                ])))
+            }
+            if error == nil, let redirect = state.pendingRedirect {
+                state.pendingRedirect = nil
+                state.response = nil
+                state.body = Data()
+                return .follow(redirect)
+            }
+            if let error {
+                return .finish(.failure(SessionTransfer.urlError(error)))
+            }
+            guard let response = state.response else {
+                return .finish(.failure(URLError(.badServerResponse)))
+            }
+            return .finish(.success(EngineResponse(response: response, body: state.body)))
+        }
+        switch next {
+        case .finish(let result): finish(result)
+        case .follow(let redirect): launch(redirect)
+        }
+    }
+
+    private func finish(_ result: Result<EngineResponse, any Error>) {
+        let continuation = state.withLock { state -> CheckedContinuation<EngineResponse, any Error>? in
+            defer { state.continuation = nil; state.task = nil }
+            return state.continuation
+        }
+        continuation?.resume(with: result)
+    }
+
+    // MARK: - Helpers
+
+    /// The body length announced by the server, when it is the length of what will arrive (not compressed).
+    static func expectedLength(_ response: HTTPURLResponse) -> Int64? {
+        guard response.expectedContentLength > 0, response.value(forHTTPHeaderField: "Content-Encoding") == nil
+        else { return nil }
+        return response.expectedContentLength
+    }
+
+    static func sameOrigin(_ lhs: URL?, _ rhs: URL?) -> Bool {
+        guard let lhs, let rhs else { return false }
+        return lhs.scheme?.lowercased() == rhs.scheme?.lowercased()
+            && lhs.host?.lowercased() == rhs.host?.lowercased()
+            && effectivePort(lhs) == effectivePort(rhs)
+    }
+
+    private static func effectivePort(_ url: URL) -> Int? {
+        url.port ?? (url.scheme?.lowercased() == "https" ? 443 : url.scheme?.lowercased() == "http" ? 80 : nil)
+    }
+
+    private static func error(for reason: StopReason, request: EngineRequest) -> any Error {
+        switch reason {
+        case .cancelled:
+            return CancellationError()
+        case .deadline:
+            let limit = request.totalTimeout.map { String(format: "%.3g s", $0.seconds) } ?? "its limit"
+            return URLError(.timedOut, userInfo: [
+                NSLocalizedDescriptionKey: "the exchange did not complete within its total timeout of \(limit)",
+            ])
+        }
+    }
+
+    /// Errors from swift-corelibs-foundation arrive as `NSError`s in `NSURLErrorDomain`.
+    static func urlError(_ error: any Error) -> any Error {
+        if error is URLError { return error }
+        let nsError = error as NSError
+        guard nsError.domain == NSURLErrorDomain else { return error }
+        #if canImport(Darwin)
+        let code = URLError.Code(rawValue: nsError.code)
+        #else
+        let code = URLError.Code(rawValue: nsError.code) ?? .unknown
+        #endif
+        return URLError(code, userInfo: nsError.userInfo)
+    }
+}

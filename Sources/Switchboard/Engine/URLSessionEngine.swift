@@ -1,0 +1,116 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The default engine, on `URLSession`, with the traps of URLSession on Linux handled.
+///
+/// On Linux (swift-corelibs-foundation) URLSession hangs forever on a `401` with `WWW-Authenticate: Basic` unless a
+/// delegate answers the challenge, forwards `Authorization` and `Cookie` to other hosts on redirects, drops the body
+/// of a `307`/`308` redirect, does not enforce a total timeout and does not count received bytes. This engine
+/// answers every challenge (the 401 comes back as a response), strips credentials when a redirect leaves the
+/// origin, re-sends the body itself on `307`/`308`, enforces `totalTimeout` and counts bytes for progress.
+///
+/// ```swift
+/// Center.shared.setup { $0.engine = URLSessionEngine(configuration: .ephemeral) }
+/// ```
+public final class URLSessionEngine: Engine {
+    /// The engine centers use unless configured otherwise; one session, so connections are shared.
+    public static let shared = URLSessionEngine()
+
+    let session: URLSession
+    private let delegate: SessionDelegate
+
+    /// Creates an engine with its own session.
+    ///
+    /// - Parameter configuration: copied; its URL cache is turned off (URLSession on Linux never stores responses,
+    ///   so Switchboard does its own caching the same way everywhere).
+    public init(configuration: URLSessionConfiguration = .default) {
+        let configuration = configuration.copy() as! URLSessionConfiguration
+        configuration.urlCache = nil
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        delegate = SessionDelegate()
+        session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
+    }
+
+    deinit {
+        session.finishTasksAndInvalidate()
+    }
+
+    /// Performs one exchange on the session.
+    public func perform(
+        _ request: EngineRequest,
+        progress: @escaping @Sendable (TransferProgress) -> Void
+    ) async throws -> EngineResponse {
+        // URLSession on Linux performs a request even when the task was cancelled before the call.
+        try Task.checkCancellation()
+        let transfer = SessionTransfer(request: request, progress: progress, session: session, delegate: delegate)
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                transfer.start(continuation)
+            }
+        } onCancel: {
+            transfer.stop(.cancelled)
+        }
+    }
+}
+
+/// The session delegate: routes every task event to the transfer that owns the task.
+final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
+    private let transfers = Locked<[Int: SessionTransfer]>([:])
+
+    func register(_ transfer: SessionTransfer, for task: URLSessionTask) {
+        transfers.withLock { $0[task.taskIdentifier] = transfer }
+    }
+
+    private func transfer(for task: URLSessionTask) -> SessionTransfer? {
+        transfers.withLock { $0[task.taskIdentifier] }
+    }
+
+    func urlSession(
+        _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+        completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
+    ) {
+        transfer(for: dataTask)?.received(response)
+        completionHandler(.allow)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        transfer(for: dataTask)?.received(data)
+    }
+
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, didSendBodyData bytesSent: Int64, totalBytesSent: Int64,
+        totalBytesExpectedToSend: Int64
+    ) {
+        transfer(for: task)?.sent(totalBytesSent, of: totalBytesExpectedToSend)
+    }
+
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
+        completionHandler(transfer(for: task)?.redirect(response, to: request) ?? request)
+    }
+
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
+        completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    ) {
+        #if canImport(Darwin)
+        if challenge.protectionSpace.authenticationMethod == NSURLAuthenticationMethodServerTrust {
+            completionHandler(.performDefaultHandling, nil)
+            return
+        }
+        #endif
+        // Without an answer URLSession on Linux waits forever. Keep the 401 and end the task; the transfer reports
+        // the 401 as the response, as every other platform does.
+        transfer(for: task)?.challenged(challenge.failureResponse as? HTTPURLResponse, url: task.currentRequest?.url)
+        completionHandler(.cancelAuthenticationChallenge, nil)
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        let transfer = transfers.withLock { $0.removeValue(forKey: task.taskIdentifier) }
+        transfer?.completed(error)
+    }
+}

@@ -1,0 +1,153 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The one error type of Switchboard: what went wrong, with which request, and what came back if anything did.
+///
+/// The `code` says what kind of failure it was and is extensible: new codes can be added without breaking a `switch`
+/// that has a `default`. The description is one line that names the code, the method and the URL:
+///
+/// ```
+/// HTTPError.unacceptableStatus (404) GET https://api.example.com/v1/users/9
+/// ```
+public struct HTTPError: Error, Sendable, CustomStringConvertible, CustomDebugStringConvertible {
+    /// What kind of failure happened.
+    public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        /// The code's name.
+        public let rawValue: String
+
+        /// Creates a code; use the constants unless you are adding a code of your own.
+        public init(rawValue: String) {
+            self.rawValue = rawValue
+        }
+
+        /// The code's name.
+        public var description: String { rawValue }
+
+        /// The URL could not be formed: none given, or the string does not parse as an HTTP(S) URL.
+        public static let invalidURL = Code(rawValue: "invalidURL")
+        /// The request could not be encoded: a parameter, header, method or body that cannot be sent.
+        public static let encoding = Code(rawValue: "encoding")
+        /// The `onRequest` hook refused to send the request.
+        public static let vetoed = Code(rawValue: "vetoed")
+        /// No connection could be made: refused, host not found, offline.
+        public static let cannotConnect = Code(rawValue: "cannotConnect")
+        /// The transfer failed after it started: connection lost, malformed response, too many redirects, and so on.
+        public static let transport = Code(rawValue: "transport")
+        /// The request did not finish within its timeout.
+        public static let timedOut = Code(rawValue: "timedOut")
+        /// The request was cancelled, by identifier or by cancelling its Swift task.
+        public static let cancelled = Code(rawValue: "cancelled")
+        /// The server answered with a status code outside the acceptable range.
+        public static let unacceptableStatus = Code(rawValue: "unacceptableStatus")
+        /// The response body could not be decoded as the response serializer or `decode(_:)` expected.
+        public static let decoding = Code(rawValue: "decoding")
+        /// The response was well-formed but the application rejected it (thrown by `onResponse`).
+        public static let business = Code(rawValue: "business")
+        /// The engine is not usable here (a missing system library, an unsupported option).
+        public static let unsupported = Code(rawValue: "unsupported")
+    }
+
+    /// What kind of failure happened.
+    public var code: Code
+    /// A short explanation in plain words.
+    public var message: String
+    /// The request as it was sent (after merging with the configuration and the `onRequest` hook), if it got that far.
+    public var request: Request?
+    /// The response, if the server answered; its body is kept (an error page, a business error envelope).
+    public var response: Response?
+    /// The error that caused this one (a `URLError`, a `DecodingError`, an error thrown by a hook), if any.
+    public var underlying: (any Error)?
+
+    /// Creates an error.
+    public init(
+        _ code: Code,
+        _ message: String,
+        request: Request? = nil,
+        response: Response? = nil,
+        underlying: (any Error)? = nil
+    ) {
+        self.code = code
+        self.message = message
+        self.request = request
+        self.response = response
+        self.underlying = underlying
+    }
+
+    /// The HTTP status of the response, if there was one.
+    public var status: Int? { response?.status }
+
+    /// One line: code, status if any, method and URL, then the message.
+    ///
+    /// ```
+    /// HTTPError.timedOut GET http://127.0.0.1:8080/delay/5: no response within 1.0 s
+    /// ```
+    public var description: String {
+        var line = "HTTPError.\(code)"
+        if let status { line += " (\(status))" }
+        if let target { line += " \(target)" }
+        if !message.isEmpty { line += ": \(message)" }
+        return line
+    }
+
+    /// The description, followed by the underlying error.
+    public var debugDescription: String {
+        guard let underlying else { return description }
+        return "\(description) [underlying: \(String(reflecting: underlying))]"
+    }
+
+    private var target: String? {
+        guard let request else { return nil }
+        let url = response?.url?.absoluteString ?? request.url ?? request.api ?? ""
+        return url.isEmpty ? "\(request.method)" : "\(request.method) \(Redaction.url(url))"
+    }
+
+    /// A copy with the request filled in when it was not known where the error was made.
+    func with(request: Request) -> HTTPError {
+        var copy = self
+        if copy.request == nil { copy.request = request }
+        return copy
+    }
+}
+
+extension HTTPError {
+    /// Maps any error raised while sending to an `HTTPError`: the single place where foreign errors are translated.
+    static func from(_ error: any Error, request: Request? = nil) -> HTTPError {
+        if let error = error as? HTTPError {
+            return request.map(error.with(request:)) ?? error
+        }
+        if error is CancellationError {
+            return HTTPError(.cancelled, "the request was cancelled", request: request, underlying: error)
+        }
+        if let error = error as? URLError {
+            return HTTPError(code(for: error.code), message(for: error), request: request, underlying: error)
+        }
+        if error is EncodingError {
+            return HTTPError(.encoding, "the body could not be encoded: \(error)", request: request, underlying: error)
+        }
+        if error is DecodingError {
+            return HTTPError(.decoding, "the body could not be decoded: \(error)", request: request, underlying: error)
+        }
+        return HTTPError(.transport, String(describing: error), request: request, underlying: error)
+    }
+
+    private static func code(for code: URLError.Code) -> Code {
+        switch code {
+        case .cancelled, .userCancelledAuthentication: .cancelled
+        case .timedOut: .timedOut
+        case .cannotConnectToHost, .cannotFindHost, .dnsLookupFailed, .notConnectedToInternet,
+             .internationalRoamingOff, .dataNotAllowed, .secureConnectionFailed:
+            .cannotConnect
+        case .badURL, .unsupportedURL: .invalidURL
+        default: .transport
+        }
+    }
+
+    private static func message(for error: URLError) -> String {
+        // On Linux `localizedDescription` is often only "The operation could not be completed", while the libcurl
+        // text ("Failed to connect to 127.0.0.1 port 1 ...") sits in the user info: prefer the more specific one.
+        let detail = (error.userInfo[NSLocalizedDescriptionKey] as? String) ?? error.localizedDescription
+        return "\(detail) (URLError \(error.code.rawValue))"
+    }
+}

@@ -1,0 +1,121 @@
+/// An ordered collection of HTTP header fields whose names compare case-insensitively.
+///
+/// Setting a value replaces any field of the same name whatever its case; setting `nil` removes it. The first
+/// spelling of a name is kept, so headers go on the wire as the caller wrote them.
+///
+/// ```swift
+/// var headers: HTTPHeaders = ["Accept": "application/json"]
+/// headers["accept"]              // "application/json"
+/// headers["X-Trace"] = "42"
+/// ```
+public struct HTTPHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral, Sequence, CustomStringConvertible {
+    /// One header field: a name and its value.
+    public struct Field: Sendable, Hashable {
+        /// The name, in the spelling it was first set with.
+        public var name: String
+        /// The value.
+        public var value: String
+
+        /// Creates a field.
+        public init(name: String, value: String) {
+            self.name = name
+            self.value = value
+        }
+    }
+
+    private var fields: [Field] = []
+
+    /// Creates an empty set of headers.
+    public init() {}
+
+    /// Creates headers from a dictionary literal; later duplicates (ignoring case) replace earlier ones.
+    public init(dictionaryLiteral elements: (String, String)...) {
+        for (name, value) in elements { self[name] = value }
+    }
+
+    /// Creates headers from a dictionary, in name order so that the result is deterministic.
+    public init(_ dictionary: [String: String]) {
+        for name in dictionary.keys.sorted() { self[name] = dictionary[name] }
+    }
+
+    /// The value of the field with this name, compared case-insensitively; setting `nil` removes the field.
+    public subscript(name: String) -> String? {
+        get {
+            index(of: name).map { fields[$0].value }
+        }
+        set {
+            if let index = index(of: name) {
+                if let newValue { fields[index].value = newValue } else { fields.remove(at: index) }
+            } else if let newValue {
+                fields.append(Field(name: name, value: newValue))
+            }
+        }
+    }
+
+    /// The number of fields.
+    public var count: Int { fields.count }
+
+    /// Whether there are no fields.
+    public var isEmpty: Bool { fields.isEmpty }
+
+    /// The fields as a dictionary keyed by their spelling.
+    public var dictionary: [String: String] {
+        Dictionary(fields.map { ($0.name, $0.value) }, uniquingKeysWith: { _, last in last })
+    }
+
+    /// Adds every field of `other`, replacing fields with the same name.
+    public mutating func merge(_ other: HTTPHeaders) {
+        for field in other { self[field.name] = field.value }
+    }
+
+    /// Iterates the fields in the order they were first set.
+    public func makeIterator() -> IndexingIterator<[Field]> {
+        fields.makeIterator()
+    }
+
+    /// The fields as `Name: value` lines.
+    public var description: String {
+        fields.map { "\($0.name): \($0.value)" }.joined(separator: "\n")
+    }
+
+    /// Two header sets are equal when they hold the same names (ignoring case) with the same values, in any order.
+    public static func == (lhs: HTTPHeaders, rhs: HTTPHeaders) -> Bool {
+        lhs.count == rhs.count && lhs.allSatisfy { rhs[$0.name] == $0.value }
+    }
+
+    /// Hashes the fields independently of their order and the case of their names.
+    public func hash(into hasher: inout Hasher) {
+        var combined = 0
+        for field in fields {
+            var fieldHasher = Hasher()
+            fieldHasher.combine(field.name.lowercased())
+            fieldHasher.combine(field.value)
+            combined ^= fieldHasher.finalize()
+        }
+        hasher.combine(count)
+        hasher.combine(combined)
+    }
+
+    private func index(of name: String) -> Int? {
+        fields.firstIndex { $0.name.equalsIgnoringASCIICase(name) }
+    }
+}
+
+extension String {
+    /// Compares two strings byte by byte, folding ASCII letters only: what HTTP field names need, and cheap.
+    func equalsIgnoringASCIICase(_ other: String) -> Bool {
+        var lhs = utf8.makeIterator()
+        var rhs = other.utf8.makeIterator()
+        while true {
+            switch (lhs.next(), rhs.next()) {
+            case (nil, nil):
+                return true
+            case let (left?, right?):
+                if left != right && left | 0x20 != right | 0x20 { return false }
+                if left != right && !(UInt8(ascii: "a")...UInt8(ascii: "z")).contains(left | 0x20) { return false }
+            default:
+                return false
+            }
+        }
+    }
+}

@@ -1,0 +1,157 @@
+import Foundation
+
+/// One HTTP request, described as a value and configured by a closure.
+///
+/// You rarely create a `Request` yourself: `Center.send` makes one, hands it to your closure, then merges it with
+/// the center's configuration. Every property has a sensible default, so a request needs little more than an `api`:
+///
+/// ```swift
+/// center.send { request in
+///     request.api = "users"
+///     request.method = .post
+///     request.parameters = ["name": "Ada"]
+///     request.requestSerializer = .json
+/// }
+/// ```
+///
+/// The URL is `url` when set; otherwise `server` (or the center's server, unless `useGeneralServer` is off) with
+/// `api` resolved against it as a relative reference (RFC 3986).
+public struct Request: Sendable {
+    /// The identifier the center assigned when the request was sent; `nil` before that.
+    public internal(set) var id: RequestID?
+
+    /// A complete URL. When set it wins over `server` and `api`.
+    public var url: String?
+    /// The base URL for `api`. When empty, the center's server is used (unless `useGeneralServer` is off).
+    public var server: String?
+    /// The path of the endpoint, resolved against the server: `users/1`, `/v2/users`, or an absolute URL.
+    public var api: String?
+    /// The method. `GET` by default.
+    public var method: HTTPMethod = .get
+    /// Parameters: in the query for `GET`, `HEAD` and `DELETE`, in the body otherwise (per `requestSerializer`).
+    ///
+    /// Values must be JSON-compatible: strings, numbers, Booleans, arrays and dictionaries of those, or `JSON`.
+    /// Anything else fails the request with an `.encoding` error that names the key.
+    public var parameters: [String: any Sendable] = [:]
+    /// Header fields; names compare case-insensitively. These win over the center's headers of the same name.
+    public var headers: HTTPHeaders = [:]
+    /// Whether the center's server is used when `server` is empty. `true` by default.
+    public var useGeneralServer = true
+    /// Whether the center's headers are added (the request's own win on conflicts). `true` by default.
+    public var useGeneralHeaders = true
+    /// Whether the center's parameters are added (the request's own win on conflicts). `true` by default.
+    public var useGeneralParameters = true
+    /// How parameters are encoded into the body. `.form` by default.
+    public var requestSerializer: RequestSerializer = .form
+    /// How the response body is decoded into `Response.value`. `.json` by default.
+    public var responseSerializer: ResponseSerializer = .json
+    /// An explicit body. When set, it is sent instead of encoding `parameters` into the body.
+    public var body: Body?
+    /// The longest the request may wait for the server without receiving anything; the center's `timeout` when nil.
+    public var timeout: Duration?
+    /// The longest the whole exchange may take, however steadily data arrives; the center's `totalTimeout` when nil.
+    public var totalTimeout: Duration?
+    /// Status codes that count as success; the center's `acceptableStatusCodes` when nil.
+    public var acceptableStatusCodes: Set<Int>?
+    /// Your own values, for the hooks to read (a per-request API version, a flag to skip a token, ...).
+    /// The center's `userInfo` is merged in under these (the request's own win).
+    public var userInfo: [String: any Sendable] = [:]
+
+    /// Creates a request with every property at its default.
+    public init() {}
+
+    /// Creates a request configured by a closure.
+    public init(_ configure: (inout Request) -> Void) {
+        configure(&self)
+    }
+}
+
+// MARK: - Body
+
+extension Request {
+    /// An explicit request body: bytes, text, or an `Encodable` value sent as JSON.
+    ///
+    /// ```swift
+    /// request.body = .json(NewUser(name: "Ada"))
+    /// request.body = .data(png, contentType: "image/png")
+    /// ```
+    public struct Body: Sendable {
+        let contentType: String?
+        let make: @Sendable () throws -> Data
+
+        /// Raw bytes, sent as they are; `application/octet-stream` unless a content type is given.
+        public static func data(_ data: Data, contentType: String? = nil) -> Body {
+            Body(contentType: contentType ?? "application/octet-stream") { data }
+        }
+
+        /// Text, encoded as UTF-8.
+        public static func string(_ text: String, contentType: String = "text/plain; charset=utf-8") -> Body {
+            Body(contentType: contentType) { Data(text.utf8) }
+        }
+
+        /// An `Encodable` value, encoded as JSON when the request is sent. An encoding failure fails the request with
+        /// an `.encoding` error.
+        public static func json<Value: Encodable & Sendable>(
+            _ value: Value,
+            encoder: @escaping @Sendable () -> JSONEncoder = { JSONEncoder() }
+        ) -> Body {
+            Body(contentType: "application/json") { try encoder().encode(value) }
+        }
+    }
+}
+
+// MARK: - Serializers
+
+/// How `parameters` are encoded into a request body.
+public enum RequestSerializer: Sendable, Hashable {
+    /// `application/x-www-form-urlencoded`: `a=1&b[]=x&c[d]=y`.
+    case form
+    /// `application/json`.
+    case json
+    /// An XML property list, `application/x-plist`.
+    case plist
+}
+
+/// How a response body is decoded into `Response.value`.
+public enum ResponseSerializer: Sendable, Hashable {
+    /// The bytes as they came: `.data`.
+    case raw
+    /// JSON, parsed into a `JSON` value. The default.
+    case json
+    /// A property list (XML or binary), read into a `JSON` value (dates as ISO 8601 text, data as base 64).
+    case plist
+    /// XML, parsed into an `XML` element tree.
+    case xml
+    /// Text, decoded with the charset of `Content-Type` (UTF-8 when none is given).
+    case string
+}
+
+// MARK: - Merging with the configuration
+
+extension Request {
+    /// The request as the center sends it: the center's values merged in, the defaults filled.
+    ///
+    /// The center's headers, parameters and user info go first and the request's own win; each `useGeneral*` flag
+    /// opts out of one of them.
+    func merged(with configuration: Center.Configuration) -> Request {
+        var merged = self
+        if useGeneralHeaders && !configuration.headers.isEmpty {
+            var headers = configuration.headers
+            headers.merge(self.headers)
+            merged.headers = headers
+        }
+        if useGeneralParameters && !configuration.parameters.isEmpty {
+            merged.parameters = configuration.parameters.merging(parameters) { _, own in own }
+        }
+        if !configuration.userInfo.isEmpty {
+            merged.userInfo = configuration.userInfo.merging(userInfo) { _, own in own }
+        }
+        if (server ?? "").isEmpty && useGeneralServer {
+            merged.server = configuration.server
+        }
+        merged.timeout = timeout ?? configuration.timeout
+        merged.totalTimeout = totalTimeout ?? configuration.totalTimeout
+        merged.acceptableStatusCodes = acceptableStatusCodes ?? configuration.acceptableStatusCodes
+        return merged
+    }
+}

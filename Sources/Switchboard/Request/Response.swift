@@ -1,0 +1,134 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// What came back for a request: status, headers, body, and the body decoded by the response serializer.
+///
+/// ```swift
+/// let response = try await center.send { $0.api = "users/1" }
+/// response.status                     // 200
+/// response.json?["name"]?.string      // "Ada"
+/// let user = try response.decode(User.self)
+/// ```
+public struct Response: Sendable {
+    /// The body as the response serializer decoded it.
+    public enum Value: Sendable, Hashable {
+        /// The body was empty (a `HEAD`, a `204`).
+        case empty
+        /// The raw bytes (`.raw`).
+        case data(Data)
+        /// Parsed JSON (`.json`), or a property list read as JSON (`.plist`).
+        case json(JSON)
+        /// Parsed XML (`.xml`).
+        case xml(XML)
+        /// Decoded text (`.string`).
+        case string(String)
+    }
+
+    /// The request as it was sent (merged with the configuration, after `onRequest`).
+    public var request: Request
+    /// The HTTP status code.
+    public var status: Int
+    /// The response header fields.
+    public var headers: HTTPHeaders
+    /// The URL that answered, after redirects.
+    public var url: URL?
+    /// The body bytes, decoded from any `Content-Encoding`.
+    public var data: Data
+    /// The body decoded by the request's `responseSerializer`.
+    public var value: Value
+    /// How many times the request was sent to get this response (1 unless it was retried).
+    public var attempts: Int
+    /// How long the exchange took, from handing the request to the engine to having the whole body.
+    public var duration: Duration
+
+    /// Creates a response; a `StubEngine` or an `onResponse` hook may want one.
+    public init(
+        request: Request = Request(),
+        status: Int,
+        headers: HTTPHeaders = [:],
+        url: URL? = nil,
+        data: Data = Data(),
+        value: Value? = nil,
+        attempts: Int = 1,
+        duration: Duration = .zero
+    ) {
+        self.request = request
+        self.status = status
+        self.headers = headers
+        self.url = url
+        self.data = data
+        self.value = value ?? (data.isEmpty ? .empty : .data(data))
+        self.attempts = attempts
+        self.duration = duration
+    }
+
+    /// The body as JSON: the serializer's value for `.json` and `.plist`, otherwise the body parsed now, or `nil`
+    /// when it is not JSON.
+    public var json: JSON? {
+        if case .json(let json) = value { return json }
+        return data.isEmpty ? nil : try? JSON(data: data)
+    }
+
+    /// The body as text: the serializer's value for `.string`, otherwise the body read as UTF-8, or `nil`.
+    public var string: String? {
+        if case .string(let text) = value { return text }
+        return String(data: data, encoding: .utf8)
+    }
+
+    /// The body as an XML tree: the serializer's value for `.xml`, otherwise the body parsed now, or `nil`.
+    public var xml: XML? {
+        if case .xml(let xml) = value { return xml }
+        return try? XML(data: data)
+    }
+
+    /// Decodes the body into a `Decodable` type, from JSON (or a property list for the `.plist` serializer).
+    ///
+    /// - Throws: `HTTPError` with code `.decoding`, naming the type and what did not match.
+    public func decode<T: Decodable>(_ type: T.Type = T.self, using decoder: JSONDecoder = JSONDecoder())
+        throws(HTTPError) -> T {
+        do {
+            if request.responseSerializer == .plist {
+                return try PropertyListDecoder().decode(T.self, from: data)
+            }
+            return try decoder.decode(T.self, from: data)
+        } catch {
+            throw HTTPError(.decoding, "the body cannot be decoded as \(T.self): \(Response.explain(error))",
+                            request: request, response: self, underlying: error)
+        }
+    }
+
+    /// Whether the status is in 200...299.
+    public var isSuccessful: Bool { (200...299).contains(status) }
+
+    /// A short description of a `DecodingError`: what was wrong, and where.
+    static func explain(_ error: any Error) -> String {
+        guard let error = error as? DecodingError else { return String(describing: error) }
+        func path(_ context: DecodingError.Context) -> String {
+            let path = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
+            return path.isEmpty ? "at the top level" : "at \(path)"
+        }
+        switch error {
+        case .typeMismatch(let type, let context): return "expected \(type) \(path(context))"
+        case .valueNotFound(let type, let context): return "missing \(type) value \(path(context))"
+        case .keyNotFound(let key, let context): return "missing key \"\(key.stringValue)\" \(path(context))"
+        case .dataCorrupted(let context): return "\(context.debugDescription) \(path(context))"
+        @unknown default: return String(describing: error)
+        }
+    }
+}
+
+extension Response {
+    /// Builds a response from what an engine returned, before decoding.
+    init(engine: EngineResponse, request: Request, duration: Duration) {
+        var fields: [String: String] = [:]
+        for (name, value) in engine.response.allHeaderFields {
+            if let name = name as? String, let value = value as? String { fields[name] = value }
+        }
+        let headers = HTTPHeaders(fields)
+        self.init(
+            request: request, status: engine.response.statusCode, headers: headers, url: engine.response.url,
+            data: engine.body, duration: duration)
+    }
+}

@@ -1,0 +1,204 @@
+import Foundation
+
+/// A parameter value checked to be JSON-compatible, keeping integers exact (no trip through `Double`).
+indirect enum ParameterValue: Sendable, Equatable {
+    case string(String)
+    case int(Int64)
+    case uint(UInt64)
+    case double(Double)
+    case bool(Bool)
+    case null
+    case array([ParameterValue])
+    case object([(key: String, value: ParameterValue)])
+
+    static func == (lhs: ParameterValue, rhs: ParameterValue) -> Bool {
+        switch (lhs, rhs) {
+        case let (.string(a), .string(b)): a == b
+        case let (.int(a), .int(b)): a == b
+        case let (.uint(a), .uint(b)): a == b
+        case let (.double(a), .double(b)): a == b
+        case let (.bool(a), .bool(b)): a == b
+        case (.null, .null): true
+        case let (.array(a), .array(b)): a == b
+        case let (.object(a), .object(b)): a.map(\.key) == b.map(\.key) && a.map(\.value) == b.map(\.value)
+        default: false
+        }
+    }
+
+    /// Checks a parameter dictionary, sorting keys so that every encoding is deterministic.
+    ///
+    /// - Throws: `.encoding`, naming the key path of the first value that is not JSON-compatible.
+    static func object(from parameters: [String: any Sendable]) throws(HTTPError) -> [(key: String, value: ParameterValue)] {
+        var members: [(key: String, value: ParameterValue)] = []
+        members.reserveCapacity(parameters.count)
+        for key in parameters.keys.sorted() {
+            members.append((key, try ParameterValue(parameters[key]!, path: key)))
+        }
+        return members
+    }
+
+    init(_ value: Any, path: String) throws(HTTPError) {
+        switch value {
+        case let value as String: self = .string(value)
+        case let value as Substring: self = .string(String(value))
+        case let value as Bool: self = .bool(value)
+        case let value as Int: self = .int(Int64(value))
+        case let value as Int8: self = .int(Int64(value))
+        case let value as Int16: self = .int(Int64(value))
+        case let value as Int32: self = .int(Int64(value))
+        case let value as Int64: self = .int(value)
+        case let value as UInt: self = .uint(UInt64(value))
+        case let value as UInt8: self = .uint(UInt64(value))
+        case let value as UInt16: self = .uint(UInt64(value))
+        case let value as UInt32: self = .uint(UInt64(value))
+        case let value as UInt64: self = .uint(value)
+        case let value as Double: self = .double(value)
+        case let value as Float: self = .double(Double(value))
+        case let value as Decimal: self = .double(NSDecimalNumber(decimal: value).doubleValue)
+        case let value as JSON: self = ParameterValue(value)
+        case let value as [String: any Sendable]:
+            var members: [(key: String, value: ParameterValue)] = []
+            for key in value.keys.sorted() {
+                members.append((key, try ParameterValue(value[key]!, path: "\(path).\(key)")))
+            }
+            self = .object(members)
+        case let value as [any Sendable]:
+            var elements: [ParameterValue] = []
+            for (index, element) in value.enumerated() {
+                elements.append(try ParameterValue(element, path: "\(path)[\(index)]"))
+            }
+            self = .array(elements)
+        default:
+            throw HTTPError(.encoding, ParameterValue.unsupported(value, path: path))
+        }
+    }
+
+    init(_ json: JSON) {
+        switch json {
+        case .null: self = .null
+        case .bool(let value): self = .bool(value)
+        case .number(let value):
+            if let exact = Int64(exactly: value) { self = .int(exact) } else { self = .double(value) }
+        case .string(let value): self = .string(value)
+        case .array(let value): self = .array(value.map(ParameterValue.init))
+        case .object(let value): self = .object(value.keys.sorted().map { ($0, ParameterValue(value[$0]!)) })
+        }
+    }
+
+    private static func unsupported(_ value: Any, path: String) -> String {
+        let type = type(of: value)
+        if value is Date {
+            return "parameter \"\(path)\" is a Date, which has no JSON form: send it as a string (ISO 8601) or a number"
+        }
+        if let optional = value as? OptionalProtocol, optional.isNone {
+            return "parameter \"\(path)\" is nil: leave the key out instead"
+        }
+        return "parameter \"\(path)\" is of type \(type), which is not a string, number, Boolean, array or dictionary"
+    }
+}
+
+/// Lets the encoder recognise `Optional.none` hidden in an `Any`.
+private protocol OptionalProtocol {
+    var isNone: Bool { get }
+}
+
+extension Optional: OptionalProtocol {
+    var isNone: Bool { self == nil }
+}
+
+// MARK: - Text forms
+
+extension ParameterValue {
+    /// The value as form or query text: integers without a fraction, Booleans as `true` / `false`.
+    var formText: String {
+        switch self {
+        case .string(let value): value
+        case .int(let value): String(value)
+        case .uint(let value): String(value)
+        case .double(let value): ParameterValue.numberText(value)
+        case .bool(let value): value ? "true" : "false"
+        case .null: ""
+        case .array, .object: ""
+        }
+    }
+
+    static func numberText(_ value: Double) -> String {
+        if let exact = Int64(exactly: value) { return String(exact) }
+        return "\(value)"
+    }
+
+    /// Appends the value as JSON text; non-finite numbers fail, naming the path.
+    func writeJSON(to out: inout String, path: String) throws(HTTPError) {
+        switch self {
+        case .string(let value): ParameterValue.writeJSONString(value, to: &out)
+        case .int(let value): out += String(value)
+        case .uint(let value): out += String(value)
+        case .double(let value):
+            guard value.isFinite else {
+                throw HTTPError(.encoding, "parameter \"\(path)\" is \(value), which JSON cannot represent")
+            }
+            out += ParameterValue.numberText(value)
+        case .bool(let value): out += value ? "true" : "false"
+        case .null: out += "null"
+        case .array(let elements):
+            out += "["
+            for (index, element) in elements.enumerated() {
+                if index > 0 { out += "," }
+                try element.writeJSON(to: &out, path: "\(path)[\(index)]")
+            }
+            out += "]"
+        case .object(let members):
+            out += "{"
+            for (index, member) in members.enumerated() {
+                if index > 0 { out += "," }
+                ParameterValue.writeJSONString(member.key, to: &out)
+                out += ":"
+                try member.value.writeJSON(to: &out, path: path.isEmpty ? member.key : "\(path).\(member.key)")
+            }
+            out += "}"
+        }
+    }
+
+    static func writeJSONString(_ string: String, to out: inout String) {
+        out += "\""
+        for scalar in string.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where scalar.value < 0x20:
+                out += "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count)
+                    + String(scalar.value, radix: 16)
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        out += "\""
+    }
+
+    /// The value as a Foundation property-list object; `null` has no plist form and fails, naming the path.
+    func propertyList(path: String) throws(HTTPError) -> Any {
+        switch self {
+        case .string(let value): return value
+        case .int(let value): return NSNumber(value: value)
+        case .uint(let value): return NSNumber(value: value)
+        case .double(let value): return NSNumber(value: value)
+        case .bool(let value): return NSNumber(value: value)
+        case .null: throw HTTPError(.encoding, "parameter \"\(path)\" is null, which a property list cannot hold")
+        case .array(let elements):
+            var array: [Any] = []
+            for (index, element) in elements.enumerated() {
+                array.append(try element.propertyList(path: "\(path)[\(index)]"))
+            }
+            return array
+        case .object(let members):
+            var dictionary: [String: Any] = [:]
+            for member in members {
+                dictionary[member.key] = try member.value.propertyList(
+                    path: path.isEmpty ? member.key : "\(path).\(member.key)")
+            }
+            return dictionary
+        }
+    }
+}

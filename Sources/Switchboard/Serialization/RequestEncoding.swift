@@ -1,0 +1,190 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Turns a merged, composed request into what an engine sends.
+enum RequestEncoding {
+    /// The version in the default `User-Agent`.
+    static let libraryVersion = "0.1.0"
+
+    static let userAgent: String = {
+        #if os(Linux)
+        let system = "Linux"
+        #elseif os(iOS)
+        let system = "iOS"
+        #elseif os(macOS)
+        let system = "macOS"
+        #elseif os(tvOS)
+        let system = "tvOS"
+        #elseif os(watchOS)
+        let system = "watchOS"
+        #else
+        let system = "unknown"
+        #endif
+        return "Switchboard/\(libraryVersion) (\(system))"
+    }()
+
+    /// Encodes the request: URL with query, method, headers, body.
+    ///
+    /// - Throws: `.invalidURL` or `.encoding`, naming what could not be sent.
+    static func encode(_ request: Request) throws(HTTPError) -> EngineRequest {
+        var url = try URLComposition.validate(request.url ?? "", for: request)
+        guard request.method.isValidToken else {
+            throw HTTPError(.encoding, "\"\(request.method)\" is not a valid HTTP method", request: request)
+        }
+        let parameters: [(key: String, value: ParameterValue)]
+        do {
+            parameters = try ParameterValue.object(from: request.parameters)
+        } catch {
+            throw error.with(request: request)
+        }
+        var body = EngineRequest.Body.none
+        var contentType: String?
+
+        if let explicit = request.body {
+            if request.method == .get || request.method == .head {
+                throw HTTPError(.encoding, "a \(request.method) request cannot carry a body", request: request)
+            }
+            do {
+                body = .data(try explicit.make())
+            } catch {
+                throw HTTPError(.encoding, "the body could not be encoded: \(error)", request: request, underlying: error)
+            }
+            contentType = explicit.contentType
+            if request.method.encodesParametersInQuery, !parameters.isEmpty {
+                url = try appendingQuery(parameters, to: url, request: request)
+            }
+        } else if request.method.encodesParametersInQuery {
+            if !parameters.isEmpty {
+                url = try appendingQuery(parameters, to: url, request: request)
+            }
+        } else if !parameters.isEmpty {
+            do {
+                switch request.requestSerializer {
+                case .form:
+                    body = .data(Data(FormEncoding.encode(parameters).utf8))
+                    contentType = "application/x-www-form-urlencoded; charset=utf-8"
+                case .json:
+                    var text = ""
+                    try ParameterValue.object(parameters).writeJSON(to: &text, path: "")
+                    body = .data(Data(text.utf8))
+                    contentType = "application/json"
+                case .plist:
+                    let object = try ParameterValue.object(parameters).propertyList(path: "")
+                    body = .data(try plistData(object, request: request))
+                    contentType = "application/x-plist"
+                }
+            } catch {
+                throw error.with(request: request)
+            }
+        }
+
+        var urlRequest = URLRequest(url: url)
+        urlRequest.httpMethod = request.method.rawValue
+        if let timeout = request.timeout {
+            urlRequest.timeoutInterval = max(0.001, timeout.seconds)
+        }
+        for field in request.headers {
+            guard isValidFieldName(field.name), isValidFieldValue(field.value) else {
+                throw HTTPError(
+                    .encoding, "header \"\(field.name)\" has a name or value that cannot be sent (line breaks?)",
+                    request: request)
+            }
+            urlRequest.setValue(field.value, forHTTPHeaderField: field.name)
+        }
+        if let contentType, request.headers["Content-Type"] == nil {
+            urlRequest.setValue(contentType, forHTTPHeaderField: "Content-Type")
+        }
+        if request.headers["User-Agent"] == nil {
+            urlRequest.setValue(userAgent, forHTTPHeaderField: "User-Agent")
+        }
+        if request.headers["Accept"] == nil, let accept = accept(for: request.responseSerializer) {
+            urlRequest.setValue(accept, forHTTPHeaderField: "Accept")
+        }
+        return EngineRequest(urlRequest: urlRequest, body: body, totalTimeout: request.totalTimeout, id: request.id)
+    }
+
+    private static func appendingQuery(
+        _ parameters: [(key: String, value: ParameterValue)], to url: URL, request: Request
+    ) throws(HTTPError) -> URL {
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else {
+            throw HTTPError(.invalidURL, "\"\(url)\" cannot take a query", request: request)
+        }
+        let query = FormEncoding.encode(parameters)
+        if let existing = components.percentEncodedQuery, !existing.isEmpty {
+            components.percentEncodedQuery = existing + "&" + query
+        } else {
+            components.percentEncodedQuery = query
+        }
+        guard let result = components.url else {
+            throw HTTPError(.invalidURL, "\"\(url)\" with its query is not a valid URL", request: request)
+        }
+        return result
+    }
+
+    private static func plistData(_ object: Any, request: Request) throws(HTTPError) -> Data {
+        do {
+            return try PropertyListSerialization.data(fromPropertyList: object, format: .xml, options: 0)
+        } catch {
+            throw HTTPError(.encoding, "the parameters are not a valid property list", request: request,
+                            underlying: error)
+        }
+    }
+
+    private static func accept(for serializer: ResponseSerializer) -> String? {
+        switch serializer {
+        case .json: "application/json, */*;q=0.8"
+        case .plist: "application/x-plist, */*;q=0.8"
+        case .xml: "application/xml, text/xml, */*;q=0.8"
+        case .raw, .string: nil
+        }
+    }
+
+    private static func isValidFieldName(_ name: String) -> Bool {
+        !name.isEmpty && name.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: ":") }
+    }
+
+    private static func isValidFieldValue(_ value: String) -> Bool {
+        value.utf8.allSatisfy { $0 != 0x0D && $0 != 0x0A && $0 != 0x00 }
+    }
+}
+
+/// `application/x-www-form-urlencoded` text, with nested values as `key[]` and `key[member]`.
+enum FormEncoding {
+    static func encode(_ members: [(key: String, value: ParameterValue)]) -> String {
+        var pairs: [(String, String)] = []
+        for member in members { flatten(member.value, key: member.key, into: &pairs) }
+        return pairs.map { "\(escape($0.0))=\(escape($0.1))" }.joined(separator: "&")
+    }
+
+    private static func flatten(_ value: ParameterValue, key: String, into pairs: inout [(String, String)]) {
+        switch value {
+        case .array(let elements):
+            for element in elements { flatten(element, key: key + "[]", into: &pairs) }
+        case .object(let members):
+            for member in members { flatten(member.value, key: "\(key)[\(member.key)]", into: &pairs) }
+        default:
+            pairs.append((key, value.formText))
+        }
+    }
+
+    /// RFC 3986 query escaping: everything but unreserved characters and `/` `?` is percent-encoded.
+    private static let allowed: CharacterSet = {
+        var set = CharacterSet.urlQueryAllowed
+        set.remove(charactersIn: ":#[]@!$&'()*+,;=")
+        return set
+    }()
+
+    static func escape(_ string: String) -> String {
+        string.addingPercentEncoding(withAllowedCharacters: allowed) ?? string
+    }
+}
+
+extension Duration {
+    /// The duration in seconds, as a `TimeInterval`.
+    var seconds: TimeInterval {
+        let (seconds, attoseconds) = components
+        return TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18
+    }
+}
