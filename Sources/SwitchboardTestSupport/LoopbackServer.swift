@@ -1,1 +1,214 @@
-import Switchboard
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// An HTTP/1.1 server on 127.0.0.1, in-process, for tests and benchmarks.
+///
+/// It listens on an ephemeral port, serves each connection on its own thread with keep-alive, reads
+/// `Content-Length` and chunked request bodies, answers `Expect: 100-continue`, and routes requests to a handler
+/// (`Httpbin.route` by default, httpbin-compatible). Many tests share `LoopbackServer.shared`.
+public final class LoopbackServer: Sendable {
+    /// The handler that answers every request.
+    public typealias Handler = @Sendable (ServerRequest) -> ServerResponse
+
+    /// The port the server listens on.
+    public let port: Int
+    /// `http://127.0.0.1:<port>`.
+    public var baseURL: String { "http://127.0.0.1:\(port)" }
+
+    private let listener: Int32
+    private let handler: Handler
+    private let connections = ServerLock<Set<Int32>>([])
+    private let stopped = ServerLock(false)
+
+    /// A server with the httpbin routes, started on first use and shared by every test.
+    public static let shared: LoopbackServer = {
+        do {
+            return try LoopbackServer()
+        } catch {
+            fatalError("the loopback test server could not start: \(error)")
+        }
+    }()
+
+    /// Starts a server.
+    ///
+    /// - Parameter handler: answers each request; the httpbin routes by default.
+    public init(handler: @escaping Handler = Httpbin.route) throws {
+        self.handler = handler
+        Socket.ignoreSigpipe()
+        listener = try Socket.listen()
+        port = try Socket.port(of: listener)
+        let thread = Thread { [self] in acceptLoop() }
+        thread.name = "LoopbackServer.accept"
+        thread.start()
+    }
+
+    /// Stops listening and closes every open connection.
+    public func stop() {
+        let wasStopped = stopped.withLock { stopped -> Bool in
+            defer { stopped = true }
+            return stopped
+        }
+        guard !wasStopped else { return }
+        Socket.shutdown(listener)
+        for fd in connections.withLock({ $0 }) { Socket.shutdown(fd) }
+    }
+
+    deinit {
+        stop()
+    }
+
+    private func acceptLoop() {
+        while true {
+            let fd = accept(listener, nil, nil)
+            if fd < 0 {
+                if stopped.withLock({ $0 }) { break }
+                if errno == EINTR || errno == ECONNABORTED { continue }
+                if errno == EMFILE || errno == ENFILE { usleep(10_000); continue }
+                break
+            }
+            Socket.configure(fd)
+            connections.withLock { _ = $0.insert(fd) }
+            let thread = Thread { [self] in
+                serve(fd)
+                connections.withLock { _ = $0.remove(fd) }
+                close(fd)
+            }
+            thread.stackSize = 512 * 1024
+            thread.start()
+        }
+        close(listener)
+    }
+
+    private func serve(_ fd: Int32) {
+        let connection = ServerConnection(fd: fd)
+        while !stopped.withLock({ $0 }) {
+            guard let request = connection.readRequest() else { return }
+            let response = handler(request)
+            let keepAlive = Self.keepsAlive(request) && !response.close
+            guard connection.write(response, to: request, keepAlive: keepAlive), keepAlive else { return }
+        }
+    }
+
+    private static func keepsAlive(_ request: ServerRequest) -> Bool {
+        let connection = request.header("Connection")?.lowercased() ?? ""
+        if request.version == "HTTP/1.0" { return connection.contains("keep-alive") }
+        return !connection.contains("close")
+    }
+}
+
+/// A tiny lock for the server's own state (the test-support target does not share the library's internals).
+final class ServerLock<Value>: @unchecked Sendable {
+    // Safety: `value` is only accessed inside `withLock`, which holds `lock`.
+    private let lock = NSLock()
+    private var value: Value
+
+    init(_ value: Value) {
+        self.value = value
+    }
+
+    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(&value)
+    }
+}
+
+/// The few socket calls the server needs, the same on Linux and Darwin.
+enum Socket {
+    struct Failure: Error, CustomStringConvertible {
+        let call: String
+        let code: Int32
+        var description: String { "\(call) failed: \(String(cString: strerror(code)))" }
+    }
+
+    static func ignoreSigpipe() {
+        signal(SIGPIPE, SIG_IGN)
+    }
+
+    static func listen() throws -> Int32 {
+        #if canImport(Glibc)
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+        let fd = socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+        guard fd >= 0 else { throw Failure(call: "socket", code: errno) }
+        var yes: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard bound == 0 else {
+            let code = errno
+            close(fd)
+            throw Failure(call: "bind", code: code)
+        }
+        guard Glibc_listen(fd, 1024) == 0 else {
+            let code = errno
+            close(fd)
+            throw Failure(call: "listen", code: code)
+        }
+        return fd
+    }
+
+    static func port(of fd: Int32) throws -> Int {
+        var address = sockaddr_in()
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let result = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        guard result == 0 else { throw Failure(call: "getsockname", code: errno) }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    static func configure(_ fd: Int32) {
+        var yes: Int32 = 1
+        setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &yes, socklen_t(MemoryLayout<Int32>.size))
+        #if canImport(Darwin)
+        setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &yes, socklen_t(MemoryLayout<Int32>.size))
+        #endif
+    }
+
+    static func shutdown(_ fd: Int32) {
+        #if canImport(Glibc)
+        _ = Glibc.shutdown(fd, Int32(SHUT_RDWR))
+        #else
+        _ = Darwin.shutdown(fd, SHUT_RDWR)
+        #endif
+    }
+
+    /// Sends every byte; `false` when the peer has gone.
+    static func sendAll(_ fd: Int32, _ data: UnsafeRawBufferPointer) -> Bool {
+        var offset = 0
+        while offset < data.count {
+            #if canImport(Glibc)
+            let sent = send(fd, data.baseAddress! + offset, data.count - offset, Int32(MSG_NOSIGNAL))
+            #else
+            let sent = send(fd, data.baseAddress! + offset, data.count - offset, 0)
+            #endif
+            if sent < 0 {
+                if errno == EINTR { continue }
+                return false
+            }
+            offset += sent
+        }
+        return true
+    }
+
+    private static func Glibc_listen(_ fd: Int32, _ backlog: Int32) -> Int32 {
+        #if canImport(Glibc)
+        Glibc.listen(fd, backlog)
+        #else
+        Darwin.listen(fd, backlog)
+        #endif
+    }
+}

@@ -1,0 +1,271 @@
+import Foundation
+
+/// The httpbin-compatible routes of the loopback server, answering as httpbin 0.10 does, so that the same tests run
+/// against this server and against a real httpbin.
+///
+/// `/get /post /put /patch /delete /anything[/…] /headers /user-agent /ip /status/N /delay/N /bytes/N /drip /xml
+/// /html /json /redirect/N /relative-redirect/N /absolute-redirect/N /redirect-to /basic-auth/U/P`; anything else
+/// is httpbin's HTML 404 page.
+public enum Httpbin {
+    /// Answers one request.
+    public static func route(_ request: ServerRequest) -> ServerResponse {
+        let segments = request.path.split(separator: "/").map(String.init)
+        guard let first = segments.first else { return notFound() }
+        let rest = Array(segments.dropFirst())
+        switch (first, rest.count) {
+        case ("get", 0): return method(request, "GET") ?? .json(echo(request, body: false))
+        case ("post", 0): return method(request, "POST") ?? .json(echo(request, body: true))
+        case ("put", 0): return method(request, "PUT") ?? .json(echo(request, body: true))
+        case ("patch", 0): return method(request, "PATCH") ?? .json(echo(request, body: true))
+        case ("delete", 0): return method(request, "DELETE") ?? .json(echo(request, body: true))
+        case ("anything", _):
+            var object = echo(request, body: true)
+            object["method"] = request.method
+            return .json(object)
+        case ("headers", 0): return .json(["headers": headers(request)])
+        case ("user-agent", 0): return .json(["user-agent": request.header("User-Agent") ?? ""])
+        case ("ip", 0): return .json(["origin": "127.0.0.1"])
+        case ("status", 1): return status(rest[0])
+        case ("delay", 1):
+            var response = ServerResponse.json(echo(request, body: true))
+            response.delay = min(Double(rest[0]) ?? 0, 10)
+            return response
+        case ("bytes", 1): return bytes(Int(rest[0]) ?? 0, seed: request.queryValue("seed").flatMap { UInt64($0) })
+        case ("drip", 0): return drip(request)
+        case ("xml", 0): return .text(sampleXML, type: "application/xml")
+        case ("html", 0): return .text(sampleHTML, type: "text/html; charset=utf-8")
+        case ("json", 0): return .json(sampleJSON)
+        case ("redirect", 1), ("relative-redirect", 1):
+            guard let count = Int(rest[0]), count > 0 else { return notFound() }
+            return redirect(to: count == 1 ? "/get" : "/\(first)/\(count - 1)")
+        case ("absolute-redirect", 1):
+            guard let count = Int(rest[0]), count > 0 else { return notFound() }
+            let base = "http://\(request.header("Host") ?? "127.0.0.1")"
+            return redirect(to: count == 1 ? "\(base)/get" : "\(base)/absolute-redirect/\(count - 1)")
+        case ("redirect-to", 0):
+            guard let url = request.queryValue("url") else { return .text("missing url", status: 400) }
+            return redirect(to: url, status: Int(request.queryValue("status_code") ?? "") ?? 302)
+        case ("basic-auth", 2): return basicAuth(request, user: rest[0], password: rest[1])
+        default: return notFound()
+        }
+    }
+
+    // MARK: - Echo
+
+    /// httpbin's echo object: args, headers, origin, url, and for body routes data, files, form, json.
+    static func echo(_ request: ServerRequest, body: Bool) -> [String: Any] {
+        var object: [String: Any] = [
+            "args": multiDictionary(request.queryItems),
+            "headers": headers(request),
+            "origin": "127.0.0.1",
+            "url": "http://\(request.header("Host") ?? "127.0.0.1")\(request.target)",
+        ]
+        guard body else { return object }
+        let type = request.header("Content-Type")?.lowercased() ?? ""
+        var form: [String: Any] = [:]
+        var data = ""
+        if type.hasPrefix("application/x-www-form-urlencoded") {
+            form = multiDictionary(FormDecoding.pairs(String(decoding: request.body, as: UTF8.self)))
+        } else {
+            data = String(data: request.body, encoding: .utf8)
+                ?? "data:application/octet-stream;base64," + request.body.base64EncodedString()
+        }
+        object["data"] = data
+        object["files"] = [String: Any]()
+        object["form"] = form
+        object["json"] = (try? JSONSerialization.jsonObject(with: request.body, options: [.fragmentsAllowed]))
+            ?? NSNull()
+        return object
+    }
+
+    /// Header names title-cased as werkzeug prints them (`x-custom-id` becomes `X-Custom-Id`).
+    static func headers(_ request: ServerRequest) -> [String: String] {
+        var result: [String: String] = [:]
+        for (name, value) in request.headers {
+            let titled = titleCase(name)
+            result[titled] = result[titled].map { $0 + "," + value } ?? value
+        }
+        return result
+    }
+
+    static func titleCase(_ name: String) -> String {
+        var result = ""
+        var upper = true
+        for character in name {
+            result += upper ? character.uppercased() : character.lowercased()
+            upper = !character.isLetter
+        }
+        return result
+    }
+
+    private static func multiDictionary(_ pairs: [(name: String, value: String)]) -> [String: Any] {
+        var result: [String: Any] = [:]
+        for (name, value) in pairs {
+            switch result[name] {
+            case nil: result[name] = value
+            case let existing as String: result[name] = [existing, value]
+            case let existing as [String]: result[name] = existing + [value]
+            default: break
+            }
+        }
+        return result
+    }
+
+    // MARK: - Other routes
+
+    private static func method(_ request: ServerRequest, _ allowed: String) -> ServerResponse? {
+        guard request.method != allowed, !(allowed == "GET" && request.method == "HEAD") else { return nil }
+        var response = ServerResponse.text(methodNotAllowedPage, status: 405, type: "text/html; charset=utf-8")
+        response.headers.append(("Allow", allowed == "GET" ? "GET, HEAD, OPTIONS" : "\(allowed), OPTIONS"))
+        return response
+    }
+
+    private static func status(_ code: String) -> ServerResponse {
+        guard let status = Int(code), (100...599).contains(status) else {
+            return .text("Invalid status code", status: 400)
+        }
+        var response = ServerResponse(status: status)
+        switch status {
+        case 301, 302, 303, 305, 307: response.headers.append(("Location", "/redirect/1"))
+        case 401: response.headers.append(("WWW-Authenticate", "Basic realm=\"Fake Realm\""))
+        case 418: response.body = Data("\n    -=[ teapot ]=-\n".utf8)
+        default: break
+        }
+        return response
+    }
+
+    private static func bytes(_ count: Int, seed: UInt64?) -> ServerResponse {
+        var generator = SplitMix(seed: seed ?? UInt64.random(in: 0...UInt64.max))
+        var body = Data(count: max(0, count))
+        body.withUnsafeMutableBytes { buffer in
+            for index in buffer.indices { buffer[index] = UInt8(truncatingIfNeeded: generator.next()) }
+        }
+        return ServerResponse(status: 200, headers: [("Content-Type", "application/octet-stream")], body: body)
+    }
+
+    /// `/drip?numbytes=N&duration=S&delay=D&code=C`: N bytes of `*` spread over S seconds, after D seconds.
+    private static func drip(_ request: ServerRequest) -> ServerResponse {
+        let count = Int(request.queryValue("numbytes") ?? "") ?? 10
+        let duration = Double(request.queryValue("duration") ?? "") ?? 2
+        var response = ServerResponse(
+            status: Int(request.queryValue("code") ?? "") ?? 200,
+            headers: [("Content-Type", "application/octet-stream")],
+            body: Data(repeating: UInt8(ascii: "*"), count: max(0, count)))
+        response.delay = Double(request.queryValue("delay") ?? "") ?? 0
+        if count > 1 { response.drip = (count, duration / Double(count)) }
+        return response
+    }
+
+    private static func redirect(to location: String, status: Int = 302) -> ServerResponse {
+        ServerResponse(status: status, headers: [("Location", location), ("Content-Type", "text/html; charset=utf-8")])
+    }
+
+    private static func basicAuth(_ request: ServerRequest, user: String, password: String) -> ServerResponse {
+        let expected = "Basic " + Data("\(user):\(password)".utf8).base64EncodedString()
+        guard request.header("Authorization") == expected else {
+            return ServerResponse(status: 401, headers: [("WWW-Authenticate", "Basic realm=\"Fake Realm\"")])
+        }
+        return .json(["authenticated": true, "user": user])
+    }
+
+    public static func notFound() -> ServerResponse {
+        .text(notFoundPage, status: 404, type: "text/html; charset=utf-8")
+    }
+
+    // MARK: - Samples (httpbin's)
+
+    static let notFoundPage = """
+        <!doctype html>
+        <html lang=en>
+        <title>404 Not Found</title>
+        <h1>Not Found</h1>
+        <p>The requested URL was not found on the server. If you entered the URL manually please check your \
+        spelling and try again.</p>
+
+        """
+
+    static let methodNotAllowedPage = """
+        <!doctype html>
+        <html lang=en>
+        <title>405 Method Not Allowed</title>
+        <h1>Method Not Allowed</h1>
+        <p>The method is not allowed for the requested URL.</p>
+
+        """
+
+    static let sampleXML = """
+        <?xml version='1.0' encoding='us-ascii'?>
+
+        <!--  A SAMPLE set of slides  -->
+
+        <slideshow
+            title="Sample Slide Show"
+            date="Date of publication"
+            author="Yours Truly"
+            >
+
+            <!-- TITLE SLIDE -->
+            <slide type="all">
+              <title>Wake up to WonderWidgets!</title>
+            </slide>
+
+            <!-- OVERVIEW -->
+            <slide type="all">
+                <title>Overview</title>
+                <item>Why <em>WonderWidgets</em> are great</item>
+                <item/>
+                <item>Who <em>buys</em> WonderWidgets</item>
+            </slide>
+
+        </slideshow>
+        """
+
+    static let sampleHTML = """
+        <!DOCTYPE html>
+        <html>
+          <head>
+          </head>
+          <body>
+              <h1>Herman Melville - Moby-Dick</h1>
+
+              <div>
+                <p>
+                  Availing himself of the mild, summer-cool weather that now reigned in these latitudes, and in \
+        preparation for the peculiarly active pursuits shortly to be anticipated, Perth, the begrimed, blistered old \
+        blacksmith, had not removed his portable forge to the hold again.
+                </p>
+              </div>
+          </body>
+        </html>
+        """
+
+    static var sampleJSON: [String: Any] { [
+        "slideshow": [
+            "author": "Yours Truly",
+            "date": "date of publication",
+            "slides": [
+                ["title": "Wake up to WonderWidgets!", "type": "all"],
+                ["items": ["Why <em>WonderWidgets</em> are great", "Who <em>buys</em> WonderWidgets"],
+                 "title": "Overview", "type": "all"],
+            ],
+            "title": "Sample Slide Show",
+        ] as [String: Any],
+    ] }
+}
+
+/// A small deterministic generator for `/bytes/N?seed=S`.
+struct SplitMix {
+    private var state: UInt64
+
+    init(seed: UInt64) {
+        state = seed
+    }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

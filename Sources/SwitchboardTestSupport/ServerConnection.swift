@@ -1,0 +1,206 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Reads requests from and writes responses to one connection, with a read buffer kept across keep-alive requests.
+final class ServerConnection {
+    private let fd: Int32
+    private var buffer: [UInt8] = []
+    private var start = 0
+    /// Requests with larger heads are refused, so a broken client cannot grow the buffer without bound.
+    private static let maximumHead = 64 * 1024
+
+    init(fd: Int32) {
+        self.fd = fd
+    }
+
+    // MARK: - Reading
+
+    func readRequest() -> ServerRequest? {
+        guard let headEnd = readUntilHeadEnd() else { return nil }
+        let head = String(decoding: buffer[start..<headEnd], as: UTF8.self)
+        start = headEnd + 4
+        var lines = head.components(separatedBy: "\r\n")
+        let requestLine = lines.removeFirst().split(separator: " ")
+        guard requestLine.count == 3 else { return nil }
+        var headers: [(name: String, value: String)] = []
+        for line in lines where !line.isEmpty {
+            guard let colon = line.firstIndex(of: ":") else { return nil }
+            headers.append((String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)))
+        }
+        var request = ServerRequest(
+            method: String(requestLine[0]), target: String(requestLine[1]), version: String(requestLine[2]),
+            headers: headers, body: Data(), wasChunked: false)
+        if request.header("Expect")?.lowercased() == "100-continue" {
+            guard write(Data("HTTP/1.1 100 Continue\r\n\r\n".utf8)) else { return nil }
+        }
+        if request.header("Transfer-Encoding")?.lowercased().contains("chunked") == true {
+            guard let body = readChunkedBody() else { return nil }
+            request.body = body
+            request.wasChunked = true
+        } else if let length = request.header("Content-Length").flatMap({ Int($0) }), length > 0 {
+            guard let body = readBytes(length) else { return nil }
+            request.body = body
+        }
+        compact()
+        return request
+    }
+
+    private func readUntilHeadEnd() -> Int? {
+        var searchFrom = start
+        while true {
+            if let end = find([13, 10, 13, 10], from: searchFrom) { return end }
+            searchFrom = max(start, buffer.count - 3)
+            if buffer.count - start > Self.maximumHead { return nil }
+            guard fill() else { return nil }
+        }
+    }
+
+    private func readLine() -> String? {
+        while true {
+            if let end = find([13, 10], from: start) {
+                let line = String(decoding: buffer[start..<end], as: UTF8.self)
+                start = end + 2
+                return line
+            }
+            guard fill() else { return nil }
+        }
+    }
+
+    private func readBytes(_ count: Int) -> Data? {
+        while buffer.count - start < count {
+            guard fill() else { return nil }
+        }
+        let data = Data(buffer[start..<start + count])
+        start += count
+        return data
+    }
+
+    private func readChunkedBody() -> Data? {
+        var body = Data()
+        while true {
+            guard let sizeLine = readLine() else { return nil }
+            let hex = sizeLine.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
+            guard let size = Int(hex, radix: 16) else { return nil }
+            if size == 0 {
+                while let trailer = readLine(), !trailer.isEmpty {}
+                return body
+            }
+            guard let chunk = readBytes(size), readLine() != nil else { return nil }
+            body.append(chunk)
+        }
+    }
+
+    private func fill() -> Bool {
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if count > 0 {
+                buffer.append(contentsOf: chunk[0..<count])
+                return true
+            }
+            if count < 0 && errno == EINTR { continue }
+            return false
+        }
+    }
+
+    private func compact() {
+        if start > 0 {
+            buffer.removeFirst(start)
+            start = 0
+        }
+    }
+
+    private func find(_ pattern: [UInt8], from index: Int) -> Int? {
+        guard buffer.count >= pattern.count else { return nil }
+        var i = max(index, 0)
+        while i <= buffer.count - pattern.count {
+            if buffer[i] == pattern[0] {
+                var match = true
+                for j in 1..<pattern.count where buffer[i + j] != pattern[j] {
+                    match = false
+                    break
+                }
+                if match { return i }
+            }
+            i += 1
+        }
+        return nil
+    }
+
+    // MARK: - Writing
+
+    func write(_ response: ServerResponse, to request: ServerRequest, keepAlive: Bool) -> Bool {
+        if response.delay > 0 { Thread.sleep(forTimeInterval: response.delay) }
+        var head = "HTTP/1.1 \(response.status) \(HTTPStatus.reason(response.status))\r\n"
+        var hasLength = false
+        for (name, value) in response.headers {
+            if name.lowercased() == "content-length" { hasLength = true }
+            head += "\(name): \(value)\r\n"
+        }
+        let bodyAllowed = request.method != "HEAD" && response.status != 204 && response.status != 304
+            && response.status >= 200
+        if !hasLength && response.status != 204 && response.status != 304 {
+            head += "Content-Length: \(response.body.count)\r\n"
+        }
+        head += keepAlive ? "Connection: keep-alive\r\n" : "Connection: close\r\n"
+        head += "\r\n"
+        var body = bodyAllowed ? response.body : Data()
+        if let limit = response.truncateAfter { body = body.prefix(limit) }
+        if let drip = response.drip, drip.pieces > 1, !body.isEmpty {
+            guard write(Data(head.utf8)) else { return false }
+            let size = max(1, (body.count + drip.pieces - 1) / drip.pieces)
+            var offset = 0
+            while offset < body.count {
+                if offset > 0 { Thread.sleep(forTimeInterval: drip.interval) }
+                let end = min(body.count, offset + size)
+                guard write(body.subdata(in: offset..<end)) else { return false }
+                offset = end
+            }
+        } else {
+            guard write(Data(head.utf8) + body) else { return false }
+        }
+        return response.truncateAfter == nil
+    }
+
+    private func write(_ data: Data) -> Bool {
+        data.withUnsafeBytes { Socket.sendAll(fd, $0) }
+    }
+}
+
+/// Reason phrases for status lines.
+enum HTTPStatus {
+    static func reason(_ status: Int) -> String {
+        switch status {
+        case 100: "Continue"
+        case 200: "OK"
+        case 201: "Created"
+        case 202: "Accepted"
+        case 204: "No Content"
+        case 206: "Partial Content"
+        case 301: "Moved Permanently"
+        case 302: "Found"
+        case 303: "See Other"
+        case 304: "Not Modified"
+        case 307: "Temporary Redirect"
+        case 308: "Permanent Redirect"
+        case 400: "Bad Request"
+        case 401: "Unauthorized"
+        case 403: "Forbidden"
+        case 404: "Not Found"
+        case 405: "Method Not Allowed"
+        case 408: "Request Timeout"
+        case 416: "Range Not Satisfiable"
+        case 418: "I'm a teapot"
+        case 429: "Too Many Requests"
+        case 500: "Internal Server Error"
+        case 502: "Bad Gateway"
+        case 503: "Service Unavailable"
+        case 504: "Gateway Timeout"
+        default: "Status \(status)"
+        }
+    }
+}

@@ -1,0 +1,95 @@
+import Foundation
+import Testing
+@testable import Switchboard
+
+/// URL composition through a real `send`, with `StubEngine` recording where each request went.
+@Suite struct URLCompositionTests {
+    struct Case: Sendable, CustomTestStringConvertible {
+        var general: String?
+        var server: String?
+        var api: String?
+        var url: String?
+        var expected: String
+        var testDescription: String { expected }
+    }
+
+    static let cases: [Case] = [
+        // An explicit url wins over everything.
+        Case(general: "https://a.com/v1/", server: "https://b.com/", api: "users", url: "https://c.com/x",
+             expected: "https://c.com/x"),
+        // General server + api.
+        Case(general: "https://httpbin.org/", api: "get", expected: "https://httpbin.org/get"),
+        // A server with a path and no trailing slash gets one.
+        Case(general: "http://x.com/v1", api: "foo/bar", expected: "http://x.com/v1/foo/bar"),
+        Case(general: "http://x.com/v1/", api: "foo/bar", expected: "http://x.com/v1/foo/bar"),
+        // A server without a path.
+        Case(general: "http://x.com", api: "users", expected: "http://x.com/users"),
+        // An api with a leading slash replaces the path.
+        Case(general: "http://x.com/v1/", api: "/v2/users", expected: "http://x.com/v2/users"),
+        // An absolute api wins over the server.
+        Case(general: "http://x.com/v1/", api: "https://other.org/path", expected: "https://other.org/path"),
+        // The request's own server beats the general one.
+        Case(general: "http://general.com/", server: "http://own.com/api", api: "users",
+             expected: "http://own.com/api/users"),
+        // No api: the server alone.
+        Case(general: "http://x.com/ping", expected: "http://x.com/ping"),
+        // Query in api survives.
+        Case(general: "http://x.com/v1/", api: "search?q=1", expected: "http://x.com/v1/search?q=1"),
+        // Dot segments resolve per RFC 3986.
+        Case(general: "http://x.com/v1/a/", api: "../b", expected: "http://x.com/v1/b"),
+    ]
+
+    @Test(arguments: cases)
+    func composes(_ testCase: Case) async throws {
+        let stub = StubEngine()
+        stub.on(nil, "*", reply: .status(204))
+        let center = Center { config in
+            config.engine = stub
+            config.server = testCase.general
+        }
+        _ = try await center.send { request in
+            request.server = testCase.server
+            request.api = testCase.api
+            request.url = testCase.url
+        }
+        #expect(stub.requests.last?.url?.absoluteString == testCase.expected)
+    }
+
+    @Test func useGeneralServerOffIgnoresTheGeneralServer() async throws {
+        let (center, stub) = stubCenter()
+        stub.on(nil, "*", reply: .status(204))
+        let error = await #expect(throws: HTTPError.self) {
+            _ = try await center.send { $0.api = "users"; $0.useGeneralServer = false }
+        }
+        #expect(error?.code == .invalidURL)
+        #expect(error?.description.contains("no server") == true)
+        _ = try await center.send { $0.server = "http://own.com/"; $0.api = "users"; $0.useGeneralServer = false }
+        #expect(stub.requests.map { $0.url?.absoluteString } == ["http://own.com/users"])
+    }
+
+    @Test(arguments: [
+        ("ht tp://x", "not a valid URL"),
+        ("http://exa mple.com", "not a valid URL"),
+        ("ftp://example.com/file", "not an http or https URL"),
+        ("example.com/users", "not an http or https URL"),
+        ("http:///path", "has no host"),
+    ])
+    func badURLsFailClearly(_ url: String, _ reason: String) async {
+        let (center, stub) = stubCenter()
+        let error = await #expect(throws: HTTPError.self) {
+            _ = try await center.send { $0.url = url }
+        }
+        #expect(error?.code == .invalidURL)
+        #expect(error?.message.contains(reason) == true, "\(error?.message ?? "")")
+        #expect(stub.requests.isEmpty)
+    }
+
+    @Test func noURLAtAllFailsClearly() async {
+        let center = Center { $0.engine = StubEngine() }
+        let error = await #expect(throws: HTTPError.self) {
+            _ = try await center.send { _ in }
+        }
+        #expect(error?.code == .invalidURL)
+        #expect(error?.message.contains("no URL") == true)
+    }
+}

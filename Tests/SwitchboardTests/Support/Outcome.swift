@@ -1,0 +1,83 @@
+import Foundation
+@testable import Switchboard
+
+/// Collects callback events from any thread, in the order they happened.
+final class EventLog: Sendable {
+    private let events = Locked<[String]>([])
+
+    func record(_ event: String) {
+        events.withLock { $0.append(event) }
+    }
+
+    var all: [String] { events.snapshot }
+}
+
+/// Everything the callbacks of one request reported.
+struct Outcome: Sendable {
+    var id: RequestID
+    var events: [String]
+    var result: Result<Response, HTTPError>
+
+    var response: Response? { try? result.get() }
+
+    var error: HTTPError? {
+        if case .failure(let error) = result { error } else { nil }
+    }
+}
+
+extension Center {
+    /// Sends with every callback attached, waits for `onFinished`, then drains the callback queue so that any
+    /// callback fired after it would be seen too.
+    func sendRecording(
+        _ configure: (inout Request) -> Void,
+        afterSending: @Sendable (RequestID) -> Void = { _ in }
+    ) async -> Outcome {
+        let log = EventLog()
+        let queue = callbackQueue(configuration)
+        var sentID: RequestID?
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Response, HTTPError>, Never>) in
+            let id = send(configure) { _ in
+                log.record("progress")
+            } onSuccess: { _ in
+                log.record("success")
+            } onFailure: { error in
+                log.record("failure:\(error.code)")
+            } onFinished: { result in
+                log.record("finished")
+                continuation.resume(returning: result)
+            }
+            sentID = id
+            afterSending(id)
+        }
+        queue.sync(flags: .barrier) {}
+        try? await Task.sleep(for: .milliseconds(20))
+        queue.sync(flags: .barrier) {}
+        return Outcome(id: sentID!, events: log.all.filter { $0 != "progress" }, result: result)
+    }
+}
+
+/// A `StubEngine` center with a fixed server, for tests above the transport.
+func stubCenter(
+    _ stub: StubEngine = StubEngine(), _ configure: (inout Center.Configuration) -> Void = { _ in }
+) -> (Center, StubEngine) {
+    let center = Center { config in
+        config.engine = stub
+        config.server = "https://api.example.com/v1/"
+        configure(&config)
+    }
+    return (center, stub)
+}
+
+/// An echo route: answers with the request's method, URL, headers and body as JSON.
+func echoReply(_ request: EngineRequest) -> StubEngine.Reply {
+    var headers: [String: JSON] = [:]
+    for (name, value) in request.urlRequest.allHTTPHeaderFields ?? [:] { headers[name] = .string(value) }
+    var body = ""
+    if case .data(let data) = request.body { body = String(decoding: data, as: UTF8.self) }
+    return .json([
+        "method": .string(request.method.rawValue),
+        "url": .string(request.url?.absoluteString ?? ""),
+        "headers": .object(headers),
+        "body": .string(body),
+    ])
+}

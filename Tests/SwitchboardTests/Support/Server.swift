@@ -1,0 +1,26 @@
+import Foundation
+import Switchboard
+import SwitchboardTestSupport
+
+/// Where request tests send: a real httpbin when `SWITCHBOARD_HTTPBIN_URL` is set (CI), else the loopback server.
+enum Server {
+    static let httpbin: String? = ProcessInfo.processInfo.environment["SWITCHBOARD_HTTPBIN_URL"]
+        .flatMap { $0.isEmpty ? nil : ($0.hasSuffix("/") ? String($0.dropLast()) : $0) }
+
+    /// The base URL of the httpbin-compatible server under test, without a trailing slash.
+    static var base: String { httpbin ?? LoopbackServer.shared.baseURL }
+
+    /// Whether the tests run against a real httpbin.
+    static var isRealHttpbin: Bool { httpbin != nil }
+
+    /// The in-process server, for routes only it has.
+    static var loopback: LoopbackServer { LoopbackServer.shared }
+
+    /// A center aimed at the server under test.
+    static func center(_ configure: (inout Center.Configuration) -> Void = { _ in }) -> Center {
+        Center { config in
+            config.server = base + "/"
+            configure(&config)
+        }
+    }
+}
