@@ -146,6 +146,7 @@ final class ServerConnection {
         if !hasLength && response.status != 204 && response.status != 304 {
             head += "Content-Length: \(response.body.count)\r\n"
         }
+        head += "Server: SwitchboardLoopback\r\n"
         head += keepAlive ? "Connection: keep-alive\r\n" : "Connection: close\r\n"
         head += "\r\n"
         var body = bodyAllowed ? response.body : Data()

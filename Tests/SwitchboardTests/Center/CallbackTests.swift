@@ -1,0 +1,266 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+@testable import Switchboard
+
+/// Callback delivery: order, exactly once, queues, cancellation by identifier.
+@Suite struct CallbackTests {
+    @Test func successThenFinishedExactlyOnce() async {
+        let stub = StubEngine()
+        stub.on(nil, "*", reply: .json(["ok": true]))
+        let (center, _) = stubCenter(stub)
+        let outcome = await center.sendRecording { $0.api = "x" }
+        #expect(outcome.events == ["success", "finished"])
+        #expect(outcome.response?.json?["ok"]?.bool == true)
+    }
+
+    @Test func failureThenFinishedExactlyOnce() async {
+        let stub = StubEngine()
+        stub.on(nil, "*", reply: .failure(URLError(.networkConnectionLost)))
+        let (center, _) = stubCenter(stub)
+        let outcome = await center.sendRecording { $0.api = "x" }
+        #expect(outcome.events == ["failure:transport", "finished"])
+    }
+
+    @Test func aThrowingOnSuccessReportsTheErrorAsTheOutcome() async {
+        struct User: Decodable { var id: Int }
+        let stub = StubEngine()
+        stub.on(nil, "*", reply: .json(["name": "no id here"]))
+        let (center, _) = stubCenter(stub)
+        let log = EventLog()
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Response, HTTPError>, Never>) in
+            center.send { $0.api = "x" } onSuccess: { response in
+                log.record("success")
+                _ = try response.decode(User.self)
+            } onFailure: { error in
+                log.record("failure:\(error.code)")
+            } onFinished: { continuation.resume(returning: $0) }
+        }
+        #expect(log.all == ["success", "failure:decoding"])
+        guard case .failure(let error) = result else { Issue.record("expected a failure"); return }
+        #expect(error.message.contains("missing key \"id\""))
+    }
+
+    @Test func callbacksRunOnThePrivateQueueWhenNoneIsSet() async {
+        let stub = StubEngine()
+        stub.on(nil, "*", reply: .status(204))
+        let (center, _) = stubCenter(stub)
+        let onPrivate = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            center.send { $0.api = "x" } onFinished: { _ in
+                let marker = DispatchQueue.getSpecific(key: Center.privateQueueKey)
+                continuation.resume(returning: marker == ObjectIdentifier(center))
+            }
+        }
+        #expect(onPrivate)
+    }
+
+    @Test func callbacksRunOnTheConfiguredQueue() async {
+        let key = DispatchSpecificKey<String>()
+        let queue = DispatchQueue(label: "test.callbacks")
+        queue.setSpecific(key: key, value: "mine")
+        let stub = StubEngine()
+        stub.on(nil, "*", reply: .json(["a": 1]))
+        let (center, _) = stubCenter(stub) { $0.callbackQueue = queue }
+        let labels = Locked<[String?]>([])
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            center.send { $0.api = "x" } onProgress: { _ in
+                labels.withLock { $0.append(DispatchQueue.getSpecific(key: key)) }
+            } onSuccess: { _ in
+                labels.withLock { $0.append(DispatchQueue.getSpecific(key: key)) }
+            } onFinished: { _ in
+                labels.withLock { $0.append(DispatchQueue.getSpecific(key: key)) }
+                continuation.resume()
+            }
+        }
+        #expect(labels.snapshot.count == 3)
+        #expect(labels.snapshot.allSatisfy { $0 == "mine" })
+    }
+
+    @Test func callbacksRunOnTheMainQueue() async {
+        let key = DispatchSpecificKey<String>()
+        DispatchQueue.main.setSpecific(key: key, value: "main")
+        let stub = StubEngine()
+        stub.on(nil, "*", reply: .status(200))
+        let (center, _) = stubCenter(stub) { $0.callbackQueue = .main }
+        let seen = await withCheckedContinuation { (continuation: CheckedContinuation<[String?], Never>) in
+            let first = Locked<String?>(nil)
+            center.send { $0.api = "x" } onSuccess: { _ in
+                first.withLock { $0 = DispatchQueue.getSpecific(key: key) }
+            } onFinished: { _ in
+                continuation.resume(returning: [first.snapshot, DispatchQueue.getSpecific(key: key)])
+            }
+        }
+        #expect(seen == ["main", "main"])
+    }
+
+    @Test func progressArrivesBeforeTheOutcome() async {
+        let stub = StubEngine()
+        stub.on(nil, "*", reply: .data(Data(count: 1000)))
+        let (center, _) = stubCenter(stub)
+        let log = EventLog()
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            center.send { request in
+                request.api = "x"
+                request.method = .post
+                request.body = .data(Data(count: 10))
+                request.responseSerializer = .raw
+            } onProgress: { progress in
+                log.record("\(progress.direction) \(progress.completed)/\(progress.expected ?? -1)")
+            } onSuccess: { _ in
+                log.record("success")
+            } onFinished: { _ in
+                log.record("finished")
+                continuation.resume()
+            }
+        }
+        #expect(log.all == ["upload 10/10", "download 1000/1000", "success", "finished"])
+    }
+
+    // MARK: - Cancel
+
+    @Test func cancelByIdentifierEndsWithCancelledAndCallsTheCancelCallback() async {
+        let stub = StubEngine()
+        stub.on(nil, "*", reply: .json(["late": true]).delayed(by: .seconds(30)))
+        let (center, _) = stubCenter(stub)
+        let cancelled = Locked<Request?>(nil)
+        let cancelCalled = Locked(false)
+        let outcome = await center.sendRecording { $0.api = "slow" } afterSending: { id in
+            Task {
+                try await Task.sleep(for: .milliseconds(30))
+                #expect(center.request(for: id)?.url == "https://api.example.com/v1/slow")
+                center.cancel(id) { request in
+                    cancelCalled.withLock { $0 = true }
+                    cancelled.withLock { $0 = request }
+                }
+            }
+        }
+        #expect(outcome.events == ["failure:cancelled", "finished"])
+        #expect(cancelCalled.snapshot)
+        #expect(cancelled.snapshot?.id == outcome.id)
+        #expect(cancelled.snapshot?.api == "slow")
+        #expect(stub.statistics.cancellations == 1)
+        #expect(center.request(for: outcome.id) == nil)
+    }
+
+    @Test func cancellingAFinishedRequestIsANoOp() async {
+        let stub = StubEngine()
+        stub.on(nil, "*", reply: .status(200))
+        let (center, _) = stubCenter(stub)
+        let outcome = await center.sendRecording { $0.api = "x" }
+        let seen = await withCheckedContinuation { (continuation: CheckedContinuation<Request?, Never>) in
+            center.cancel(outcome.id) { continuation.resume(returning: $0) }
+        }
+        #expect(seen == nil)
+        #expect(outcome.events == ["success", "finished"])
+    }
+
+    @Test func cancellingBeforeTheTaskStartsStillEndsOnceAsCancelled() async {
+        let stub = StubEngine()
+        stub.on(nil, "*", reply: .status(200))
+        let (center, _) = stubCenter(stub)
+        let outcome = await center.sendRecording { $0.api = "x" } afterSending: { id in center.cancel(id) }
+        #expect(outcome.events == ["failure:cancelled", "finished"])
+    }
+
+    @Test func cancellingTheSwiftTaskCancelsTheTransfer() async {
+        let stub = StubEngine()
+        stub.on(nil, "*", reply: .status(200).delayed(by: .seconds(30)))
+        let (center, _) = stubCenter(stub)
+        let task = Task { try await center.send { $0.api = "slow" } }
+        try? await Task.sleep(for: .milliseconds(30))
+        task.cancel()
+        let result = await task.result
+        guard case .failure(let error) = result else { Issue.record("expected a failure"); return }
+        #expect((error as? HTTPError)?.code == .cancelled)
+        #expect(stub.statistics.cancellations == 1)
+    }
+
+    @Test func aCancelledRequestNeverSucceedsEvenIfTheEngineFinishes() async {
+        // The engine ignores cancellation and answers anyway: the outcome must still be `.cancelled`.
+        struct StubbornEngine: Engine {
+            func perform(
+                _ request: EngineRequest, progress: @escaping @Sendable (TransferProgress) -> Void
+            ) async throws -> EngineResponse {
+                try? await Task.sleep(for: .milliseconds(50))
+                return EngineResponse(
+                    response: HTTPURLResponse(url: request.url!, statusCode: 200, httpVersion: nil, headerFields: nil)!,
+                    body: Data())
+            }
+        }
+        let center = Center { $0.engine = StubbornEngine(); $0.server = "https://x.com/" }
+        let outcome = await center.sendRecording { $0.api = "x" } afterSending: { id in
+            Task {
+                try await Task.sleep(for: .milliseconds(10))
+                center.cancel(id)
+            }
+        }
+        #expect(outcome.events == ["failure:cancelled", "finished"])
+    }
+
+    @Test func cancelAllCancelsEveryRunningRequest() async {
+        let stub = StubEngine()
+        stub.on(nil, "*", reply: .status(200).delayed(by: .seconds(30)))
+        let (center, _) = stubCenter(stub)
+        let tasks = (0..<5).map { index in Task { await center.sendRecording { $0.api = "\(index)" } } }
+        while stub.statistics.inFlight < 5 { try? await Task.sleep(for: .milliseconds(5)) }
+        #expect(center.cancelAll() == 5)
+        for task in tasks {
+            #expect(await task.value.events == ["failure:cancelled", "finished"])
+        }
+    }
+
+    // MARK: - Concurrency
+
+    @Test func aThousandConcurrentSendsWithHalfCancelledEachFinishExactlyOnce() async throws {
+        let stub = StubEngine()
+        stub.on(nil, "*") { request in
+            .json(["path": .string(request.url!.path)]).delayed(by: .milliseconds(Int.random(in: 0...20)))
+        }
+        let (center, _) = stubCenter(stub)
+        let finishes = Locked<[RequestID: [String]]>([:])
+        let done = Locked(0)
+        let sent = Locked<[RequestID]>([])
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            for index in 0..<1000 {
+                let id = center.send { $0.api = "items/\(index)" } onSuccess: { response in
+                    #expect(response.json?["path"]?.string == "/v1/items/\(index)")
+                } onFailure: { error in
+                    #expect(error.code == .cancelled)
+                } onFinished: { result in
+                    let event = (try? result.get()) == nil ? "cancelled" : "success"
+                    let count = done.withLock { $0 += 1; return $0 }
+                    finishes.withLock { finishes in
+                        finishes[result.requestID ?? RequestID(rawValue: 0), default: []].append(event)
+                    }
+                    if count == 1000 { continuation.resume() }
+                }
+                sent.withLock { $0.append(id) }
+                if index % 2 == 0 { center.cancel(id) }
+            }
+        }
+        // Give any stray second callback a chance to show up before counting.
+        try await Task.sleep(for: .milliseconds(100))
+        center.privateQueue.sync(flags: .barrier) {}
+        let recorded = finishes.snapshot
+        let ids = sent.snapshot
+        #expect(done.snapshot == 1000)
+        #expect(recorded.count == 1000)
+        #expect(recorded.values.allSatisfy { $0.count == 1 })
+        for (index, id) in ids.enumerated() where index % 2 == 0 {
+            #expect(recorded[id] == ["cancelled"])
+        }
+        #expect(center.registry.count == 0)
+    }
+}
+
+extension Result where Success == Response, Failure == HTTPError {
+    /// The identifier of the request this outcome belongs to.
+    var requestID: RequestID? {
+        switch self {
+        case .success(let response): response.request.id
+        case .failure(let error): error.request?.id
+        }
+    }
+}

@@ -1,0 +1,330 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+@testable import Switchboard
+import SwitchboardTestSupport
+
+/// Requests through `URLSessionEngine` to an httpbin-compatible server: the loopback server, or a real httpbin when
+/// `SWITCHBOARD_HTTPBIN_URL` is set (CI runs this suite both ways).
+@Suite struct RequestTests {
+    /// A center with a general server, header and parameter, as an app would configure one.
+    func center(_ configure: (inout Center.Configuration) -> Void = { _ in }) -> Center {
+        Server.center { config in
+            config.headers["X-Client"] = "switchboard-tests"
+            config.parameters["app_version"] = "1.2"
+            configure(&config)
+        }
+    }
+
+    @Test func theServerUnderTestIsTheOneConfigured() async throws {
+        let response = try await center().send { $0.api = "get" }
+        let server = response.headers["Server"] ?? ""
+        #expect(server.contains(Server.isRealHttpbin ? "gunicorn" : "SwitchboardLoopback"), "Server: \(server)")
+    }
+
+    @Test func getWithGeneralServerAndAPI() async throws {
+        let response = try await center().send { $0.api = "get"; $0.parameters = ["q": "a b&c", "n": 3] }
+        #expect(response.status == 200)
+        let json = try #require(response.json)
+        #expect(json["url"]?.string == Server.base + "/get?app_version=1.2&n=3&q=a%20b%26c")
+        #expect(json["args"]?["q"]?.string == "a b&c")
+        #expect(json["args"]?["n"]?.string == "3")
+        #expect(json["args"]?["app_version"]?.string == "1.2")
+        #expect(json["headers"]?["X-Client"]?.string == "switchboard-tests")
+    }
+
+    @Test func getWithGeneralParametersAndHeadersSwitchedOff() async throws {
+        let response = try await center().send { request in
+            request.api = "get"
+            request.parameters = ["only": "mine"]
+            request.useGeneralParameters = false
+            request.useGeneralHeaders = false
+        }
+        let json = try #require(response.json)
+        #expect(json["args"] == ["only": "mine"])
+        #expect(json["headers"]?["X-Client"] == nil)
+    }
+
+    @Test func postForm() async throws {
+        let response = try await center().send { request in
+            request.api = "post"
+            request.method = .post
+            request.parameters = ["name": "Ada Lovelace", "tags": ["a", "b"], "admin": true]
+        }
+        let json = try #require(response.json)
+        #expect(json["form"]?["name"]?.string == "Ada Lovelace")
+        #expect(json["form"]?["tags[]"] == ["a", "b"])
+        #expect(json["form"]?["admin"]?.string == "true")
+        #expect(json["form"]?["app_version"]?.string == "1.2")
+        #expect(json["headers"]?["X-Client"]?.string == "switchboard-tests")
+        #expect(json["headers"]?["Content-Type"]?.string?.hasPrefix("application/x-www-form-urlencoded") == true)
+    }
+
+    @Test func postJSON() async throws {
+        let response = try await center().send { request in
+            request.api = "post"
+            request.method = .post
+            request.requestSerializer = .json
+            request.parameters = ["name": "Ada", "id": 9_007_199_254_740_993 as Int64, "nested": ["k": [1, 2.5]]]
+        }
+        let json = try #require(response.json)
+        #expect(json["json"]?["name"]?.string == "Ada")
+        #expect(json["json"]?["nested"]?["k"] == [1, 2.5])
+        #expect(json["json"]?["app_version"]?.string == "1.2")
+        // The integer went over the wire exactly (it is above 2^53, where a Double would round it).
+        #expect(json["data"]?.string?.contains("\"id\":9007199254740993") == true)
+        #expect(json["headers"]?["Content-Type"]?.string == "application/json")
+        #expect(json["headers"]?["X-Client"]?.string == "switchboard-tests")
+    }
+
+    @Test func postPlist() async throws {
+        let response = try await center().send { request in
+            request.api = "post"
+            request.method = .post
+            request.requestSerializer = .plist
+            request.parameters = ["name": "Ada", "count": 2]
+        }
+        let json = try #require(response.json)
+        let text = try #require(json["data"]?.string)
+        let plist = try PropertyListSerialization.propertyList(from: Data(text.utf8), format: nil) as? [String: Any]
+        #expect(plist?["name"] as? String == "Ada")
+        #expect((plist?["count"] as? NSNumber)?.intValue == 2)
+        #expect(plist?["app_version"] as? String == "1.2")
+        #expect(json["headers"]?["Content-Type"]?.string == "application/x-plist")
+        #expect(json["headers"]?["X-Client"]?.string == "switchboard-tests")
+    }
+
+    @Test func explicitJSONBodyOverridesParameters() async throws {
+        struct NewUser: Codable, Sendable { var name: String; var age: Int }
+        let response = try await center().send { request in
+            request.api = "anything"
+            request.method = .post
+            request.body = .json(NewUser(name: "Ada", age: 36))
+        }
+        let json = try #require(response.json)
+        #expect(json["json"] == ["name": "Ada", "age": 36])
+        #expect(json["form"] == [:])
+    }
+
+    @Test func rawResponse() async throws {
+        let response = try await center().send { $0.api = "bytes/2048"; $0.parameters = ["seed": 7]; $0.responseSerializer = .raw }
+        guard case .data(let data) = response.value else { Issue.record("expected raw data"); return }
+        #expect(data.count == 2048)
+        #expect(data == response.data)
+    }
+
+    @Test func jsonResponse() async throws {
+        let response = try await center().send { $0.api = "json" }
+        guard case .json(let json) = response.value else { Issue.record("expected JSON"); return }
+        #expect(json["slideshow"]?["title"]?.string == "Sample Slide Show")
+        #expect(json["slideshow"]?["slides"]?[1]?["items"]?.array?.count == 2)
+    }
+
+    @Test func xmlResponse() async throws {
+        let response = try await center().send { $0.api = "xml"; $0.responseSerializer = .xml }
+        guard case .xml(let root) = response.value else { Issue.record("expected XML"); return }
+        #expect(root.name == "slideshow")
+        #expect(root.attributes["title"] == "Sample Slide Show")
+        #expect(root.all("slide").count == 2)
+        #expect(root["slide"]?["title"]?.text == "Wake up to WonderWidgets!")
+    }
+
+    @Test func stringResponse() async throws {
+        let response = try await center().send { $0.api = "html"; $0.responseSerializer = .string }
+        guard case .string(let text) = response.value else { Issue.record("expected text"); return }
+        #expect(text.contains("Herman Melville - Moby-Dick"))
+    }
+
+    @Test func headIsASuccessWithAnEmptyBody() async throws {
+        let response = try await center().send { $0.api = "get"; $0.method = .head }
+        #expect(response.status == 200)
+        #expect(response.value == .empty)
+        #expect(response.data.isEmpty)
+    }
+
+    @Test func put() async throws {
+        let response = try await center().send { $0.api = "put"; $0.method = .put; $0.parameters = ["k": "v"] }
+        #expect(response.json?["form"]?["k"]?.string == "v")
+    }
+
+    @Test func deleteSendsParametersInTheQuery() async throws {
+        let response = try await center().send { $0.api = "delete"; $0.method = .delete; $0.parameters = ["id": 42] }
+        let json = try #require(response.json)
+        #expect(json["args"]?["id"]?.string == "42")
+        #expect(json["data"]?.string == "")
+    }
+
+    @Test func patch() async throws {
+        let response = try await center().send {
+            $0.api = "patch"; $0.method = .patch; $0.requestSerializer = .json; $0.parameters = ["k": "v"]
+        }
+        #expect(response.json?["json"]?["k"]?.string == "v")
+    }
+
+    @Test func defaultAndCustomUserAgent() async throws {
+        let standard = try await center().send { $0.api = "user-agent" }
+        #expect(standard.json?["user-agent"]?.string?.hasPrefix("Switchboard/") == true)
+        let custom = try await center().send { $0.api = "user-agent"; $0.headers["user-agent"] = "MyApp/2.0" }
+        #expect(custom.json?["user-agent"]?.string == "MyApp/2.0")
+    }
+
+    @Test func notFoundFailsWithTheBodyKept() async {
+        let outcome = await center().sendRecording { $0.api = "no/such/route" }
+        #expect(outcome.events == ["failure:unacceptableStatus", "finished"])
+        let error = outcome.error
+        #expect(error?.status == 404)
+        #expect(error?.response?.string?.contains("Not Found") == true)
+        #expect(error?.description.contains("HTTPError.unacceptableStatus (404) GET \(Server.base)/no/such/route") == true)
+    }
+
+    @Test func aSlowServerTimesOut() async {
+        let clock = ContinuousClock()
+        let start = clock.now
+        let outcome = await center().sendRecording { $0.api = "delay/5"; $0.timeout = .seconds(1) }
+        let elapsed = clock.now - start
+        #expect(outcome.error?.code == .timedOut)
+        #expect(outcome.events == ["failure:timedOut", "finished"])
+        #expect(elapsed < .seconds(4), "took \(elapsed)")
+    }
+
+    @Test func theTotalTimeoutIsEnforcedWhileDataKeepsArriving() async {
+        // 6 bytes over 3 s: never idle for a whole second, so only the total limit can stop it.
+        let clock = ContinuousClock()
+        let start = clock.now
+        let outcome = await center().sendRecording { request in
+            request.api = "drip"
+            request.parameters = ["numbytes": 6, "duration": 3]
+            request.responseSerializer = .raw
+            request.timeout = .seconds(2)
+            request.totalTimeout = .seconds(1)
+        }
+        let elapsed = clock.now - start
+        #expect(outcome.error?.code == .timedOut)
+        #expect(outcome.error?.message.contains("total timeout") == true)
+        #expect(elapsed < .milliseconds(2500), "took \(elapsed)")
+    }
+
+    @Test func cancellingARunningRequestByIdentifier() async {
+        let center = center()
+        let cancelled = Locked<Request?>(nil)
+        let outcome = await center.sendRecording { $0.api = "delay/5" } afterSending: { id in
+            Task {
+                try await Task.sleep(for: .milliseconds(200))
+                center.cancel(id) { request in cancelled.withLock { $0 = request } }
+            }
+        }
+        #expect(outcome.events == ["failure:cancelled", "finished"])
+        #expect(cancelled.snapshot?.id == outcome.id)
+        #expect(cancelled.snapshot?.url == Server.base + "/delay/5")
+    }
+
+    @Test func callbacksOnTheMainQueueOverTheNetwork() async {
+        let key = DispatchSpecificKey<String>()
+        DispatchQueue.main.setSpecific(key: key, value: "main")
+        let center = center { $0.callbackQueue = .main }
+        let seen = await withCheckedContinuation { (continuation: CheckedContinuation<String?, Never>) in
+            center.send { $0.api = "get" } onFinished: { _ in
+                continuation.resume(returning: DispatchQueue.getSpecific(key: key))
+            }
+        }
+        #expect(seen == "main")
+    }
+
+    @Test func basicAuthWithoutCredentialsReturns401Promptly() async {
+        let clock = ContinuousClock()
+        let start = clock.now
+        let outcome = await center().sendRecording { $0.api = "basic-auth/user/passwd"; $0.timeout = .seconds(10) }
+        #expect(outcome.error?.code == .unacceptableStatus)
+        #expect(outcome.error?.status == 401)
+        #expect(outcome.error?.response?.headers["www-authenticate"]?.hasPrefix("Basic") == true)
+        #expect(clock.now - start < .seconds(3))
+    }
+
+    @Test func basicAuthWithCredentials() async throws {
+        let token = Data("user:passwd".utf8).base64EncodedString()
+        let response = try await center().send {
+            $0.api = "basic-auth/user/passwd"
+            $0.headers["Authorization"] = "Basic \(token)"
+        }
+        #expect(response.json?["authenticated"]?.bool == true)
+    }
+
+    @Test func redirectsAreFollowed() async throws {
+        let response = try await center().send { $0.api = "redirect/3" }
+        #expect(response.status == 200)
+        #expect(response.url?.path == "/get")
+    }
+
+    @Test func aCrossOriginRedirectDoesNotCarryCredentials() async throws {
+        // 127.0.0.1 and localhost are different origins for the same server.
+        let other = Server.base.contains("127.0.0.1")
+            ? Server.base.replacingOccurrences(of: "127.0.0.1", with: "localhost")
+            : Server.base.replacingOccurrences(of: "localhost", with: "127.0.0.1")
+        let response = try await center().send { request in
+            request.api = "redirect-to"
+            request.parameters = ["url": other + "/headers"]
+            request.headers["Authorization"] = "Bearer secret"
+            request.headers["Cookie"] = "session=abc"
+            request.headers["X-Trace"] = "kept"
+        }
+        let headers = try #require(response.json?["headers"])
+        #expect(response.url?.absoluteString == other + "/headers")
+        #expect(headers["Authorization"] == nil)
+        #expect(headers["Cookie"] == nil)
+        #expect(headers["X-Trace"]?.string == "kept")
+    }
+
+    @Test func aSameOriginRedirectKeepsCredentials() async throws {
+        let response = try await center().send { request in
+            request.api = "redirect-to"
+            request.parameters = ["url": "/headers"]
+            request.headers["Authorization"] = "Bearer secret"
+        }
+        #expect(response.json?["headers"]?["Authorization"]?.string == "Bearer secret")
+    }
+
+    @Test(arguments: [307, 308])
+    func aPostRedirectedWith307Or308KeepsItsBody(status: Int) async throws {
+        let response = try await center().send { request in
+            request.url = Server.base + "/redirect-to?url=%2Fanything&status_code=\(status)"
+            request.method = .post
+            request.body = .json(["payload": "kept"])
+        }
+        let json = try #require(response.json)
+        #expect(json["method"]?.string == "POST")
+        #expect(json["json"]?["payload"]?.string == "kept")
+        #expect(response.url?.path == "/anything")
+    }
+
+    @Test func aPostRedirectedWith302BecomesAGet() async throws {
+        let response = try await center().send { request in
+            request.url = Server.base + "/redirect-to?url=%2Fanything&status_code=302"
+            request.method = .post
+            request.body = .string("dropped")
+        }
+        #expect(response.json?["method"]?.string == "GET")
+    }
+
+    @Test func anUnreachablePortFailsToConnect() async {
+        let outcome = await center().sendRecording { $0.url = "http://127.0.0.1:1/get" }
+        #expect(outcome.error?.code == .cannotConnect)
+        #expect(outcome.error?.description.contains("http://127.0.0.1:1/get") == true)
+    }
+
+    @Test func aBodyThatIsNotJSONFailsDecodingAndKeepsTheResponse() async {
+        let outcome = await center().sendRecording { $0.api = "html" }
+        #expect(outcome.error?.code == .decoding)
+        #expect(outcome.error?.status == 200)
+        #expect(outcome.error?.message.contains("text/html") == true)
+        #expect(outcome.error?.response?.string?.contains("Moby-Dick") == true)
+    }
+
+    @Test func typedDecoding() async throws {
+        struct Echo: Decodable { var url: String; var args: [String: String] }
+        let echo = try await center().send(Echo.self) { $0.api = "get"; $0.parameters = ["a": "1"] }
+        #expect(echo.args["a"] == "1")
+        #expect(echo.url.hasPrefix(Server.base + "/get?"))
+    }
+}
