@@ -1,0 +1,90 @@
+import Foundation
+import Testing
+@testable import Switchboard
+
+@Suite struct JSONTests {
+    @Test func parsesAndReads() throws {
+        let json = try JSON(data: Data(#"{"a":[1,2.5,"x",true,null],"b":{"c":false},"n":1}"#.utf8))
+        #expect(json["a"]?[0]?.int == 1)
+        #expect(json["a"]?[1]?.double == 2.5)
+        #expect(json["a"]?[1]?.int == nil)
+        #expect(json["a"]?[2]?.string == "x")
+        #expect(json["a"]?[3]?.bool == true)
+        #expect(json["a"]?[4]?.isNull == true)
+        #expect(json["a"]?[9] == nil)
+        #expect(json["b"]?["c"] == false)
+        // `1` is a number and `true` a Boolean, not the same thing.
+        #expect(json["n"] == .number(1))
+        #expect(json["a"]?[3] == .bool(true))
+    }
+
+    @Test func roundTripsThroughCodable() throws {
+        let value: JSON = ["name": "Ada", "tags": ["x", 1, nil], "ok": true, "big": 9_007_199_254_740_992]
+        let data = try JSONEncoder().encode(value)
+        #expect(try JSONDecoder().decode(JSON.self, from: data) == value)
+        #expect(value.description == #"{"big":9007199254740992,"name":"Ada","ok":true,"tags":["x",1,null]}"#)
+    }
+
+    @Test func rejectsWhatIsNotJSON() {
+        #expect(throws: HTTPError.self) { try JSON(data: Data("<html>".utf8)) }
+    }
+
+    @Test func propertyListsReadAsJSON() async throws {
+        let plist = try PropertyListSerialization.data(
+            fromPropertyList: ["flag": true, "count": 3, "name": "x"] as [String: Any], format: .xml, options: 0)
+        let stub = StubEngine()
+        stub.on(nil, "*", reply: .data(plist))
+        let (center, _) = stubCenter(stub)
+        let response = try await center.send { $0.api = "p"; $0.responseSerializer = .plist }
+        #expect(response.json == ["flag": true, "count": 3, "name": "x"])
+    }
+}
+
+@Suite struct HTTPHeadersTests {
+    @Test func namesCompareCaseInsensitivelyAndKeepTheirFirstSpelling() {
+        var headers: HTTPHeaders = ["Content-Type": "text/plain"]
+        headers["content-type"] = "application/json"
+        headers["X-A"] = "1"
+        #expect(headers.count == 2)
+        #expect(headers["CONTENT-TYPE"] == "application/json")
+        #expect(headers.map(\.name) == ["Content-Type", "X-A"])
+        headers["x-a"] = nil
+        #expect(headers.count == 1)
+        #expect(headers == ["content-type": "application/json"])
+    }
+
+    @Test func mergeReplacesByName() {
+        var general: HTTPHeaders = ["X-Client": "ios", "X-Shared": "general"]
+        general.merge(["x-shared": "own", "X-New": "n"])
+        #expect(general == ["X-Client": "ios", "X-Shared": "own", "X-New": "n"])
+    }
+
+    @Test func asciiFoldingOnlyFoldsLetters() {
+        #expect("X-Trace".equalsIgnoringASCIICase("x-TRACE"))
+        #expect(!"a@".equalsIgnoringASCIICase("a`"))
+        #expect(!"ab".equalsIgnoringASCIICase("abc"))
+    }
+}
+
+@Suite struct HTTPErrorTests {
+    @Test func describesCodeStatusMethodAndURL() {
+        var request = Request()
+        request.method = .delete
+        request.url = "https://api.example.com/v1/users/9?token=abc"
+        let response = Response(request: request, status: 404)
+        let error = HTTPError(.unacceptableStatus, "the server answered 404", request: request, response: response)
+        #expect(error.description
+            == "HTTPError.unacceptableStatus (404) DELETE https://api.example.com/v1/users/9?token=REDACTED: "
+            + "the server answered 404")
+    }
+
+    @Test func mapsPlatformErrors() {
+        #expect(HTTPError.from(CancellationError()).code == .cancelled)
+        #expect(HTTPError.from(URLError(.cancelled)).code == .cancelled)
+        #expect(HTTPError.from(URLError(.timedOut)).code == .timedOut)
+        #expect(HTTPError.from(URLError(.cannotConnectToHost)).code == .cannotConnect)
+        #expect(HTTPError.from(URLError(.networkConnectionLost)).code == .transport)
+        let custom = HTTPError.Code(rawValue: "quota")
+        #expect(HTTPError.from(HTTPError(custom, "over quota")).code == custom)
+    }
+}

@@ -1,0 +1,167 @@
+import Foundation
+import Testing
+@testable import Switchboard
+
+/// Input that cannot be sent fails with a clear `HTTPError` before anything reaches the engine, and never crashes.
+@Suite struct BadInputTests {
+    func expectEncodingError(
+        _ configure: @escaping @Sendable (inout Request) -> Void, mentions: String,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async {
+        let (center, stub) = stubCenter()
+        stub.on(nil, "*", reply: .status(200))
+        let outcome = await center.sendRecording(configure)
+        #expect(outcome.error?.code == .encoding, sourceLocation: sourceLocation)
+        #expect(outcome.error?.message.contains(mentions) == true, "\(outcome.error?.message ?? "no error")",
+                sourceLocation: sourceLocation)
+        #expect(outcome.error?.request?.id == outcome.id, sourceLocation: sourceLocation)
+        #expect(outcome.events == ["failure:encoding", "finished"], sourceLocation: sourceLocation)
+        #expect(stub.requests.isEmpty, sourceLocation: sourceLocation)
+    }
+
+    @Test func aDateParameter() async {
+        await expectEncodingError({ $0.api = "x"; $0.parameters = ["since": Date() as any Sendable] }, mentions: "\"since\" is a Date")
+    }
+
+    @Test func aNestedDateParameterIsNamedByItsPath() async {
+        await expectEncodingError(
+            { $0.api = "x"; $0.parameters = ["filter": ["range": [1, Date()] as [any Sendable]] as [String: any Sendable]] },
+            mentions: "\"filter.range[1]\" is a Date")
+    }
+
+    @Test func nanInJSON() async {
+        await expectEncodingError(
+            { $0.api = "x"; $0.method = .post; $0.requestSerializer = .json; $0.parameters = ["ratio": Double.nan] },
+            mentions: "\"ratio\" is nan")
+    }
+
+    @Test func infinityInJSON() async {
+        await expectEncodingError(
+            { $0.api = "x"; $0.method = .post; $0.requestSerializer = .json; $0.parameters = ["v": [Double.infinity]] },
+            mentions: "\"v[0]\" is inf")
+    }
+
+    @Test func aNilParameter() async {
+        let missing: String? = nil
+        await expectEncodingError({ $0.api = "x"; $0.parameters = ["name": missing] }, mentions: "\"name\" is nil")
+    }
+
+    @Test func aParameterOfAnUnsupportedType() async {
+        struct Point: Sendable { var x = 1 }
+        await expectEncodingError({ $0.api = "x"; $0.parameters = ["p": Point()] }, mentions: "of type Point")
+    }
+
+    @Test func nullInAPropertyList() async {
+        await expectEncodingError(
+            { $0.api = "x"; $0.method = .post; $0.requestSerializer = .plist; $0.parameters = ["n": JSON.null] },
+            mentions: "\"n\" is null")
+    }
+
+    @Test func anEncodableBodyThatFailsToEncode() async {
+        struct Reading: Encodable, Sendable { var value = Double.nan }
+        await expectEncodingError(
+            { $0.api = "x"; $0.method = .post; $0.body = .json(Reading()) }, mentions: "could not be encoded")
+    }
+
+    @Test func aBodyOnAGet() async {
+        await expectEncodingError({ $0.api = "x"; $0.body = .string("hi") }, mentions: "GET request cannot carry a body")
+    }
+
+    @Test func aHeaderWithALineBreak() async {
+        await expectEncodingError(
+            { $0.api = "x"; $0.headers["X-Evil"] = "a\r\nInjected: yes" }, mentions: "header \"X-Evil\"")
+    }
+
+    @Test func anInvalidMethodToken() async {
+        await expectEncodingError({ $0.api = "x"; $0.method = "GE T" }, mentions: "not a valid HTTP method")
+    }
+
+    @Test func aResponseThatIsNotAPropertyList() async {
+        let stub = StubEngine()
+        stub.on(nil, "*", reply: .string("not a plist"))
+        let (center, _) = stubCenter(stub)
+        let outcome = await center.sendRecording { $0.api = "x"; $0.responseSerializer = .plist }
+        #expect(outcome.error?.code == .decoding)
+        #expect(outcome.error?.message.contains("not a property list") == true)
+    }
+
+    @Test func aResponseThatIsNotXML() async {
+        let stub = StubEngine()
+        stub.on(nil, "*", reply: .string("<open><unclosed></open>"))
+        let (center, _) = stubCenter(stub)
+        let outcome = await center.sendRecording { $0.api = "x"; $0.responseSerializer = .xml }
+        #expect(outcome.error?.code == .decoding)
+        #expect(outcome.error?.message.contains("not well-formed XML") == true)
+    }
+
+    @Test func decodingTheWrongTypeNamesThePath() async throws {
+        struct User: Decodable { var name: String; var age: Int }
+        let stub = StubEngine()
+        stub.on(nil, "*", reply: .json(["name": "Ada", "age": "old"]))
+        let (center, _) = stubCenter(stub)
+        let error = await #expect(throws: HTTPError.self) {
+            _ = try await center.send(User.self) { $0.api = "x" }
+        }
+        #expect(error?.code == .decoding)
+        #expect(error?.message.contains("expected Int at .age") == true, "\(error?.message ?? "")")
+        #expect(error?.response?.status == 200)
+    }
+}
+
+@Suite struct RequestEncodingTests {
+    func encoded(_ configure: (inout Request) -> Void) throws -> EngineRequest {
+        var request = Request(configure)
+        request.url = try URLComposition.compose(request)
+        return try RequestEncoding.encode(request)
+    }
+
+    func body(_ request: EngineRequest) -> String {
+        if case .data(let data) = request.body { String(decoding: data, as: UTF8.self) } else { "" }
+    }
+
+    @Test func formEncodingNestsArraysAndDictionariesAndEscapes() throws {
+        let request = try encoded { request in
+            request.url = "http://x.com/p"
+            request.method = .post
+            request.parameters = [
+                "name": "a b&c=d+é", "list": [1, 2], "map": ["k": "v"] as [String: any Sendable], "yes": true,
+                "pi": 3.5,
+            ]
+        }
+        #expect(body(request) == "list%5B%5D=1&list%5B%5D=2&map%5Bk%5D=v&name=a%20b%26c%3Dd%2B%C3%A9&pi=3.5&yes=true")
+        #expect(request.urlRequest.value(forHTTPHeaderField: "Content-Type")
+            == "application/x-www-form-urlencoded; charset=utf-8")
+    }
+
+    @Test func queryParametersJoinAnExistingQuery() throws {
+        let request = try encoded { $0.url = "http://x.com/p?a=1"; $0.parameters = ["b": 2] }
+        #expect(request.url?.absoluteString == "http://x.com/p?a=1&b=2")
+        #expect(request.body == .none)
+    }
+
+    @Test func jsonEncodingIsDeterministicAndExact() throws {
+        let request = try encoded { request in
+            request.url = "http://x.com/p"
+            request.method = .post
+            request.requestSerializer = .json
+            request.parameters = ["z": UInt64.max, "a": [true, JSON.null], "m": "quote\" slash\\ nl\n"]
+        }
+        #expect(body(request) == #"{"a":[true,null],"m":"quote\" slash\\ nl\n","z":18446744073709551615}"#)
+    }
+
+    @Test func idleTimeoutAndTotalTimeoutReachTheEngine() throws {
+        let request = try encoded { $0.url = "http://x.com"; $0.timeout = .milliseconds(1500); $0.totalTimeout = .seconds(9) }
+        #expect(request.urlRequest.timeoutInterval == 1.5)
+        #expect(request.totalTimeout == .seconds(9))
+    }
+
+    @Test func anExplicitContentTypeWins() throws {
+        let request = try encoded { request in
+            request.url = "http://x.com"
+            request.method = .put
+            request.headers["content-type"] = "application/vnd.custom+json"
+            request.body = .data(Data("{}".utf8))
+        }
+        #expect(request.urlRequest.value(forHTTPHeaderField: "Content-Type") == "application/vnd.custom+json")
+    }
+}
