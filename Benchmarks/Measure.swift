@@ -1,0 +1,95 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+#if canImport(Glibc)
+private let rusageSelf = RUSAGE_SELF.rawValue
+#else
+private let rusageSelf = RUSAGE_SELF
+#endif
+
+/// One measured run: wall time, per-request latencies, process CPU time.
+struct Sample {
+    var requests: Int
+    var wall: Duration
+    var latencies: [Duration]
+    var cpu: Duration
+
+    var requestsPerSecond: Double { Double(requests) / wall.seconds }
+    var cpuPerRequest: Duration { cpu / requests }
+
+    func percentile(_ p: Double) -> Duration {
+        guard !latencies.isEmpty else { return .zero }
+        let sorted = latencies.sorted()
+        let index = min(sorted.count - 1, Int((Double(sorted.count - 1) * p).rounded()))
+        return sorted[index]
+    }
+}
+
+/// Process CPU time (user + system), for all threads: client and in-process server together.
+func processCPU() -> Duration {
+    var usage = rusage()
+    getrusage(rusageSelf, &usage)
+    func duration(_ time: timeval) -> Duration {
+        .seconds(Int64(time.tv_sec)) + .microseconds(Int64(time.tv_usec))
+    }
+    return duration(usage.ru_utime) + duration(usage.ru_stime)
+}
+
+/// The peak resident set size of the process, in bytes.
+func peakMemory() -> Int {
+    var usage = rusage()
+    getrusage(rusageSelf, &usage)
+    #if os(Linux)
+    return Int(usage.ru_maxrss) * 1024
+    #else
+    return Int(usage.ru_maxrss)
+    #endif
+}
+
+/// Runs `count` operations `concurrency` at a time and measures each.
+func measure(
+    count: Int, concurrency: Int, _ operation: @escaping @Sendable (Int) async throws -> Void
+) async throws -> Sample {
+    let clock = ContinuousClock()
+    let cpuStart = processCPU()
+    let start = clock.now
+    let latencies = try await withThrowingTaskGroup(of: [Duration].self) { group in
+        let perWorker = count / concurrency
+        for worker in 0..<concurrency {
+            group.addTask {
+                var latencies: [Duration] = []
+                latencies.reserveCapacity(perWorker)
+                for index in 0..<perWorker {
+                    let begin = clock.now
+                    try await operation(worker * perWorker + index)
+                    latencies.append(clock.now - begin)
+                }
+                return latencies
+            }
+        }
+        var all: [Duration] = []
+        for try await part in group { all += part }
+        return all
+    }
+    let wall = clock.now - start
+    return Sample(requests: latencies.count, wall: wall, latencies: latencies, cpu: processCPU() - cpuStart)
+}
+
+/// The median of several samples by throughput: the round least disturbed by a noisy machine in either direction.
+func median(_ samples: [Sample]) -> Sample {
+    samples.sorted { $0.requestsPerSecond < $1.requestsPerSecond }[samples.count / 2]
+}
+
+extension Duration {
+    var seconds: Double {
+        let (seconds, attoseconds) = components
+        return Double(seconds) + Double(attoseconds) / 1e18
+    }
+
+    var microseconds: Double { seconds * 1e6 }
+    var milliseconds: Double { seconds * 1e3 }
+}

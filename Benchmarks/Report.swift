@@ -1,0 +1,58 @@
+import Foundation
+
+enum Report {
+    static func table(_ rows: [Row], requests: Int, rounds: Int) -> String {
+        var lines = [
+            "Switchboard benchmarks: \(requests) requests a round, median of \(rounds) interleaved rounds, "
+                + "loopback server in-process, \(ProcessInfo.processInfo.activeProcessorCount) cores",
+            "",
+        ]
+        let header = ["benchmark", "req/s", "p50 ms", "p99 ms", "CPU µs/req", "ratio", "note"]
+        var cells = [header]
+        for row in rows {
+            cells.append([
+                "\(row.family): \(row.name)",
+                String(format: "%.0f", row.sample.requestsPerSecond),
+                String(format: "%.3f", row.sample.percentile(0.5).milliseconds),
+                String(format: "%.3f", row.sample.percentile(0.99).milliseconds),
+                String(format: "%.0f", row.sample.cpuPerRequest.microseconds),
+                row.ratio.map { String(format: "%.2f×", $0) } ?? "",
+                row.note,
+            ])
+        }
+        let widths = header.indices.map { column in cells.map { $0[column].count }.max() ?? 0 }
+        for (index, row) in cells.enumerated() {
+            let padded = row.enumerated().map { column, text in
+                column == 0 || column == row.count - 1
+                    ? text.padding(toLength: widths[column], withPad: " ", startingAt: 0)
+                    : String(repeating: " ", count: widths[column] - text.count) + text
+            }
+            lines.append(padded.joined(separator: "  "))
+            if index == 0 { lines.append(widths.map { String(repeating: "-", count: $0) }.joined(separator: "  ")) }
+        }
+        lines.append("")
+        lines.append("ratio: Center throughput / raw URLSession throughput in the same run. "
+            + "CPU: the whole process (client and in-process server).")
+        return lines.joined(separator: "\n")
+    }
+
+    static func json(_ rows: [Row], quick: Bool) -> String {
+        let objects: [[String: Any]] = rows.map { row in
+            var object: [String: Any] = [
+                "family": row.family,
+                "name": row.name,
+                "requests": row.sample.requests,
+                "requests_per_second": row.sample.requestsPerSecond,
+                "p50_ms": row.sample.percentile(0.5).milliseconds,
+                "p99_ms": row.sample.percentile(0.99).milliseconds,
+                "cpu_us_per_request": row.sample.cpuPerRequest.microseconds,
+            ]
+            if let ratio = row.ratio { object["ratio"] = ratio }
+            if !row.note.isEmpty { object["note"] = row.note }
+            return object
+        }
+        let data = try? JSONSerialization.data(
+            withJSONObject: ["quick": quick, "results": objects], options: [.prettyPrinted, .sortedKeys])
+        return data.map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+    }
+}
