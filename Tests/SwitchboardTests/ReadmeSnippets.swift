@@ -1,0 +1,204 @@
+import Foundation
+import Testing
+@testable import Switchboard
+
+// Every Swift block of README.md is copied here, inside a function, so that the compiler checks it. The test below
+// fails when a block of the README is missing from this file, so the two cannot drift apart. Blocks run against a
+// `StubEngine` where running them is cheap.
+
+struct User: Codable, Sendable {
+    let id: Int
+    let name: String
+}
+
+/// Stands in for an app's token store in the configuration example.
+actor TokenStore {
+    func current() -> String { "token" }
+}
+
+/// Stands in for an app's session in the configuration example.
+actor AppSession {
+    private(set) var loggedOut = false
+    func logOut() { loggedOut = true }
+}
+
+let tokens = TokenStore()
+let session = AppSession()
+
+enum ReadmeSnippets {
+    static func quickStart() async throws {
+        struct User: Codable, Sendable {
+            let id: Int
+            let name: String
+        }
+
+        Center.shared.setup { config in
+            config.server = "https://api.example.com/v1/"
+            config.headers["X-Client"] = "ios"
+        }
+
+        let user = try await Center.shared.send(User.self) { $0.api = "users/1" }
+        print(user.name)
+    }
+
+    static func configure() {
+        Center.shared.setup { config in
+            config.server = "https://api.example.com/v1/"
+            config.headers["X-Client"] = "ios"
+            config.parameters["app_version"] = "1.2"
+            config.callbackQueue = .main          // nil (the default): a private queue
+            config.consoleLog = true              // banners for requests, responses and errors, secrets redacted
+            config.timeout = .seconds(30)         // idle timeout; config.totalTimeout limits the whole exchange
+            config.onRequest = { request in
+                request.headers["Authorization"] = "Bearer " + (await tokens.current())
+            }
+            config.onResponse = { request, response in
+                guard response.json?["code"]?.int == 0 else {
+                    throw HTTPError(.business, response.json?["message"]?.string ?? "rejected", response: response)
+                }
+                return response
+            }
+            config.onError = { request, error in
+                if error.status == 401 { await session.logOut() }
+                return error
+            }
+        }
+        Center.shared.setHeader("abc", for: "X-Session")    // nil removes it
+        Center.shared.setParameter(nil, for: "app_version")
+    }
+
+    static func payments() {
+        let payments = Center { config in
+            config.server = "https://pay.example.com/"
+            config.engine = URLSessionEngine(configuration: .ephemeral)
+        }
+        _ = payments
+    }
+
+    static func callbacks() -> RequestID {
+        let id = Center.shared.send { request in
+            request.api = "users"
+            request.method = .post
+            request.parameters = ["name": "Ada"]
+            request.requestSerializer = .json
+        } onSuccess: { response in
+            let user = try response.decode(User.self)      // a throw here is reported to onFailure
+            print("created", user.id)
+        } onFailure: { error in
+            print(error)      // HTTPError.unacceptableStatus (422) POST https://api.example.com/v1/users: ...
+        } onFinished: { result in
+            // after onSuccess or onFailure, exactly once
+        }
+        return id
+    }
+
+    static func async() async throws {
+        let user = try await Center.shared.send(User.self) { $0.api = "users/1" }
+        let page = try await Center.shared.send { request in
+            request.url = "https://example.com/index.html"
+            request.responseSerializer = .string
+        }
+        print(user.name, page.string ?? "")
+    }
+
+    static func requestOptions() {
+        Center.shared.send { request in
+            request.api = "search"                        // or request.url = "https://..." (wins over server + api)
+            request.method = .get                         // GET by default; any token: "PROPFIND"
+            request.parameters = ["q": "swift", "page": 2] // query for GET/HEAD/DELETE, body otherwise
+            request.headers["Accept-Language"] = "fr"     // case-insensitive names
+            request.useGeneralParameters = false          // also useGeneralServer, useGeneralHeaders
+            request.responseSerializer = .json            // .raw, .json, .plist, .xml, .string
+            request.timeout = .seconds(5)
+            request.acceptableStatusCodes = Set(200...299).union([304])
+            request.userInfo["retryable"] = true          // for your hooks
+        }
+    }
+
+    static func bodies() {
+        Center.shared.send { request in
+            request.api = "users"
+            request.method = .post
+            request.body = .json(User(id: 0, name: "Ada"))   // wins over parameters
+        }
+    }
+
+    static func cancel(id: RequestID) {
+        Center.shared.cancel(id) { cancelled in
+            print("cancelled:", cancelled?.api ?? "nothing was running")
+        }
+
+        let task = Task { try await Center.shared.send { $0.api = "reports/slow" } }
+        task.cancel()   // the transfer stops; the call throws HTTPError with code .cancelled
+    }
+
+    static func errors() async {
+        do {
+            _ = try await Center.shared.send { $0.api = "users/9" }
+        } catch {
+            switch error.code {
+            case .unacceptableStatus: print(error.status ?? 0, error.response?.string ?? "")
+            case .timedOut, .cannotConnect: print("offline?")
+            case .cancelled: break
+            default: print(error)
+            }
+        }
+    }
+
+    static func stubs() async throws {
+        let stub = StubEngine()
+        stub.on(.get, "/v1/users/1", reply: .json(["id": 1, "name": "Ada"]))
+        stub.on(.post, "/v1/orders", replies: [.status(503), .status(201)])   // one per call, the last repeats
+        stub.on(.get, "/v1/slow", reply: .status(200).delayed(by: .seconds(2)))
+        stub.on(nil, "/v1/offline/*", reply: .failure(URLError(.notConnectedToInternet)))
+
+        let center = Center { config in
+            config.engine = stub
+            config.server = "https://api.example.com/v1/"
+        }
+        let user = try await center.send(User.self) { $0.api = "users/1" }
+        assert(user.name == "Ada")
+        assert(stub.requests.count == 1)
+    }
+}
+
+@Suite struct ReadmeTests {
+    static let root = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    /// The Swift blocks of the README, with import lines dropped and white space folded.
+    static func readmeBlocks() throws -> [String] {
+        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+        var blocks: [String] = []
+        var current: [String]?
+        for line in readme.components(separatedBy: "\n") {
+            if current == nil, line.trimmingCharacters(in: .whitespaces) == "```swift" {
+                current = []
+            } else if current != nil, line.trimmingCharacters(in: .whitespaces) == "```" {
+                blocks.append(current!.filter { !$0.hasPrefix("import ") }.joined(separator: "\n"))
+                current = nil
+            } else {
+                current?.append(line)
+            }
+        }
+        return blocks
+    }
+
+    static func fold(_ text: String) -> String {
+        text.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+    }
+
+    @Test func everyReadmeBlockIsCompiledHere() throws {
+        let blocks = try Self.readmeBlocks()
+        #expect(blocks.count >= 8)
+        let source = Self.fold(try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8))
+        for block in blocks {
+            let compiled = source.contains(Self.fold(block))
+            #expect(compiled, "README block not compiled by ReadmeSnippets.swift:\n\(block)")
+        }
+    }
+
+    @Test func theStubExampleRuns() async throws {
+        try await ReadmeSnippets.stubs()
+    }
+}
