@@ -73,10 +73,11 @@ final class SessionTransfer: Sendable {
         if stopped { task.cancel() }
     }
 
-    /// Ends the exchange early: by cancellation, or because the total timeout passed.
+    /// Ends the exchange early: by cancellation, or because the total timeout passed. The first reason wins; a stop
+    /// before `start` makes `start` fail at once, and a stop after the end changes nothing.
     func stop(_ reason: StopReason) {
         let task = state.withLock { state -> URLSessionDataTask? in
-            guard state.stopReason == nil, state.continuation != nil || state.task == nil else { return nil }
+            guard state.stopReason == nil else { return nil }
             state.stopReason = reason
             return state.task
         }

@@ -128,7 +128,7 @@ import Testing
         let cancelCalled = Locked(false)
         let outcome = await center.sendRecording { $0.api = "slow" } afterSending: { id in
             Task {
-                try await Task.sleep(for: .milliseconds(30))
+                await waitUntil { stub.statistics.inFlight == 1 }
                 #expect(center.request(for: id)?.url == "https://api.example.com/v1/slow")
                 center.cancel(id) { request in
                     cancelCalled.withLock { $0 = true }
@@ -169,7 +169,7 @@ import Testing
         stub.on(nil, "*", reply: .status(200).delayed(by: .seconds(30)))
         let (center, _) = stubCenter(stub)
         let task = Task { try await center.send { $0.api = "slow" } }
-        try? await Task.sleep(for: .milliseconds(30))
+        await waitUntil { stub.statistics.inFlight == 1 }
         task.cancel()
         let result = await task.result
         guard case .failure(let error) = result else { Issue.record("expected a failure"); return }
@@ -178,22 +178,28 @@ import Testing
     }
 
     @Test func aCancelledRequestNeverSucceedsEvenIfTheEngineFinishes() async {
-        // The engine ignores cancellation and answers anyway: the outcome must still be `.cancelled`.
+        // The engine ignores cancellation and answers 200 once the test lets it: the outcome must be `.cancelled`.
         struct StubbornEngine: Engine {
+            let started = Locked(false)
+            let gate = Gate()
+
             func perform(
                 _ request: EngineRequest, progress: @escaping @Sendable (TransferProgress) -> Void
             ) async throws -> EngineResponse {
-                try? await Task.sleep(for: .milliseconds(50))
+                started.withLock { $0 = true }
+                await gate.wait()
                 return EngineResponse(
                     response: HTTPURLResponse(url: request.url!, statusCode: 200, httpVersion: nil, headerFields: nil)!,
                     body: Data())
             }
         }
-        let center = Center { $0.engine = StubbornEngine(); $0.server = "https://x.com/" }
+        let engine = StubbornEngine()
+        let center = Center { $0.engine = engine; $0.server = "https://x.com/" }
         let outcome = await center.sendRecording { $0.api = "x" } afterSending: { id in
             Task {
-                try await Task.sleep(for: .milliseconds(10))
+                await waitUntil { engine.started.snapshot }
                 center.cancel(id)
+                engine.gate.open()
             }
         }
         #expect(outcome.events == ["failure:cancelled", "finished"])
@@ -204,7 +210,7 @@ import Testing
         stub.on(nil, "*", reply: .status(200).delayed(by: .seconds(30)))
         let (center, _) = stubCenter(stub)
         let tasks = (0..<5).map { index in Task { await center.sendRecording { $0.api = "\(index)" } } }
-        while stub.statistics.inFlight < 5 { try? await Task.sleep(for: .milliseconds(5)) }
+        await waitUntil { stub.statistics.inFlight == 5 }
         #expect(center.cancelAll() == 5)
         for task in tasks {
             #expect(await task.value.events == ["failure:cancelled", "finished"])

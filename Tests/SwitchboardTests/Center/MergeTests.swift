@@ -91,7 +91,7 @@ import Testing
         stub.on(nil, "*") { request in echoReply(request).delayed(by: .milliseconds(100)) }
         let (center, _) = stubCenter(stub) { $0.headers["X-Version"] = "1" }
         let first = Task { try await center.send { $0.api = "a" } }
-        try await Task.sleep(for: .milliseconds(20))
+        await waitUntil { stub.statistics.inFlight == 1 }
         center.setup { $0.headers["X-Version"] = "2"; $0.server = "https://changed.example/" }
         let response = try await first.value
         #expect(response.request.headers["X-Version"] == "1")

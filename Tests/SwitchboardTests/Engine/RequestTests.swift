@@ -211,7 +211,9 @@ import SwitchboardTestSupport
         let cancelled = Locked<Request?>(nil)
         let outcome = await center.sendRecording { $0.api = "delay/5" } afterSending: { id in
             Task {
-                try await Task.sleep(for: .milliseconds(200))
+                // Once the URL is composed, the request is on its way to the server.
+                await waitUntil { center.request(for: id)?.url != nil }
+                try await Task.sleep(for: .milliseconds(100))
                 center.cancel(id) { request in cancelled.withLock { $0 = request } }
             }
         }

@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 @testable import Switchboard
 
 /// Collects callback events from any thread, in the order they happened.
@@ -80,4 +81,45 @@ func echoReply(_ request: EngineRequest) -> StubEngine.Reply {
         "headers": .object(headers),
         "body": .string(body),
     ])
+}
+
+/// Polls until a condition holds (up to a generous limit), instead of guessing how long a step takes.
+func waitUntil(
+    _ condition: @Sendable () -> Bool, timeout: Duration = .seconds(10),
+    sourceLocation: SourceLocation = #_sourceLocation
+) async {
+    let clock = ContinuousClock()
+    let deadline = clock.now + timeout
+    while !condition() {
+        if clock.now > deadline {
+            Issue.record("condition not met within \(timeout)", sourceLocation: sourceLocation)
+            return
+        }
+        try? await Task.sleep(for: .milliseconds(2))
+    }
+}
+
+/// A gate that async code waits on, not cancellable, until the test opens it.
+final class Gate: Sendable {
+    private let state = Locked<(open: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+
+    func wait() async {
+        await withCheckedContinuation { continuation in
+            let resumeNow = state.withLock { state -> Bool in
+                if state.open { return true }
+                state.waiters.append(continuation)
+                return false
+            }
+            if resumeNow { continuation.resume() }
+        }
+    }
+
+    func open() {
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.open = true
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        waiters.forEach { $0.resume() }
+    }
 }
