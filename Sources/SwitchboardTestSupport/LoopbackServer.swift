@@ -22,6 +22,7 @@ public final class LoopbackServer: Sendable {
     private let listener: Int32
     private let handler: Handler
     private let connections = ServerLock<Set<Int32>>([])
+    private let accepted = ServerLock(0)
     private let stopped = ServerLock(false)
 
     /// A server with the httpbin routes, started on first use and shared by every test.
@@ -44,6 +45,11 @@ public final class LoopbackServer: Sendable {
         let thread = Thread { [self] in acceptLoop() }
         thread.name = "LoopbackServer.accept"
         thread.start()
+    }
+
+    /// How many connections the server has accepted so far (keep-alive reuse shows as fewer connections than requests).
+    public var acceptedConnections: Int {
+        accepted.withLock { $0 }
     }
 
     /// Stops listening and closes every open connection.
@@ -71,6 +77,7 @@ public final class LoopbackServer: Sendable {
                 break
             }
             Socket.configure(fd)
+            accepted.withLock { $0 += 1 }
             connections.withLock { _ = $0.insert(fd) }
             let thread = Thread { [self] in
                 serve(fd)
