@@ -13,8 +13,8 @@ enum Report {
             cells.append([
                 "\(row.family): \(row.name)",
                 String(format: "%.0f", row.sample.requestsPerSecond),
-                String(format: "%.3f", row.sample.percentile(0.5).milliseconds),
-                String(format: "%.3f", row.sample.percentile(0.99).milliseconds),
+                row.sample.latencies.isEmpty ? "-" : String(format: "%.3f", row.sample.percentile(0.5).milliseconds),
+                row.sample.latencies.isEmpty ? "-" : String(format: "%.3f", row.sample.percentile(0.99).milliseconds),
                 String(format: "%.0f", row.sample.cpuPerRequest.microseconds),
                 row.ratio.map { String(format: "%.2f×", $0) } ?? "",
                 row.note,
@@ -43,10 +43,12 @@ enum Report {
                 "name": row.name,
                 "requests": row.sample.requests,
                 "requests_per_second": row.sample.requestsPerSecond,
-                "p50_ms": row.sample.percentile(0.5).milliseconds,
-                "p99_ms": row.sample.percentile(0.99).milliseconds,
                 "cpu_us_per_request": row.sample.cpuPerRequest.microseconds,
             ]
+            if !row.sample.latencies.isEmpty {
+                object["p50_ms"] = row.sample.percentile(0.5).milliseconds
+                object["p99_ms"] = row.sample.percentile(0.99).milliseconds
+            }
             if let ratio = row.ratio { object["ratio"] = ratio }
             if !row.note.isEmpty { object["note"] = row.note }
             return object

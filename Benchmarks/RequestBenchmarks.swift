@@ -93,6 +93,7 @@ struct RequestBenchmarks {
 struct OverheadBenchmarks {
     let count: Int
     let rounds: Int
+    let batchSize = 10_000
 
     struct NullEngine: Engine {
         let response: HTTPURLResponse
@@ -127,6 +128,7 @@ struct OverheadBenchmarks {
         }
         _ = try await measure(count: 1000, concurrency: 1, asyncSend)
         var rows: [Row] = []
+        rows.append(try await batchRow(center))
         for (name, operation) in [("async send", asyncSend), ("callback send", callbackSend)] {
             var samples: [Sample] = []
             for _ in 0..<rounds { samples.append(try await measure(count: count, concurrency: 1, operation)) }
@@ -136,5 +138,24 @@ struct OverheadBenchmarks {
                 note: String(format: "%.1f µs per request", sample.wall.microseconds / Double(sample.requests))))
         }
         return rows
+    }
+
+    /// One batch of `batchSize` members through the null engine: the group machinery's cost per member.
+    private func batchRow(_ center: Center) async throws -> Row {
+        let size = batchSize
+        var samples: [Sample] = []
+        for _ in 0..<rounds {
+            let sample = try await measure(count: 1, concurrency: 1) { _ in
+                let responses = try await center.batch { batch in
+                    for index in 0..<size { batch.add { $0.api = "items/\(index)" } }
+                }
+                guard responses.count == size else { throw URLError(.badServerResponse) }
+            }
+            samples.append(Sample(requests: size, wall: sample.wall, latencies: [], cpu: sample.cpu))
+        }
+        let sample = median(samples)
+        return Row(
+            family: "Center overhead", name: "null engine, batch of \(size) members", sample: sample, ratio: nil,
+            note: String(format: "%.1f µs per member", sample.wall.microseconds / Double(size)))
     }
 }

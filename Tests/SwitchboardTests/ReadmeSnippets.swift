@@ -125,7 +125,7 @@ enum ReadmeSnippets {
 
     static func cancel(id: RequestID) {
         Center.shared.cancel(id) { cancelled in
-            print("cancelled:", cancelled?.api ?? "nothing was running")
+            print("cancelled:", cancelled?.id.map(String.init(describing:)) ?? "nothing was running")
         }
 
         let task = Task { try await Center.shared.send { $0.api = "reports/slow" } }

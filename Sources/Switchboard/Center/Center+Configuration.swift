@@ -28,6 +28,9 @@ extension Center {
         public var totalTimeout: Duration?
         /// Status codes that count as success. 200 to 299 by default.
         public var acceptableStatusCodes: Set<Int> = Set(200...299)
+        /// How many failed requests and groups (sent with callbacks) the center remembers for `retry(_:)`, and how
+        /// many successes it remembers to answer `.succeeded`. 100 by default; 0 turns retry by identifier off.
+        public var retainedFailures = 100
         /// Runs before each request is encoded, after merging and URL composition: it may change anything, and may
         /// throw to refuse sending (the request then fails with the thrown `HTTPError`, or `.vetoed`).
         public var onRequest: (@Sendable (inout Request) async throws -> Void)?

@@ -49,7 +49,7 @@ extension Center {
             request.id = id
             request.url = try URLComposition.compose(request)
         }
-        registry.update(id!, request)
+        registry.update(id!, .single(request))
         let engineRequest = try RequestEncoding.encode(request)
         log?.request(request, engineRequest)
         guard !Task.isCancelled else {

@@ -31,46 +31,40 @@ extension Center {
         onFailure: (@Sendable (HTTPError) -> Void)? = nil,
         onFinished: (@Sendable (Result<Response, HTTPError>) -> Void)? = nil
     ) -> RequestID {
-        let (request, configuration) = prepare(configure)
+        let id = RequestID.next()
+        let callbacks = SingleCallbacks(
+            onProgress: onProgress, onSuccess: onSuccess, onFailure: onFailure, onFinished: onFinished)
+        start(Request(configure), id: id, callbacks: callbacks, registered: false)
+        return id
+    }
+
+    /// Runs a single request under an identifier and delivers its outcome to callbacks; `retry` uses it too.
+    func start(_ request: Request, id: RequestID, callbacks: SingleCallbacks, registered: Bool) {
+        var request = request
+        request.id = id
+        if registered {
+            registry.update(id, .single(request))
+        } else {
+            registry.insert(id, .single(request))
+        }
+        let configuration = configuration
         var queue = callbackQueue(configuration)
         var relay: ProgressRelay?
-        if let onProgress {
+        if let onProgress = callbacks.onProgress {
             // One serial queue per request keeps its progress reports ahead of its final callbacks, even when the
             // callback queue is concurrent.
             queue = DispatchQueue(label: "Switchboard.request", target: queue)
             relay = ProgressRelay(queue: queue, handler: onProgress)
         }
-        let task = Task.detached(priority: Task.currentPriority) { [self, queue] in
+        let task = Task.detached(priority: Task.currentPriority) { [self, queue, request] in
             let result = await run(request, configuration, progress: relay?.report)
             relay?.finish()
-            queue.async {
-                Center.deliver(result, onSuccess: onSuccess, onFailure: onFailure, onFinished: onFinished)
-            }
+            registry.remember(
+                id, failure: result.isSuccess ? nil : .single(request, callbacks),
+                limit: configuration.retainedFailures)
+            queue.async { callbacks.deliver(result) }
         }
-        registry.attach(task, to: request.id!)
-        return request.id!
-    }
-
-    static func deliver(
-        _ result: Result<Response, HTTPError>,
-        onSuccess: (@Sendable (Response) throws -> Void)?,
-        onFailure: (@Sendable (HTTPError) -> Void)?,
-        onFinished: (@Sendable (Result<Response, HTTPError>) -> Void)?
-    ) {
-        switch result {
-        case .success(let response):
-            do {
-                try onSuccess?(response)
-                onFinished?(.success(response))
-            } catch {
-                let error = HTTPError.from(error, request: response.request)
-                onFailure?(error)
-                onFinished?(.failure(error))
-            }
-        case .failure(let error):
-            onFailure?(error)
-            onFinished?(.failure(error))
-        }
+        registry.attach(task, to: id)
     }
 
     // MARK: - async/await

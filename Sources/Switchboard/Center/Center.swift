@@ -72,24 +72,26 @@ public final class Center: Sendable {
 
     // MARK: - Looking up and cancelling
 
-    /// The running request with this identifier, as it is being sent; `nil` once it has finished or was cancelled.
-    public func request(for id: RequestID) -> Request? {
-        registry.request(for: id)
+    /// The running request, batch or chain with this identifier, as it is being sent; `nil` once it has finished
+    /// or was cancelled. A group lists its members' identifiers.
+    public func request(for id: RequestID) -> AnyRequest? {
+        registry.work(for: id)
     }
 
-    /// Cancels a running request.
+    /// Cancels a running request, batch or chain.
     ///
-    /// The request ends with `HTTPError.Code.cancelled` through its `onFailure` and `onFinished` callbacks (exactly
-    /// once, never `onSuccess`), or its `async` call throws it. `onCancel` runs on the callback queue with the
-    /// request that was cancelled, or `nil` when nothing with this identifier was running (it had already finished).
-    public func cancel(_ id: RequestID, onCancel: (@Sendable (Request?) -> Void)? = nil) {
+    /// A request ends with `HTTPError.Code.cancelled` through its `onFailure` and `onFinished` callbacks (exactly
+    /// once, never `onSuccess`), or its `async` call throws it. A group cancels every running member and starts no
+    /// other, then finishes once as cancelled; members that had finished keep their responses. `onCancel` runs on the
+    /// callback queue with what was cancelled, or `nil` when nothing with this identifier was running.
+    public func cancel(_ id: RequestID, onCancel: (@Sendable (AnyRequest?) -> Void)? = nil) {
         let cancelled = registry.cancel(id)
         if let onCancel {
             callbackQueue(configuration).async { onCancel(cancelled) }
         }
     }
 
-    /// Cancels every running request of this center; returns how many there were.
+    /// Cancels every running request and group of this center; returns how many there were (members count too).
     @discardableResult
     public func cancelAll() -> Int {
         registry.cancelAll().count
@@ -107,7 +109,7 @@ public final class Center: Sendable {
         configure(&request)
         let id = RequestID.next()
         request.id = id
-        registry.insert(id, request)
+        registry.insert(id, .single(request))
         return (request, configuration)
     }
 }

@@ -1,74 +1,67 @@
-/// The requests a center is running, by identifier: what `cancel(_:)` and `request(for:)` reach.
+/// What a center is running, by identifier, and what it remembers of finished work for `retry`.
 ///
-/// Cancellation is decided here, under the lock, so that a request that finishes and a cancel that arrives at the
-/// same moment agree on one outcome: whichever takes the lock first wins, and the other sees that.
+/// Cancellation is decided here, under the lock, so that work that finishes and a cancel that arrives at the same
+/// moment agree on one outcome: whichever takes the lock first wins, and the other sees that. Retry records live
+/// under the same lock, so that taking a record and marking the work running again is one step.
 final class Registry: Sendable {
     private struct Entry {
-        var request: Request
+        var work: AnyRequest
         var cancelTask: (@Sendable () -> Void)?
         var cancelled = false
     }
 
-    private let entries = Locked<[RequestID: Entry]>([:])
-
-    /// Records a request that is about to start.
-    func insert(_ id: RequestID, _ request: Request) {
-        entries.withLock { $0[id] = Entry(request: request) }
+    private struct State {
+        var entries: [RequestID: Entry] = [:]
+        var failures: [RequestID: RetryRecord] = [:]
+        var failureOrder: [RequestID] = []
+        var successes: Set<RequestID> = []
+        var successOrder: [RequestID] = []
     }
 
-    /// Attaches the way to cancel the task running a request, cancelling it at once if a cancel came first.
+    private let state = Locked(State())
+
+    // MARK: - Running
+
+    /// Records work that is about to start.
+    func insert(_ id: RequestID, _ work: AnyRequest) {
+        state.withLock { $0.entries[id] = Entry(work: work) }
+    }
+
+    /// Attaches the way to cancel the task running the work, cancelling it at once if a cancel came first.
     func attach<Success, Failure>(_ task: Task<Success, Failure>, to id: RequestID) {
-        let cancelNow = entries.withLock { entries -> Bool in
-            guard entries[id] != nil else { return false }
-            entries[id]!.cancelTask = { task.cancel() }
-            return entries[id]!.cancelled
+        let cancelNow = state.withLock { state -> Bool in
+            guard state.entries[id] != nil else { return false }
+            state.entries[id]!.cancelTask = { task.cancel() }
+            return state.entries[id]!.cancelled
         }
         if cancelNow { task.cancel() }
     }
 
-    /// Replaces the request on record, so that lookups see it as merged and hooked.
-    func update(_ id: RequestID, _ request: Request) {
-        entries.withLock { entries in
-            if entries[id] != nil { entries[id]!.request = request }
+    /// Replaces the description on record, so that lookups see it as merged, hooked or progressed.
+    func update(_ id: RequestID, _ work: AnyRequest) {
+        state.withLock { state in
+            if state.entries[id] != nil { state.entries[id]!.work = work }
         }
     }
 
-    /// Marks a running request cancelled and cancels its task; returns the request, or `nil` if none was running.
-    func cancel(_ id: RequestID) -> Request? {
-        let found = entries.withLock { entries -> (Request, (@Sendable () -> Void)?)? in
-            guard entries[id] != nil, !entries[id]!.cancelled else { return nil }
-            entries[id]!.cancelled = true
-            return (entries[id]!.request, entries[id]!.cancelTask)
+    /// Marks running work cancelled and cancels its task; returns the work, or `nil` if none was running.
+    func cancel(_ id: RequestID) -> AnyRequest? {
+        let found = state.withLock { state -> (AnyRequest, (@Sendable () -> Void)?)? in
+            guard let entry = state.entries[id], !entry.cancelled else { return nil }
+            state.entries[id]!.cancelled = true
+            return (entry.work, entry.cancelTask)
         }
         found?.1?()
         return found?.0
     }
 
-    /// Removes a finished request; returns whether it had been cancelled.
-    func finish(_ id: RequestID) -> Bool {
-        entries.withLock { $0.removeValue(forKey: id)?.cancelled ?? false }
-    }
-
-    /// Whether a cancel has been requested for a running request.
-    func isCancelled(_ id: RequestID) -> Bool {
-        entries.withLock { $0[id]?.cancelled ?? false }
-    }
-
-    /// The running request with this identifier.
-    func request(for id: RequestID) -> Request? {
-        entries.withLock { entries in
-            guard let entry = entries[id], !entry.cancelled else { return nil }
-            return entry.request
-        }
-    }
-
-    /// Cancels every running request; returns how many were cancelled.
-    func cancelAll() -> [Request] {
-        let found = entries.withLock { entries -> [(Request, (@Sendable () -> Void)?)] in
-            var found: [(Request, (@Sendable () -> Void)?)] = []
-            for id in entries.keys where !entries[id]!.cancelled {
-                entries[id]!.cancelled = true
-                found.append((entries[id]!.request, entries[id]!.cancelTask))
+    /// Cancels every running request and group; returns what was cancelled.
+    func cancelAll() -> [AnyRequest] {
+        let found = state.withLock { state -> [(AnyRequest, (@Sendable () -> Void)?)] in
+            var found: [(AnyRequest, (@Sendable () -> Void)?)] = []
+            for (id, entry) in state.entries where !entry.cancelled {
+                state.entries[id]!.cancelled = true
+                found.append((entry.work, entry.cancelTask))
             }
             return found
         }
@@ -76,8 +69,64 @@ final class Registry: Sendable {
         return found.map(\.0)
     }
 
-    /// How many requests are running.
+    /// Removes finished work; returns whether it had been cancelled.
+    func finish(_ id: RequestID) -> Bool {
+        state.withLock { $0.entries.removeValue(forKey: id)?.cancelled ?? false }
+    }
+
+    /// The running work with this identifier.
+    func work(for id: RequestID) -> AnyRequest? {
+        state.withLock { state in
+            guard let entry = state.entries[id], !entry.cancelled else { return nil }
+            return entry.work
+        }
+    }
+
+    /// How many requests and groups are running (members of groups count on their own).
     var count: Int {
-        entries.withLock { $0.count }
+        state.withLock { $0.entries.count }
+    }
+
+    // MARK: - Remembering outcomes for retry
+
+    /// Remembers how finished work ended: a failure with what is needed to run it again, or a success. At most
+    /// `limit` of each are kept; the oldest go first.
+    func remember(_ id: RequestID, failure record: RetryRecord?, limit: Int) {
+        guard limit > 0 else { return }
+        state.withLock { state in
+            if let record {
+                if state.failures.updateValue(record, forKey: id) == nil { state.failureOrder.append(id) }
+                state.successes.remove(id)
+                while state.failureOrder.count > limit {
+                    state.failures.removeValue(forKey: state.failureOrder.removeFirst())
+                }
+            } else {
+                state.failures.removeValue(forKey: id)
+                if state.successes.insert(id).inserted { state.successOrder.append(id) }
+                while state.successOrder.count > limit {
+                    state.successes.remove(state.successOrder.removeFirst())
+                }
+            }
+        }
+    }
+
+    /// What `retry` finds for an identifier; a failure record is taken, and the work marked running, in one step.
+    enum Lookup {
+        case running
+        case failed(RetryRecord)
+        case succeeded
+        case unknown
+    }
+
+    func takeForRetry(_ id: RequestID) -> Lookup {
+        state.withLock { state in
+            if state.entries[id] != nil { return .running }
+            if let record = state.failures.removeValue(forKey: id) {
+                state.failureOrder.removeAll { $0 == id }
+                state.entries[id] = Entry(work: record.work)
+                return .failed(record)
+            }
+            return state.successes.contains(id) ? .succeeded : .unknown
+        }
     }
 }

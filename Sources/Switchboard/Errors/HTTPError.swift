@@ -47,6 +47,11 @@ public struct HTTPError: Error, Sendable, CustomStringConvertible, CustomDebugSt
         public static let business = Code(rawValue: "business")
         /// The engine is not usable here (a missing system library, an unsupported option).
         public static let unsupported = Code(rawValue: "unsupported")
+        /// A member of a batch or chain was never sent: a chain step declined, an earlier step failed, or the group
+        /// stopped first.
+        public static let notSent = Code(rawValue: "notSent")
+        /// A batch or chain that cannot run: a batch without members, a chain without its first step.
+        public static let invalidGroup = Code(rawValue: "invalidGroup")
     }
 
     /// What kind of failure happened.
@@ -59,6 +64,8 @@ public struct HTTPError: Error, Sendable, CustomStringConvertible, CustomDebugSt
     public var response: Response?
     /// The error that caused this one (a `URLError`, a `DecodingError`, an error thrown by a hook), if any.
     public var underlying: (any Error)?
+    /// For a failed batch or chain: every member's outcome, in member order.
+    public var memberResults: [Result<Response, HTTPError>]?
 
     /// Creates an error.
     public init(

@@ -129,10 +129,10 @@ import Testing
         let outcome = await center.sendRecording { $0.api = "slow" } afterSending: { id in
             Task {
                 await waitUntil { stub.statistics.inFlight == 1 }
-                #expect(center.request(for: id)?.url == "https://api.example.com/v1/slow")
+                #expect(center.request(for: id)?.request?.url == "https://api.example.com/v1/slow")
                 center.cancel(id) { request in
                     cancelCalled.withLock { $0 = true }
-                    cancelled.withLock { $0 = request }
+                    cancelled.withLock { $0 = request?.request }
                 }
             }
         }
@@ -149,7 +149,7 @@ import Testing
         stub.on(nil, "*", reply: .status(200))
         let (center, _) = stubCenter(stub)
         let outcome = await center.sendRecording { $0.api = "x" }
-        let seen = await withCheckedContinuation { (continuation: CheckedContinuation<Request?, Never>) in
+        let seen = await withCheckedContinuation { (continuation: CheckedContinuation<AnyRequest?, Never>) in
             center.cancel(outcome.id) { continuation.resume(returning: $0) }
         }
         #expect(seen == nil)

@@ -212,9 +212,9 @@ import SwitchboardTestSupport
         let outcome = await center.sendRecording { $0.api = "delay/5" } afterSending: { id in
             Task {
                 // Once the URL is composed, the request is on its way to the server.
-                await waitUntil { center.request(for: id)?.url != nil }
+                await waitUntil { center.request(for: id)?.request?.url != nil }
                 try await Task.sleep(for: .milliseconds(100))
-                center.cancel(id) { request in cancelled.withLock { $0 = request } }
+                center.cancel(id) { work in cancelled.withLock { $0 = work?.request } }
             }
         }
         #expect(outcome.events == ["failure:cancelled", "finished"])

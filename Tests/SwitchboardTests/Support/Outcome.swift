@@ -123,3 +123,54 @@ final class Gate: Sendable {
         waiters.forEach { $0.resume() }
     }
 }
+
+/// Everything the callbacks of one batch or chain reported.
+struct GroupOutcome: Sendable {
+    var id: RequestID
+    var events: [String]
+    var results: [Result<Response, HTTPError>]
+
+    /// `ok` or the error code of each member, in member order.
+    var summary: [String] {
+        results.map { result in
+            switch result {
+            case .success: "ok"
+            case .failure(let error): "\(error.code)"
+            }
+        }
+    }
+}
+
+extension Center {
+    /// Sends a batch or chain with every callback attached and waits for `onFinished`, then drains the queue.
+    func groupRecording(
+        batch configureBatch: ((inout BatchRequest) -> Void)? = nil,
+        chain configureChain: ((inout ChainRequest) -> Void)? = nil,
+        afterSending: @Sendable (RequestID) -> Void = { _ in }
+    ) async -> GroupOutcome {
+        let log = EventLog()
+        let sent = Locked<RequestID?>(nil)
+        let results = await withCheckedContinuation { (continuation: CheckedContinuation<[Result<Response, HTTPError>], Never>) in
+            let onSuccess: @Sendable ([Response]) -> Void = { responses in log.record("success(\(responses.count))") }
+            let onFailure: @Sendable ([Result<Response, HTTPError>]) -> Void = { results in
+                log.record("failure(\(results.count))")
+            }
+            let onFinished: @Sendable ([Result<Response, HTTPError>]) -> Void = { results in
+                log.record("finished")
+                continuation.resume(returning: results)
+            }
+            let id = if let configureBatch {
+                sendBatch(configureBatch, onSuccess: onSuccess, onFailure: onFailure, onFinished: onFinished)
+            } else {
+                sendChain(configureChain!, onSuccess: onSuccess, onFailure: onFailure, onFinished: onFinished)
+            }
+            sent.withLock { $0 = id }
+            afterSending(id)
+        }
+        let queue = callbackQueue(configuration)
+        queue.sync(flags: .barrier) {}
+        try? await Task.sleep(for: .milliseconds(20))
+        queue.sync(flags: .barrier) {}
+        return GroupOutcome(id: sent.snapshot!, events: log.all, results: results)
+    }
+}

@@ -1,0 +1,67 @@
+import Foundation
+
+/// The callbacks of a single request, kept together so that a retry can fire them again.
+struct SingleCallbacks: Sendable {
+    var onProgress: (@Sendable (TransferProgress) -> Void)?
+    var onSuccess: (@Sendable (Response) throws -> Void)?
+    var onFailure: (@Sendable (HTTPError) -> Void)?
+    var onFinished: (@Sendable (Result<Response, HTTPError>) -> Void)?
+
+    /// Success then finished, or failure then finished; a throwing `onSuccess` turns the outcome into a failure.
+    func deliver(_ result: Result<Response, HTTPError>) {
+        switch result {
+        case .success(let response):
+            do {
+                try onSuccess?(response)
+                onFinished?(.success(response))
+            } catch {
+                let error = HTTPError.from(error, request: response.request)
+                onFailure?(error)
+                onFinished?(.failure(error))
+            }
+        case .failure(let error):
+            onFailure?(error)
+            onFinished?(.failure(error))
+        }
+    }
+}
+
+/// The callbacks of a batch or chain.
+struct GroupCallbacks: Sendable {
+    var onProgress: (@Sendable (TransferProgress) -> Void)?
+    var onSuccess: (@Sendable ([Response]) -> Void)?
+    var onFailure: (@Sendable ([Result<Response, HTTPError>]) -> Void)?
+    var onFinished: (@Sendable ([Result<Response, HTTPError>]) -> Void)?
+
+    /// Success (every member succeeded) then finished, or failure then finished, with results in member order.
+    func deliver(_ results: [Result<Response, HTTPError>]) {
+        let responses = results.compactMap { try? $0.get() }
+        if !results.isEmpty && responses.count == results.count {
+            onSuccess?(responses)
+        } else {
+            onFailure?(results)
+        }
+        onFinished?(results)
+    }
+}
+
+/// What `retry` needs to run finished, failed work again under the same identifier.
+enum RetryRecord: Sendable {
+    case single(Request, SingleCallbacks)
+    case batch(BatchRequest, [Result<Response, HTTPError>], GroupCallbacks)
+    case chain(ChainRequest, [Result<Response, HTTPError>], GroupCallbacks)
+
+    var work: AnyRequest {
+        switch self {
+        case .single(let request, _): .single(request)
+        case .batch(let batch, _, _): .batch(batch)
+        case .chain(let chain, _, _): .chain(chain)
+        }
+    }
+}
+
+extension Result {
+    var isSuccess: Bool {
+        if case .success = self { true } else { false }
+    }
+}

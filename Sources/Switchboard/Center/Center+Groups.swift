@@ -1,0 +1,209 @@
+import Foundation
+
+extension Center {
+    // MARK: - Batch
+
+    /// Sends a batch: members run concurrently (at most `maxConcurrent` at a time) and report together.
+    ///
+    /// ```swift
+    /// let id = center.sendBatch { batch in
+    ///     batch.add { $0.api = "profile" }
+    ///     batch.add { $0.api = "settings" }
+    /// } onSuccess: { responses in
+    ///     print(responses.count)              // 2, in member order
+    /// } onFailure: { results in
+    ///     print(results)                      // every member's Result, in member order
+    /// }
+    /// ```
+    ///
+    /// Each member goes through the whole request path (merging, hooks, validation, decoding). `onSuccess` runs when
+    /// every member succeeded, `onFailure` otherwise, then `onFinished`, each once, on the callback queue.
+    /// `onProgress` sums the members' progress. Under `.failFast` the first failure cancels the other members.
+    /// Members that never ran are `.notSent`; an empty batch fails with one `.invalidGroup` result.
+    ///
+    /// - Returns: the batch's identifier, valid before any member starts; `request(for:)` lists the members'.
+    @discardableResult
+    public func sendBatch(
+        _ configure: (inout BatchRequest) -> Void,
+        onProgress: (@Sendable (TransferProgress) -> Void)? = nil,
+        onSuccess: (@Sendable ([Response]) -> Void)? = nil,
+        onFailure: (@Sendable ([Result<Response, HTTPError>]) -> Void)? = nil,
+        onFinished: (@Sendable ([Result<Response, HTTPError>]) -> Void)? = nil
+    ) -> RequestID {
+        let batch = Center.numbered(configure)
+        let callbacks = GroupCallbacks(
+            onProgress: onProgress, onSuccess: onSuccess, onFailure: onFailure, onFinished: onFinished)
+        startGroup(.batch(batch), previous: nil, callbacks: callbacks, registered: false)
+        return batch.id!
+    }
+
+    /// Sends a batch and returns every member's response, in member order.
+    ///
+    /// ```swift
+    /// let responses = try await center.batch { batch in
+    ///     batch.add { $0.api = "a" }
+    ///     batch.add { $0.api = "b" }
+    /// }
+    /// ```
+    ///
+    /// - Throws: `HTTPError` whose `memberResults` holds every member's outcome; its code is that of the failure that
+    ///   decided the outcome (`.cancelled` when the batch or its task was cancelled).
+    public func batch(_ configure: (inout BatchRequest) -> Void) async throws(HTTPError) -> [Response] {
+        try await runGroup(.batch(Center.numbered(configure)))
+    }
+
+    // MARK: - Chain
+
+    /// Sends a chain: each step runs after the previous one succeeded, built from its response.
+    ///
+    /// ```swift
+    /// center.sendChain { chain in
+    ///     chain.first { $0.api = "login"; $0.method = .post }
+    ///     chain.next { request, previous in
+    ///         request.api = "profile/" + (previous.json?["id"]?.string ?? "")
+    ///     }
+    /// } onSuccess: { responses in
+    ///     print(responses.map(\.status))
+    /// } onFailure: { results in
+    ///     print(results)
+    /// }
+    /// ```
+    ///
+    /// A step that throws declines to send: the chain fails, and that step and the later ones are `.notSent`. A chain
+    /// without `first` fails with one `.invalidGroup` result. Step closures run off the callback queue, between steps.
+    @discardableResult
+    public func sendChain(
+        _ configure: (inout ChainRequest) -> Void,
+        onProgress: (@Sendable (TransferProgress) -> Void)? = nil,
+        onSuccess: (@Sendable ([Response]) -> Void)? = nil,
+        onFailure: (@Sendable ([Result<Response, HTTPError>]) -> Void)? = nil,
+        onFinished: (@Sendable ([Result<Response, HTTPError>]) -> Void)? = nil
+    ) -> RequestID {
+        let chain = Center.numbered(configure)
+        let callbacks = GroupCallbacks(
+            onProgress: onProgress, onSuccess: onSuccess, onFailure: onFailure, onFinished: onFinished)
+        startGroup(.chain(chain), previous: nil, callbacks: callbacks, registered: false)
+        return chain.id!
+    }
+
+    /// Sends a chain and returns every step's response, in step order.
+    ///
+    /// - Throws: `HTTPError` whose `memberResults` holds every step's outcome.
+    public func chain(_ configure: (inout ChainRequest) -> Void) async throws(HTTPError) -> [Response] {
+        try await runGroup(.chain(Center.numbered(configure)))
+    }
+
+    // MARK: - Running groups
+
+    /// Runs a batch or chain and delivers its results to callbacks; `retry` uses it too.
+    func startGroup(
+        _ group: AnyRequest, previous: [Result<Response, HTTPError>]?, callbacks: GroupCallbacks, registered: Bool
+    ) {
+        let id = group.id!
+        if registered { registry.update(id, group) } else { registry.insert(id, group) }
+        let configuration = configuration
+        var queue = callbackQueue(configuration)
+        var relay: ProgressRelay?
+        if let onProgress = callbacks.onProgress {
+            queue = DispatchQueue(label: "Switchboard.group", target: queue)
+            relay = ProgressRelay(queue: queue, handler: onProgress)
+        }
+        let task = Task.detached(priority: Task.currentPriority) { [self, queue] in
+            let (results, _) = await runMembers(group, configuration, previous: previous, relay: relay)
+            relay?.finish()
+            let failed = !results.allSatisfy(\.isSuccess)
+            let record: RetryRecord? = switch group {
+            case .batch(let batch): failed ? .batch(batch, results, callbacks) : nil
+            case .chain(let chain): failed ? .chain(chain, results, callbacks) : nil
+            case .single: nil
+            }
+            registry.remember(id, failure: record, limit: configuration.retainedFailures)
+            queue.async { callbacks.deliver(results) }
+        }
+        registry.attach(task, to: id)
+    }
+
+    /// Runs a batch or chain for an `async` caller.
+    private func runGroup(_ group: AnyRequest) async throws(HTTPError) -> [Response] {
+        let id = group.id!
+        registry.insert(id, group)
+        let configuration = configuration
+        let task = Task { [self] in
+            await runMembers(group, configuration, previous: nil, relay: nil)
+        }
+        registry.attach(task, to: id)
+        let (results, error) = await withTaskCancellationHandler {
+            await task.value
+        } onCancel: {
+            task.cancel()
+        }
+        if let error { throw error }
+        return results.compactMap { try? $0.get() }
+    }
+
+    /// Runs the members and ends the group's registration; returns the results and, when the group failed, the
+    /// error that sums it up.
+    private func runMembers(
+        _ group: AnyRequest, _ configuration: Configuration, previous: [Result<Response, HTTPError>]?,
+        relay: ProgressRelay?
+    ) async -> ([Result<Response, HTTPError>], HTTPError?) {
+        let results: [Result<Response, HTTPError>]
+        var trigger: Int?
+        var kind = "batch"
+        switch group {
+        case .batch(let batch):
+            let run = BatchRun(center: self, batch: batch, configuration: configuration, previous: previous, relay: relay)
+            results = await run.run()
+            trigger = run.trigger
+        case .chain(let chain):
+            kind = "chain"
+            results = await ChainRun(center: self, chain: chain, configuration: configuration, relay: relay)
+                .run(previous: previous)
+        case .single:
+            preconditionFailure("a single request is not a group")
+        }
+        let cancelled = registry.finish(group.id!) || Task.isCancelled
+        return (results, Center.groupError(kind, results, cancelled: cancelled, trigger: trigger))
+    }
+
+    /// The error that sums up a failed group: cancellation, or the member failure that decided the outcome.
+    static func groupError(
+        _ kind: String, _ results: [Result<Response, HTTPError>], cancelled: Bool, trigger: Int?
+    ) -> HTTPError? {
+        if cancelled {
+            var error = HTTPError(.cancelled, "the \(kind) was cancelled")
+            error.memberResults = results
+            return error
+        }
+        let failures = results.enumerated().compactMap { index, result -> (Int, HTTPError)? in
+            if case .failure(let error) = result { (index, error) } else { nil }
+        }
+        guard let (index, cause) = failures.first(where: { $0.0 == trigger }) ?? failures.first else { return nil }
+        var error = cause
+        if results.count > 1 || cause.code != .invalidGroup {
+            error.message = "member \(index + 1) of \(results.count) failed: \(cause.message)"
+            error.underlying = cause
+        }
+        error.memberResults = results
+        return error
+    }
+
+    /// A configured batch with its identifier and its members' assigned.
+    private static func numbered(_ configure: (inout BatchRequest) -> Void) -> BatchRequest {
+        var batch = BatchRequest()
+        configure(&batch)
+        batch.id = RequestID.next()
+        for index in batch.members.indices { batch.members[index].id = RequestID.next() }
+        return batch
+    }
+
+    /// A configured chain with its identifier and its steps' assigned.
+    private static func numbered(_ configure: (inout ChainRequest) -> Void) -> ChainRequest {
+        var chain = ChainRequest()
+        configure(&chain)
+        chain.id = RequestID.next()
+        chain.memberIDs = (0..<chain.count).map { _ in RequestID.next() }
+        chain.firstRequest?.id = chain.memberIDs.first
+        return chain
+    }
+}

@@ -1,0 +1,132 @@
+/// A batch: requests that run concurrently and report together, in member order.
+///
+/// You configure one in `Center.sendBatch` or `Center.batch`:
+///
+/// ```swift
+/// center.sendBatch { batch in
+///     batch.policy = .failFast
+///     batch.maxConcurrent = 4
+///     batch.add { $0.api = "profile" }
+///     batch.add { $0.api = "settings" }
+/// } onSuccess: { responses in
+///     print(responses.map(\.status))
+/// }
+/// ```
+public struct BatchRequest: Sendable {
+    /// What a batch does when a member fails.
+    public enum Policy: Sendable, Hashable {
+        /// Wait for every member, then report (XMNetworking).
+        case waitAll
+        /// Cancel every other member at the first failure, then report (YTKNetwork).
+        case failFast
+    }
+
+    /// The identifier of the batch, assigned when it is sent.
+    public internal(set) var id: RequestID?
+    /// The members, in the order they were added; each has its own identifier once the batch is sent.
+    public internal(set) var members: [Request] = []
+    /// What to do when a member fails. `.waitAll` by default.
+    public var policy: Policy = .waitAll
+    /// How many members may run at once; `nil` (the default) starts them all at once.
+    public var maxConcurrent: Int?
+
+    /// Creates an empty batch.
+    public init() {}
+
+    /// Adds a member, configured like a single request.
+    public mutating func add(_ configure: (inout Request) -> Void) {
+        members.append(Request(configure))
+    }
+
+    /// The identifiers of the members, in member order (empty until the batch is sent).
+    public var memberIDs: [RequestID] {
+        members.compactMap(\.id)
+    }
+}
+
+/// A chain: requests that run one after another, each built from the response of the one before.
+///
+/// ```swift
+/// center.sendChain { chain in
+///     chain.first { $0.api = "login"; $0.method = .post }
+///     chain.next { request, previous in
+///         request.api = "profile/" + (previous.json?["id"]?.string ?? "")
+///     }
+/// } onSuccess: { responses in
+///     print(responses.last?.json ?? "")
+/// }
+/// ```
+///
+/// A step declines to send by throwing: the chain then fails, and that step and the ones after it are reported as
+/// not sent (`HTTPError.Code.notSent`).
+public struct ChainRequest: Sendable {
+    /// Builds the request of a step from the previous response and every response so far (in step order).
+    public typealias Step = @Sendable (inout Request, Response, [Response]) throws -> Void
+
+    /// The identifier of the chain, assigned when it is sent.
+    public internal(set) var id: RequestID?
+    /// The first request, once `first` was called.
+    public internal(set) var firstRequest: Request?
+    /// The identifiers of the steps, in step order (assigned when the chain is sent).
+    public internal(set) var memberIDs: [RequestID] = []
+    var steps: [Step] = []
+    var firstCalls = 0
+
+    /// Creates an empty chain.
+    public init() {}
+
+    /// Configures the first request; call it once, before `next`.
+    public mutating func first(_ configure: (inout Request) -> Void) {
+        firstRequest = Request(configure)
+        firstCalls += 1
+    }
+
+    /// Adds a step built from the previous step's response; throw to decline sending it.
+    public mutating func next(_ step: @escaping @Sendable (inout Request, Response) throws -> Void) {
+        steps.append { request, previous, _ in try step(&request, previous) }
+    }
+
+    /// Adds a step that reads every earlier response too (in step order, the previous one last).
+    public mutating func next(_ step: @escaping @Sendable (inout Request, Response, [Response]) throws -> Void) {
+        steps.append(step)
+    }
+
+    /// The number of steps, the first included.
+    public var count: Int {
+        (firstRequest == nil ? 0 : 1) + steps.count
+    }
+}
+
+/// A running or finished piece of work at a center: a single request, a batch or a chain.
+public enum AnyRequest: Sendable {
+    /// A single request.
+    case single(Request)
+    /// A batch.
+    case batch(BatchRequest)
+    /// A chain.
+    case chain(ChainRequest)
+
+    /// Its identifier.
+    public var id: RequestID? {
+        switch self {
+        case .single(let request): request.id
+        case .batch(let batch): batch.id
+        case .chain(let chain): chain.id
+        }
+    }
+
+    /// The request, when this is a single request.
+    public var request: Request? {
+        if case .single(let request) = self { request } else { nil }
+    }
+
+    /// The batch, when this is a batch.
+    public var batch: BatchRequest? {
+        if case .batch(let batch) = self { batch } else { nil }
+    }
+
+    /// The chain, when this is a chain.
+    public var chain: ChainRequest? {
+        if case .chain(let chain) = self { chain } else { nil }
+    }
+}
