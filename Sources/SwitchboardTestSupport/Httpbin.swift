@@ -46,6 +46,7 @@ public enum Httpbin {
             guard let url = request.queryValue("url") else { return .text("missing url", status: 400) }
             return redirect(to: url, status: Int(request.queryValue("status_code") ?? "") ?? 302)
         case ("basic-auth", 2): return basicAuth(request, user: rest[0], password: rest[1])
+        case ("fail-times", 2): return failTimes(Int(rest[0]) ?? 0, key: rest[1], request: request)
         default: return notFound()
         }
     }
@@ -166,6 +167,24 @@ public enum Httpbin {
             return ServerResponse(status: 401, headers: [("WWW-Authenticate", "Basic realm=\"Fake Realm\"")])
         }
         return .json(["authenticated": true, "user": user])
+    }
+
+    /// Calls seen per key by `/fail-times/N/KEY`.
+    private static let failureCounts = ServerLock<[String: Int]>([:])
+
+    /// `/fail-times/N/KEY` (loopback only): answers 503 to the first N calls for KEY, then 200 with the call count.
+    /// `?status=S` picks the failing status, `?retry_after=T` adds a `Retry-After` header.
+    private static func failTimes(_ failures: Int, key: String, request: ServerRequest) -> ServerResponse {
+        let call = failureCounts.withLock { counts -> Int in
+            counts[key, default: 0] += 1
+            return counts[key]!
+        }
+        guard call > failures else {
+            var response = ServerResponse.json(["call": call], status: Int(request.queryValue("status") ?? "") ?? 503)
+            if let retryAfter = request.queryValue("retry_after") { response.headers.append(("Retry-After", retryAfter)) }
+            return response
+        }
+        return .json(["call": call, "key": key])
     }
 
     public static func notFound() -> ServerResponse {

@@ -123,13 +123,72 @@ enum ReadmeSnippets {
         }
     }
 
-    static func cancel(id: RequestID) {
+    static func groups() async throws {
+        let batchID = Center.shared.sendBatch { batch in
+            batch.policy = .failFast       // .waitAll (the default) waits for every member
+            batch.maxConcurrent = 4        // nil (the default): all at once
+            batch.add { $0.api = "profile" }
+            batch.add { $0.api = "settings" }
+            batch.add { $0.api = "notifications"; $0.parameters = ["unread": true] }
+        } onProgress: { progress in
+            print(progress.completed)      // bytes, summed over the members
+        } onSuccess: { responses in
+            print(responses.map(\.status))  // every member succeeded, in member order
+        } onFailure: { results in
+            for case .failure(let error) in results { print(error.code) }
+        } onFinished: { results in
+            // [Result<Response, HTTPError>], in member order, after onSuccess or onFailure
+        }
+
+        let responses = try await Center.shared.batch { batch in
+            batch.add { $0.api = "a" }
+            batch.add { $0.api = "b" }
+        }
+
+        let chainID = Center.shared.sendChain { chain in
+            chain.first { $0.api = "login"; $0.method = .post; $0.parameters = ["user": "ada"] }
+            chain.next { request, previous in
+                request.api = "profile/" + (previous.json?["id"]?.string ?? "")
+            }
+            chain.next { request, previous, all in          // all: every earlier response, in step order
+                guard let avatar = previous.json?["avatar"]?.string else { throw HTTPError(.notSent, "no avatar") }
+                request.url = avatar
+                request.responseSerializer = .raw
+            }
+        } onSuccess: { responses in
+            print(responses.count)
+        } onFailure: { results in
+            print(results.map { (try? $0.get()) != nil })
+        }
+        cancelAndRetry(id: batchID, batchID: batchID, chainID: chainID)
+        _ = responses
+    }
+
+    static func cancelAndRetry(id: RequestID, batchID: RequestID, chainID: RequestID) {
         Center.shared.cancel(id) { cancelled in
             print("cancelled:", cancelled?.id.map(String.init(describing:)) ?? "nothing was running")
+        }
+        Center.shared.cancel(batchID)          // cancels the running members, starts no other
+
+        switch Center.shared.retry(chainID) {  // re-runs what failed or never ran, keeps what succeeded
+        case .retrying: print("the original callbacks will fire again")
+        case .running, .succeeded, .unknown: break
         }
 
         let task = Task { try await Center.shared.send { $0.api = "reports/slow" } }
         task.cancel()   // the transfer stops; the call throws HTTPError with code .cancelled
+    }
+
+    static func retryPolicy() {
+        Center.shared.setup { config in
+            config.retryPolicy = .default                   // 3 attempts; .never is the default
+        }
+        Center.shared.send { request in
+            request.api = "orders"
+            request.method = .post
+            request.retry = RetryPolicy(maxAttempts: 4, initialDelay: .seconds(1), methods: [.post])
+        }
+        Center.shared.send { $0.api = "feed"; $0.retryCount = 2 }   // XMNetworking's shorthand: 3 attempts
     }
 
     static func errors() async {

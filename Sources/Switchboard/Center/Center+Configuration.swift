@@ -28,6 +28,10 @@ extension Center {
         public var totalTimeout: Duration?
         /// Status codes that count as success. 200 to 299 by default.
         public var acceptableStatusCodes: Set<Int> = Set(200...299)
+        /// When and how failed requests are retried. `.never` by default; `.default` gives three attempts.
+        public var retryPolicy: RetryPolicy = .never
+        /// The clock the center waits on between retries; inject one in tests to control time.
+        public var clock: any Clock<Duration> = ContinuousClock()
         /// How many failed requests and groups (sent with callbacks) the center remembers for `retry(_:)`, and how
         /// many successes it remembers to answer `.succeeded`. 100 by default; 0 turns retry by identifier off.
         public var retainedFailures = 100

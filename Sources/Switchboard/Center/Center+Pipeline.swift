@@ -12,12 +12,32 @@ extension Center {
     ) async -> Result<Response, HTTPError> {
         let id = request.id!
         let log = configuration.consoleLog ? ConsoleLog(configuration.consoleLogHandler) : nil
+        let policy = request.retryPolicy(in: configuration)
         var current = request
         var result: Result<Response, HTTPError>
-        do {
-            result = .success(try await exchange(&current, configuration, progress: progress, log: log))
-        } catch {
-            result = .failure(error)
+        var attempt = 1
+        while true {
+            current = request
+            do {
+                var response = try await exchange(&current, configuration, progress: progress, log: log)
+                response.attempts = attempt
+                result = .success(response)
+                break
+            } catch {
+                var error = error
+                error.response?.attempts = attempt
+                result = .failure(error)
+                guard !Task.isCancelled,
+                      let delay = policy.delay(after: attempt, for: error, method: current.method)
+                else { break }
+                log?.retry(error, attempt: attempt, of: policy.maxAttempts, after: delay)
+                do {
+                    try await configuration.clock.sleep(for: delay)
+                } catch {
+                    break
+                }
+                attempt += 1
+            }
         }
         let cancelled = registry.finish(id) || Task.isCancelled
         if cancelled, result.failureCode != .cancelled {

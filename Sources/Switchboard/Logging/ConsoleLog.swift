@@ -57,6 +57,11 @@ struct ConsoleLog: Sendable {
         output(ConsoleLog.banner("Switchboard Error", lines))
     }
 
+    func retry(_ error: HTTPError, attempt: Int, of attempts: Int, after delay: Duration) {
+        let wait = String(format: "%.2f s", delay.seconds)
+        output(ConsoleLog.banner("Switchboard Retry", [error.description, "attempt \(attempt) of \(attempts) failed; retrying in \(wait)"]))
+    }
+
     private func section(_ title: String, _ lines: [String]) -> [String] {
         lines.isEmpty ? [] : ["\(title):"] + lines.map { "  " + $0 }
     }

@@ -53,6 +53,11 @@ public struct Request: Sendable {
     public var totalTimeout: Duration?
     /// Status codes that count as success; the center's `acceptableStatusCodes` when nil.
     public var acceptableStatusCodes: Set<Int>?
+    /// When and how to retry this request; the center's `retryPolicy` when nil.
+    public var retry: RetryPolicy?
+    /// Shorthand for the number of retries after the first attempt, with the rest of the policy from `retry` or the
+    /// center (XMNetworking's `retryCount`): `retryCount = 2` means three attempts in all.
+    public var retryCount: Int?
     /// Your own values, for the hooks to read (a per-request API version, a flag to skip a token, ...).
     /// The center's `userInfo` is merged in under these (the request's own win).
     public var userInfo: [String: any Sendable] = [:]
@@ -153,5 +158,12 @@ extension Request {
         merged.totalTimeout = totalTimeout ?? configuration.totalTimeout
         merged.acceptableStatusCodes = acceptableStatusCodes ?? configuration.acceptableStatusCodes
         return merged
+    }
+
+    /// The retry policy that applies: the request's or the center's, with `retryCount` applied.
+    func retryPolicy(in configuration: Center.Configuration) -> RetryPolicy {
+        var policy = retry ?? configuration.retryPolicy
+        if let retryCount { policy.maxAttempts = max(0, retryCount) + 1 }
+        return policy
     }
 }

@@ -1,0 +1,115 @@
+import Foundation
+
+/// When and how soon a failed request is sent again.
+///
+/// Retries wait with exponential backoff (with jitter, capped), or as long as the server's `Retry-After` says when
+/// that is within `maxRetryAfter`. By default only idempotent methods are retried, only for statuses that say "try
+/// again" (408, 429, 500, 502, 503, 504) and for transport failures (timed out, cannot connect, connection lost).
+/// A cancelled request is never retried; decoding and business errors are not, unless you add their codes.
+///
+/// ```swift
+/// center.setup { $0.retryPolicy = .default }              // 3 attempts in all
+/// center.send { $0.api = "feed"; $0.retryCount = 5 }      // this one: 6 attempts
+/// center.send { request in
+///     request.api = "orders"
+///     request.method = .post
+///     request.retry = RetryPolicy(maxAttempts: 3, methods: [.post])   // POST retried, when you know it is safe
+/// }
+/// ```
+///
+/// The request keeps its `RequestID` across attempts, so `cancel` reaches it during a wait and ends it at once.
+/// `onError` and the failure callbacks see only the final error; `Response.attempts` says how many it took.
+public struct RetryPolicy: Sendable, Hashable {
+    /// Attempts in all, the first included: 1 never retries.
+    public var maxAttempts: Int
+    /// The wait before the first retry, before jitter.
+    public var initialDelay: Duration
+    /// How much each wait grows over the previous one.
+    public var multiplier: Double
+    /// The longest wait between attempts, before jitter.
+    public var maxDelay: Duration
+    /// How much of each wait is random, from 0 (none) to 1: a wait of `d` becomes one between `d × (1 − jitter)`
+    /// and `d`, so that clients that failed together do not retry together.
+    public var jitter: Double
+    /// The longest `Retry-After` to honour; a server asking for a longer wait gets the error reported instead.
+    public var maxRetryAfter: Duration
+    /// The methods that may be retried; idempotent ones by default.
+    public var methods: Set<HTTPMethod>
+    /// The statuses that may be retried.
+    public var statusCodes: Set<Int>
+    /// The error codes (other than `.unacceptableStatus`) that may be retried. `.cancelled` never is.
+    public var errorCodes: Set<HTTPError.Code>
+
+    /// Creates a policy.
+    public init(
+        maxAttempts: Int = 3,
+        initialDelay: Duration = .milliseconds(500),
+        multiplier: Double = 2,
+        maxDelay: Duration = .seconds(30),
+        jitter: Double = 0.5,
+        maxRetryAfter: Duration = .seconds(120),
+        methods: Set<HTTPMethod> = [.get, .head, .put, .delete, .options, .trace],
+        statusCodes: Set<Int> = [408, 429, 500, 502, 503, 504],
+        errorCodes: Set<HTTPError.Code> = [.timedOut, .cannotConnect, .transport]
+    ) {
+        self.maxAttempts = maxAttempts
+        self.initialDelay = initialDelay
+        self.multiplier = multiplier
+        self.maxDelay = maxDelay
+        self.jitter = jitter
+        self.maxRetryAfter = maxRetryAfter
+        self.methods = methods
+        self.statusCodes = statusCodes
+        self.errorCodes = errorCodes
+    }
+
+    /// Never retries (the center's default).
+    public static let never = RetryPolicy(maxAttempts: 1)
+
+    /// Three attempts in all, waiting about 0.5 s then 1 s.
+    public static let `default` = RetryPolicy()
+
+    /// The wait before the attempt after `attempt` (1 for the first), or `nil` when the error is final.
+    func delay(after attempt: Int, for error: HTTPError, method: HTTPMethod) -> Duration? {
+        guard attempt < maxAttempts, isRetryable(error, method: method) else { return nil }
+        if let retryAfter = error.response.flatMap(RetryPolicy.retryAfter) {
+            return retryAfter <= maxRetryAfter ? max(.zero, retryAfter) : nil
+        }
+        return backoff(after: attempt)
+    }
+
+    /// Whether an error is worth another attempt under this policy.
+    func isRetryable(_ error: HTTPError, method: HTTPMethod) -> Bool {
+        guard error.code != .cancelled, methods.contains(method) else { return false }
+        if error.code == .unacceptableStatus {
+            return error.status.map(statusCodes.contains) ?? false
+        }
+        return errorCodes.contains(error.code)
+    }
+
+    /// `initialDelay × multiplier^(attempt − 1)`, capped at `maxDelay`, less a random part of up to `jitter`.
+    func backoff(after attempt: Int) -> Duration {
+        let exponential = initialDelay.seconds * pow(multiplier, Double(max(0, attempt - 1)))
+        let capped = min(exponential, maxDelay.seconds)
+        let fraction = min(max(jitter, 0), 1)
+        let jittered = capped * (1 - fraction * Double.random(in: 0..<1))
+        return .nanoseconds(Int64(jittered * 1e9))
+    }
+
+    /// The wait a response asks for in `Retry-After`: seconds, or an HTTP date.
+    static func retryAfter(_ response: Response) -> Duration? {
+        guard let value = response.headers["Retry-After"]?.trimmingCharacters(in: .whitespaces) else { return nil }
+        if let seconds = Int(value) { return .seconds(seconds) }
+        guard let date = httpDate(value) else { return nil }
+        return .milliseconds(Int64(date.timeIntervalSinceNow * 1000))
+    }
+
+    /// Parses an IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), the form RFC 9110 requires senders to use.
+    static func httpDate(_ text: String) -> Date? {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
+        return formatter.date(from: text)
+    }
+}
