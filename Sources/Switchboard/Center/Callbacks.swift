@@ -33,11 +33,11 @@ struct GroupCallbacks: Sendable {
     var onFailure: (@Sendable ([Result<Response, HTTPError>]) -> Void)?
     var onFinished: (@Sendable ([Result<Response, HTTPError>]) -> Void)?
 
-    /// Success (every member succeeded) then finished, or failure then finished, with results in member order.
-    func deliver(_ results: [Result<Response, HTTPError>]) {
-        let responses = results.compactMap { try? $0.get() }
-        if !results.isEmpty && responses.count == results.count {
-            onSuccess?(responses)
+    /// Success then finished, or failure then finished, with results in member order. A group succeeds when every
+    /// member did and it was not cancelled before it finished.
+    func deliver(_ results: [Result<Response, HTTPError>], succeeded: Bool) {
+        if succeeded {
+            onSuccess?(results.compactMap { try? $0.get() })
         } else {
             onFailure?(results)
         }

@@ -102,23 +102,18 @@ extension Center {
         let id = group.id!
         if registered { registry.update(id, group) } else { registry.insert(id, group) }
         let configuration = configuration
-        var queue = callbackQueue(configuration)
-        var relay: ProgressRelay?
-        if let onProgress = callbacks.onProgress {
-            queue = DispatchQueue(label: "Switchboard.group", target: queue)
-            relay = ProgressRelay(queue: queue, handler: onProgress)
-        }
+        let (queue, relay) = delivery(configuration, onProgress: callbacks.onProgress)
         let task = Task.detached(priority: Task.currentPriority) { [self, queue] in
-            let (results, _) = await runMembers(group, configuration, previous: previous, relay: relay)
+            let (results, error) = await runMembers(group, configuration, previous: previous, relay: relay)
             relay?.finish()
-            let failed = !results.allSatisfy(\.isSuccess)
+            let failed = error != nil
             let record: RetryRecord? = switch group {
             case .batch(let batch): failed ? .batch(batch, results, callbacks) : nil
             case .chain(let chain): failed ? .chain(chain, results, callbacks) : nil
             case .single: nil
             }
             registry.remember(id, failure: record, limit: configuration.retainedFailures)
-            queue.async { callbacks.deliver(results) }
+            queue.async { callbacks.deliver(results, succeeded: !failed) }
         }
         registry.attach(task, to: id)
     }

@@ -48,14 +48,7 @@ extension Center {
             registry.insert(id, .single(request))
         }
         let configuration = configuration
-        var queue = callbackQueue(configuration)
-        var relay: ProgressRelay?
-        if let onProgress = callbacks.onProgress {
-            // One serial queue per request keeps its progress reports ahead of its final callbacks, even when the
-            // callback queue is concurrent.
-            queue = DispatchQueue(label: "Switchboard.request", target: queue)
-            relay = ProgressRelay(queue: queue, handler: onProgress)
-        }
+        let (queue, relay) = delivery(configuration, onProgress: callbacks.onProgress)
         let task = Task.detached(priority: Task.currentPriority) { [self, queue, request] in
             let result = await run(request, configuration, progress: relay?.report)
             relay?.finish()
@@ -65,6 +58,19 @@ extension Center {
             queue.async { callbacks.deliver(result) }
         }
         registry.attach(task, to: id)
+    }
+
+    /// The queue that delivers a request's or group's callbacks, and the relay for its progress reports.
+    ///
+    /// With progress, a serial queue of its own (targeting the callback queue) keeps the reports ahead of the final
+    /// callbacks, even when the callback queue is concurrent.
+    func delivery(
+        _ configuration: Configuration, onProgress: (@Sendable (TransferProgress) -> Void)?
+    ) -> (DispatchQueue, ProgressRelay?) {
+        let queue = callbackQueue(configuration)
+        guard let onProgress else { return (queue, nil) }
+        let serial = DispatchQueue(label: "Switchboard.delivery", target: queue)
+        return (serial, ProgressRelay(queue: serial, handler: onProgress))
     }
 
     // MARK: - async/await
