@@ -58,6 +58,10 @@ extension Center {
     ) async throws(HTTPError) -> Response {
         let id = request.id
         request = request.merged(with: configuration)
+        if request.kind == .upload && request.method == .get {
+            // An upload carries a body, which a GET cannot: left at the default, the method becomes POST.
+            request.method = .post
+        }
         request.url = try URLComposition.compose(request)
         if let onRequest = configuration.onRequest {
             do {
@@ -70,27 +74,16 @@ extension Center {
             request.url = try URLComposition.compose(request)
         }
         registry.update(id!, .single(request))
-        let engineRequest = try RequestEncoding.encode(request)
-        log?.request(request, engineRequest)
-        guard !Task.isCancelled else {
-            throw HTTPError(.cancelled, "the request was cancelled before it was sent", request: request)
-        }
+        var response = try await transfer(request, configuration, progress: progress, log: log)
 
-        let start = ContinuousClock.now
-        let engineResponse: EngineResponse
-        do {
-            engineResponse = try await configuration.engine.perform(engineRequest, progress: progress ?? { _ in })
-        } catch {
-            throw HTTPError.from(error, request: request)
-        }
-        var response = Response(engine: engineResponse, request: request, duration: .now - start)
-
-        guard request.acceptableStatusCodes?.contains(response.status) ?? response.isSuccessful else {
+        guard response.fileURL != nil || acceptable(response, for: request) else {
             let reason = HTTPURLResponse.localizedString(forStatusCode: response.status)
             throw HTTPError(.unacceptableStatus, "the server answered \(response.status) \(reason)",
                             request: request, response: response)
         }
-        response.value = try ResponseDecoding.decode(response)
+        if request.kind != .download {
+            response.value = try ResponseDecoding.decode(response)
+        }
         if let onResponse = configuration.onResponse {
             do {
                 response = try await onResponse(request, response)
@@ -101,6 +94,55 @@ extension Center {
         }
         log?.response(response)
         return response
+    }
+
+    private func acceptable(_ response: Response, for request: Request) -> Bool {
+        request.acceptableStatusCodes?.contains(response.status) ?? response.isSuccessful
+    }
+
+    /// Encodes the request and runs it on the engine; a download's body goes to its partial file and, when complete
+    /// and acceptable, to its destination. Temporary files made for the exchange are gone when this returns.
+    private func transfer(
+        _ request: Request, _ configuration: Configuration, progress: (@Sendable (TransferProgress) -> Void)?,
+        log: ConsoleLog?
+    ) async throws(HTTPError) -> Response {
+        // A partial file that turns out not to match (a 416 short of the end) is dropped once, and the download
+        // starts again from zero.
+        for pass in 1...2 {
+            var engineRequest = try RequestEncoding.encode(request)
+            defer { for file in engineRequest.temporaryFiles { try? FileManager.default.removeItem(at: file) } }
+            var download: DownloadPlan?
+            if request.kind == .download {
+                download = try DownloadPlan(request, url: engineRequest.url!)
+                download!.apply(to: &engineRequest)
+            }
+            log?.request(request, engineRequest)
+            guard !Task.isCancelled else {
+                download?.interrupted()
+                throw HTTPError(.cancelled, "the request was cancelled before it was sent", request: request)
+            }
+            let start = ContinuousClock.now
+            let engineResponse: EngineResponse
+            do {
+                engineResponse = try await configuration.engine.perform(engineRequest, progress: progress ?? { _ in })
+            } catch {
+                download?.interrupted()
+                throw HTTPError.from(error, request: request)
+            }
+            var response = Response(engine: engineResponse, request: request, duration: .now - start)
+            guard let download else { return response }
+            if download.isComplete(after: response) || (acceptable(response, for: request) && response.status != 416) {
+                response.fileURL = try download.complete(response)
+                return response
+            }
+            if response.status == 416 && pass == 1 && download.offset > 0 {
+                download.discard()
+                continue
+            }
+            download.interrupted()
+            return response
+        }
+        preconditionFailure("the download loop returns or throws on its second pass")
     }
 
     /// An error thrown by a hook: an `HTTPError` as it is (with the request filled in), anything else wrapped.

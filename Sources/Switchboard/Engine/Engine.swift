@@ -44,15 +44,27 @@ public struct EngineRequest: Sendable {
     public var urlRequest: URLRequest
     /// The body to send.
     public var body: Body
+    /// Where the response body goes.
+    public var destination: Destination
     /// The longest the whole exchange may take, or `nil` for no limit; the engine enforces it.
     public var totalTimeout: Duration?
     /// The identifier of the request at the center, for logs and stubs.
     public var id: RequestID?
+    /// Called with the response head as soon as it arrives, before the body (of each response, after redirects).
+    /// The center uses it to remember what a resumable download needs (`ETag`, length) even if the body is cut
+    /// off. Engines should call it; one that does not still resumes, without `If-Range`.
+    public var onResponseHead: (@Sendable (HTTPURLResponse) -> Void)?
+    /// Files the center made for this exchange (a multipart body), deleted when the exchange ends.
+    var temporaryFiles: [URL] = []
 
     /// Creates an engine request.
-    public init(urlRequest: URLRequest, body: Body = .none, totalTimeout: Duration? = nil, id: RequestID? = nil) {
+    public init(
+        urlRequest: URLRequest, body: Body = .none, destination: Destination = .memory,
+        totalTimeout: Duration? = nil, id: RequestID? = nil
+    ) {
         self.urlRequest = urlRequest
         self.body = body
+        self.destination = destination
         self.totalTimeout = totalTimeout
         self.id = id
     }
@@ -63,14 +75,37 @@ public struct EngineRequest: Sendable {
         case none
         /// Bytes in memory.
         case data(Data)
+        /// A file, streamed from disk, sent with a `Content-Length`.
+        case file(URL)
 
         /// The number of bytes, when known.
         public var count: Int64? {
             switch self {
             case .none: 0
             case .data(let data): Int64(data.count)
+            case .file(let url):
+                ((try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? NSNumber)?.int64Value
             }
         }
+
+        /// Whether there is anything to send.
+        var isEmpty: Bool {
+            switch self {
+            case .none: true
+            case .data(let data): data.isEmpty
+            case .file: false
+            }
+        }
+    }
+
+    /// Where an engine puts the response body.
+    public enum Destination: Sendable, Equatable {
+        /// In `EngineResponse.body`.
+        case memory
+        /// In this file, for a `200` or `206` response: a `200` body replaces the file's content, a `206` body
+        /// (whose `Content-Range` must start at `offset`) is written from `offset` on. The body of any other status
+        /// stays in memory, in `EngineResponse.body`, and the file is not touched.
+        case file(URL, offset: Int64)
     }
 
     /// The method of the request (`GET` when the URL request has none).
@@ -86,13 +121,16 @@ public struct EngineRequest: Sendable {
 public struct EngineResponse: Sendable {
     /// The status line and headers (of the last response, after redirects).
     public var response: HTTPURLResponse
-    /// The body, decoded from any `Content-Encoding`.
+    /// The body, decoded from any `Content-Encoding`, unless it went to a file.
     public var body: Data
+    /// When the body went to the destination file: how long the file now is.
+    public var fileLength: Int64?
 
     /// Creates an engine response.
-    public init(response: HTTPURLResponse, body: Data) {
+    public init(response: HTTPURLResponse, body: Data, fileLength: Int64? = nil) {
         self.response = response
         self.body = body
+        self.fileLength = fileLength
     }
 }
 

@@ -221,8 +221,19 @@ public final class StubEngine: Engine {
             else {
                 throw URLError(.badServerResponse)
             }
-            let count = Int64(reply.body.count)
-            if count > 0 { progress(TransferProgress(direction: .download, completed: count, expected: count)) }
+            request.onResponseHead?(response)
+            var counter = DownloadCounter(response: response)
+            if counter.expected == nil { counter.expected = counter.start + Int64(reply.body.count) }
+            if !reply.body.isEmpty { progress(counter.add(reply.body.count)) }
+            if let sink = try request.sink(for: response) {
+                do {
+                    try sink.write(reply.body)
+                    return EngineResponse(response: response, body: Data(), fileLength: try sink.close())
+                } catch {
+                    sink.abandon()
+                    throw HTTPError(.fileSystem, "the download could not be written: \(error)", underlying: error)
+                }
+            }
             return EngineResponse(response: response, body: reply.body)
         } catch is CancellationError {
             cancelled = true

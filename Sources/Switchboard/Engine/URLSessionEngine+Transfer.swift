@@ -8,6 +8,7 @@ final class SessionTransfer: Sendable {
     enum StopReason: Sendable {
         case cancelled
         case deadline
+        case failed(any Error)
     }
 
     private struct State {
@@ -16,6 +17,9 @@ final class SessionTransfer: Sendable {
         var stopReason: StopReason?
         var response: HTTPURLResponse?
         var body = Data()
+        var sink: FileSink?
+        var fileLength: Int64?
+        var counter = DownloadCounter()
         var challengeResponse: HTTPURLResponse?
         var pendingRedirect: URLRequest?
         var redirects = 0
@@ -57,13 +61,24 @@ final class SessionTransfer: Sendable {
                 self?.stop(.deadline)
             }
         }
-        var urlRequest = request.urlRequest
-        if case .data(let body) = request.body { urlRequest.httpBody = body }
-        launch(urlRequest)
+        launch(request.urlRequest)
     }
 
+    /// Starts a task for the request with this transfer's body: a file goes by `uploadTask(fromFile:)`, which
+    /// streams it with a `Content-Length`.
     private func launch(_ urlRequest: URLRequest) {
-        let task = session.dataTask(with: urlRequest)
+        var urlRequest = urlRequest
+        let task: URLSessionDataTask
+        switch request.body {
+        case .none:
+            task = session.dataTask(with: urlRequest)
+        case .data(let body):
+            urlRequest.httpBody = body
+            task = session.dataTask(with: urlRequest)
+        case .file(let url):
+            urlRequest.httpBody = nil
+            task = session.uploadTask(with: urlRequest, fromFile: url)
+        }
         delegate.register(self, for: task)
         let stopped = state.withLock { state -> Bool in
             state.task = task
@@ -87,20 +102,40 @@ final class SessionTransfer: Sendable {
     // MARK: - Task events
 
     func received(_ response: URLResponse) {
-        state.withLock { state in
-            state.response = response as? HTTPURLResponse
+        guard let response = response as? HTTPURLResponse else { return }
+        let failure = state.withLock { state -> (any Error)? in
+            state.sink?.abandon()
+            state.response = response
             state.body = Data()
+            state.counter = DownloadCounter(response: response)
+            do {
+                state.sink = try request.sink(for: response)
+                return nil
+            } catch {
+                state.sink = nil
+                return error
+            }
+        }
+        if let failure {
+            stop(.failed(failure))
+        } else {
+            request.onResponseHead?(response)
         }
     }
 
     func received(_ data: Data) {
-        let report = state.withLock { state -> TransferProgress in
-            state.body.append(data)
-            return TransferProgress(
-                direction: .download, completed: Int64(state.body.count),
-                expected: state.response.flatMap(SessionTransfer.expectedLength))
+        let outcome = state.withLock { state -> Result<TransferProgress, any Error> in
+            do {
+                if let sink = state.sink { try sink.write(data) } else { state.body.append(data) }
+                return .success(state.counter.add(data.count))
+            } catch {
+                return .failure(error)
+            }
         }
-        progress(report)
+        switch outcome {
+        case .success(let report): progress(report)
+        case .failure(let error): stop(.failed(error))
+        }
     }
 
     func sent(_ total: Int64, of expected: Int64) {
@@ -118,9 +153,8 @@ final class SessionTransfer: Sendable {
         return state.withLock { state -> URLRequest? in
             state.redirects += 1
             if state.redirects > SessionTransfer.maximumRedirects { return nil }
-            if keepsBody, case .data(let body) = request.body, !body.isEmpty {
+            if keepsBody, !request.body.isEmpty {
                 next.httpMethod = request.urlRequest.httpMethod
-                next.httpBody = body
                 state.pendingRedirect = next
                 return nil
             }
@@ -142,6 +176,8 @@ final class SessionTransfer: Sendable {
         }
         let next = state.withLock { state -> Next in
             if let reason = state.stopReason {
+                state.sink?.abandon()
+                state.sink = nil
                 return .finish(.failure(SessionTransfer.error(for: reason, request: request)))
             }
             if let challenge = state.challengeResponse {
@@ -156,6 +192,8 @@ final class SessionTransfer: Sendable {
                 state.pendingRedirect = nil
                 state.response = nil
                 state.body = Data()
+                state.sink?.abandon()
+                state.sink = nil
                 return .follow(redirect)
             }
             if let error {
@@ -164,7 +202,17 @@ final class SessionTransfer: Sendable {
             guard let response = state.response else {
                 return .finish(.failure(URLError(.badServerResponse)))
             }
-            return .finish(.success(EngineResponse(response: response, body: state.body)))
+            var fileLength: Int64?
+            if let sink = state.sink {
+                state.sink = nil
+                do {
+                    fileLength = try sink.close()
+                } catch {
+                    return .finish(.failure(HTTPError(.fileSystem, "the download could not be written: \(error)",
+                                                      underlying: error)))
+                }
+            }
+            return .finish(.success(EngineResponse(response: response, body: state.body, fileLength: fileLength)))
         }
         switch next {
         case .finish(let result): finish(result)
@@ -202,6 +250,8 @@ final class SessionTransfer: Sendable {
 
     private static func error(for reason: StopReason, request: EngineRequest) -> any Error {
         switch reason {
+        case .failed(let error):
+            return error
         case .cancelled:
             return CancellationError()
         case .deadline:

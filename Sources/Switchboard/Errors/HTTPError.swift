@@ -50,6 +50,9 @@ public struct HTTPError: Error, Sendable, CustomStringConvertible, CustomDebugSt
         /// A member of a batch or chain was never sent: a chain step declined, an earlier step failed, or the group
         /// stopped first.
         public static let notSent = Code(rawValue: "notSent")
+        /// A local file could not be read or written: a missing upload file, a destination that cannot be written,
+        /// a download that does not match its length or checksum.
+        public static let fileSystem = Code(rawValue: "fileSystem")
         /// A batch or chain that cannot run: a batch without members, a chain without its first step.
         public static let invalidGroup = Code(rawValue: "invalidGroup")
     }

@@ -58,6 +58,19 @@ public struct Request: Sendable {
     /// Shorthand for the number of retries after the first attempt, with the rest of the policy from `retry` or the
     /// center (XMNetworking's `retryCount`): `retryCount = 2` means three attempts in all.
     public var retryCount: Int?
+    /// What kind of exchange this is: `.data` (the default), `.upload` (multipart `form` parts, or a file `body`;
+    /// `POST` unless you choose another method) or `.download` (the body goes to `destination`).
+    public var kind: Kind = .data
+    /// The parts of a multipart upload (`kind = .upload`); `parameters` are sent as text fields beside them.
+    public var form: [FormPart] = []
+    /// Where a download goes (`kind = .download`): a file, or a directory where the server's or the URL's file name
+    /// is used.
+    public var destination: Destination?
+    /// Whether a download keeps its partial file when it fails or is cancelled, and continues from it next time
+    /// (with `Range` and `If-Range`), even from a new process.
+    public var resumable = false
+    /// A checksum the downloaded file must match before it is moved into place.
+    public var checksum: Checksum?
     /// Your own values, for the hooks to read (a per-request API version, a flag to skip a token, ...).
     /// The center's `userInfo` is merged in under these (the request's own win).
     public var userInfo: [String: any Sendable] = [:]
@@ -68,6 +81,73 @@ public struct Request: Sendable {
     /// Creates a request configured by a closure.
     public init(_ configure: (inout Request) -> Void) {
         configure(&self)
+    }
+}
+
+// MARK: - Kinds, destinations and form parts
+
+extension Request {
+    /// What kind of exchange a request is.
+    public enum Kind: Sendable, Hashable {
+        /// A request whose response body is kept in memory.
+        case data
+        /// An upload: multipart `form` parts (streamed from disk), or a file or data `body`.
+        case upload
+        /// A download: the response body is streamed to `destination`.
+        case download
+    }
+
+    /// Where a download goes.
+    public enum Destination: Sendable, Hashable {
+        /// This file; it is replaced atomically when the download completes.
+        case file(URL)
+        /// This existing directory, under the name the server gives in `Content-Disposition`, or else the last
+        /// component of the URL, cleaned so that it cannot leave the directory.
+        case directory(URL)
+    }
+
+    /// A checksum a download must match.
+    public enum Checksum: Sendable, Hashable {
+        /// SHA-256, as hex (either case).
+        case sha256(String)
+    }
+
+    /// One part of a multipart upload.
+    public struct FormPart: Sendable, Hashable {
+        /// Where a part's bytes come from.
+        public enum Content: Sendable, Hashable {
+            /// Bytes in memory.
+            case data(Data)
+            /// A file, streamed from disk.
+            case file(URL)
+        }
+
+        /// The form field name.
+        public var name: String
+        /// The file name sent for the part; a file's own name when `nil` for a file, none for data.
+        public var fileName: String?
+        /// The MIME type; inferred from the file name's extension when `nil`.
+        public var mimeType: String?
+        /// The bytes.
+        public var content: Content
+
+        /// Creates a part.
+        public init(name: String, fileName: String? = nil, mimeType: String? = nil, content: Content) {
+            self.name = name
+            self.fileName = fileName
+            self.mimeType = mimeType
+            self.content = content
+        }
+    }
+
+    /// Adds a multipart part with bytes in memory (XMNetworking's `addFormDataWithName:fileData:`).
+    public mutating func addFormData(name: String, data: Data, fileName: String? = nil, mimeType: String? = nil) {
+        form.append(FormPart(name: name, fileName: fileName, mimeType: mimeType, content: .data(data)))
+    }
+
+    /// Adds a multipart part streamed from a file (XMNetworking's `addFormDataWithName:fileURL:`).
+    public mutating func addFormData(name: String, fileURL: URL, fileName: String? = nil, mimeType: String? = nil) {
+        form.append(FormPart(name: name, fileName: fileName, mimeType: mimeType, content: .file(fileURL)))
     }
 }
 
@@ -83,6 +163,14 @@ extension Request {
     public struct Body: Sendable {
         let contentType: String?
         let make: @Sendable () throws -> Data
+        /// A file to stream instead of bytes made in memory.
+        var file: URL?
+
+        /// A file, streamed from disk with a `Content-Length` (a presigned `PUT`, say); `application/octet-stream`
+        /// unless a content type is given.
+        public static func file(_ url: URL, contentType: String? = nil) -> Body {
+            Body(contentType: contentType ?? "application/octet-stream", make: { Data() }, file: url)
+        }
 
         /// Raw bytes, sent as they are; `application/octet-stream` unless a content type is given.
         public static func data(_ data: Data, contentType: String? = nil) -> Body {

@@ -38,6 +38,8 @@ public struct Response: Sendable {
     public var data: Data
     /// The body decoded by the request's `responseSerializer`.
     public var value: Value
+    /// Where a download was saved; `nil` for other requests.
+    public var fileURL: URL?
     /// How many times the request was sent to get this response (1 unless it was retried).
     public var attempts: Int
     /// How long the exchange took, from handing the request to the engine to having the whole body.

@@ -41,8 +41,35 @@ enum RequestEncoding {
         }
         var body = EngineRequest.Body.none
         var contentType: String?
+        var temporaryFiles: [URL] = []
 
-        if let explicit = request.body {
+        if request.kind == .upload, !request.form.isEmpty {
+            if request.body != nil {
+                throw HTTPError(.encoding, "an upload has either form parts or a body, not both", request: request)
+            }
+            let multipart = Multipart(fields: FormEncoding.pairs(parameters), parts: request.form)
+            let (built, temporary) = try multipart.body(for: request)
+            body = built
+            contentType = multipart.contentType
+            temporaryFiles += temporary.map { [$0] } ?? []
+        } else if let file = request.body?.file {
+            if request.method == .get || request.method == .head {
+                throw HTTPError(.encoding, "a \(request.method) request cannot carry a body", request: request)
+            }
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: file.path, isDirectory: &isDirectory), !isDirectory.boolValue,
+                  FileManager.default.isReadableFile(atPath: file.path)
+            else {
+                throw HTTPError(.fileSystem, "the upload file \(file.path) does not exist or cannot be read",
+                                request: request)
+            }
+            body = .file(file)
+            contentType = request.body?.contentType
+            // The file is the body, so parameters travel in the query.
+            if !parameters.isEmpty {
+                url = try appendingQuery(parameters, to: url, request: request)
+            }
+        } else if let explicit = request.body {
             if request.method == .get || request.method == .head {
                 throw HTTPError(.encoding, "a \(request.method) request cannot carry a body", request: request)
             }
@@ -102,7 +129,10 @@ enum RequestEncoding {
         if request.headers["Accept"] == nil, let accept = accept(for: request.responseSerializer) {
             urlRequest.setValue(accept, forHTTPHeaderField: "Accept")
         }
-        return EngineRequest(urlRequest: urlRequest, body: body, totalTimeout: request.totalTimeout, id: request.id)
+        var engineRequest = EngineRequest(
+            urlRequest: urlRequest, body: body, totalTimeout: request.totalTimeout, id: request.id)
+        engineRequest.temporaryFiles = temporaryFiles
+        return engineRequest
     }
 
     private static func appendingQuery(
@@ -153,9 +183,14 @@ enum RequestEncoding {
 /// `application/x-www-form-urlencoded` text, with nested values as `key[]` and `key[member]`.
 enum FormEncoding {
     static func encode(_ members: [(key: String, value: ParameterValue)]) -> String {
+        pairs(members).map { "\(escape($0.name))=\(escape($0.value))" }.joined(separator: "&")
+    }
+
+    /// The parameters as flat name-value pairs (`list[]`, `map[key]`), unescaped: for forms and multipart fields.
+    static func pairs(_ members: [(key: String, value: ParameterValue)]) -> [(name: String, value: String)] {
         var pairs: [(String, String)] = []
         for member in members { flatten(member.value, key: member.key, into: &pairs) }
-        return pairs.map { "\(escape($0.0))=\(escape($0.1))" }.joined(separator: "&")
+        return pairs.map { (name: $0.0, value: $0.1) }
     }
 
     private static func flatten(_ value: ParameterValue, key: String, into pairs: inout [(String, String)]) {

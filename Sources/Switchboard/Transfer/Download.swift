@@ -1,0 +1,262 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Where a download's bytes go while it runs, how it resumes, and how the finished file gets into place.
+///
+/// The body is written to a partial file beside the destination (so the final move is a rename on one file
+/// system). A resumable download keeps the partial file and a small JSON record of what it was (URL, `ETag`,
+/// `Last-Modified`, length) when it fails or is cancelled, and continues from it with `Range` and `If-Range`. Only
+/// a complete file, of the announced length and the given checksum, is renamed to the destination.
+struct DownloadPlan: Sendable {
+    /// What a resumable download remembers beside its partial file.
+    struct Record: Codable, Equatable {
+        var url: String
+        var etag: String?
+        var lastModified: String?
+        var total: Int64?
+    }
+
+    let request: Request
+    let url: URL
+    let partial: URL
+    let recordURL: URL?
+    let offset: Int64
+    let validator: String?
+    let knownTotal: Int64?
+
+    static let partialSuffix = ".switchboard-partial"
+    static let recordSuffix = ".switchboard-resume"
+
+    /// Checks the destination and works out where to write and where to resume from.
+    ///
+    /// - Throws: `.fileSystem` when the destination is missing, not writable, or of the wrong kind.
+    init(_ request: Request, url: URL) throws(HTTPError) {
+        self.request = request
+        self.url = url
+        let files = FileManager.default
+        guard let destination = request.destination else {
+            throw HTTPError(.fileSystem, "a download needs `request.destination`", request: request)
+        }
+        var isDirectory: ObjCBool = false
+        let base: URL
+        switch destination {
+        case .file(let file):
+            if files.fileExists(atPath: file.path, isDirectory: &isDirectory), isDirectory.boolValue {
+                throw HTTPError(.fileSystem, "the destination \(file.path) is a directory; use .directory(_:) to "
+                    + "save into it", request: request)
+            }
+            try DownloadPlan.checkWritableDirectory(file.deletingLastPathComponent(), request)
+            base = file
+        case .directory(let directory):
+            try DownloadPlan.checkWritableDirectory(directory, request)
+            // The name is known only from the response; a URL-keyed name lets a new process find the partial file.
+            base = directory.appendingPathComponent(".switchboard-" + String(SHA256.hex(Data(url.absoluteString.utf8)).prefix(24)))
+        }
+        if request.resumable {
+            partial = URL(fileURLWithPath: base.path + DownloadPlan.partialSuffix)
+            recordURL = URL(fileURLWithPath: base.path + DownloadPlan.recordSuffix)
+        } else {
+            partial = URL(fileURLWithPath: base.path + ".\(request.id?.rawValue ?? 0)" + DownloadPlan.partialSuffix)
+            recordURL = nil
+        }
+        var offset: Int64 = 0
+        var validator: String?
+        var knownTotal: Int64?
+        if let recordURL {
+            let record = (try? Data(contentsOf: recordURL)).flatMap { try? JSONDecoder().decode(Record.self, from: $0) }
+            let size = DownloadPlan.size(of: partial)
+            if let record, record.url == url.absoluteString, let size, size > 0 {
+                offset = size
+                validator = record.etag.flatMap { $0.hasPrefix("W/") ? nil : $0 } ?? record.lastModified
+                knownTotal = record.total
+            } else {
+                DownloadPlan.remove(partial)
+                DownloadPlan.remove(recordURL)
+            }
+        }
+        self.offset = offset
+        self.validator = validator
+        self.knownTotal = knownTotal
+    }
+
+    /// Points the engine at the partial file, asks for the rest when resuming, and records the response head.
+    func apply(to engineRequest: inout EngineRequest) {
+        engineRequest.destination = .file(partial, offset: offset)
+        if request.headers["Accept-Encoding"] == nil {
+            // Byte ranges and lengths must refer to the bytes on disk, not to a compressed stream.
+            engineRequest.urlRequest.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
+        }
+        if offset > 0 {
+            engineRequest.urlRequest.setValue("bytes=\(offset)-", forHTTPHeaderField: "Range")
+            if let validator { engineRequest.urlRequest.setValue(validator, forHTTPHeaderField: "If-Range") }
+        }
+        guard let recordURL else { return }
+        let url = url.absoluteString
+        engineRequest.onResponseHead = { response in
+            guard response.statusCode == 200 || response.statusCode == 206 else { return }
+            let record = Record(
+                url: url, etag: response.value(forHTTPHeaderField: "ETag"),
+                lastModified: response.value(forHTTPHeaderField: "Last-Modified"),
+                total: DownloadPlan.total(of: response))
+            try? JSONEncoder().encode(record).write(to: recordURL, options: .atomic)
+        }
+    }
+
+    /// Whether a `416` means the partial file is already the whole file.
+    func isComplete(after response: Response) -> Bool {
+        guard offset > 0, response.status == 416 else { return false }
+        let total = ContentRange(response.headers["Content-Range"])?.total ?? knownTotal
+        return total == offset
+    }
+
+    /// Verifies the partial file and renames it to its destination; returns the final URL.
+    ///
+    /// - Throws: `.fileSystem` when the file is shorter or longer than announced or fails its checksum; a resumable
+    ///   download keeps a short file to continue from, and drops a corrupt one.
+    func complete(_ response: Response) throws(HTTPError) -> URL {
+        let length = DownloadPlan.size(of: partial) ?? 0
+        let total = DownloadPlan.total(of: response) ?? (response.status == 416 ? offset : nil)
+        if let total, total != length {
+            if length > total || !request.resumable { discard() }
+            throw HTTPError(.fileSystem, "the download has \(length) of \(total) bytes", request: request,
+                            response: response)
+        }
+        if case .sha256(let expected) = request.checksum {
+            let actual = try DownloadPlan.sha256(of: partial, request: request)
+            guard actual == expected.lowercased() else {
+                discard()
+                throw HTTPError(.fileSystem, "the download's SHA-256 is \(actual), not \(expected.lowercased())",
+                                request: request, response: response)
+            }
+        }
+        let final = try finalURL(for: response)
+        guard rename(partial.path, final.path) == 0 else {
+            let reason = String(cString: strerror(errno))
+            discard()
+            throw HTTPError(.fileSystem, "cannot move the download to \(final.path): \(reason)", request: request)
+        }
+        if let recordURL { DownloadPlan.remove(recordURL) }
+        return final
+    }
+
+    /// Cleans up after a failure: a resumable download keeps its partial file (and record), another drops it.
+    func interrupted() {
+        if !request.resumable { discard() }
+    }
+
+    /// Deletes the partial file and its record.
+    func discard() {
+        DownloadPlan.remove(partial)
+        if let recordURL { DownloadPlan.remove(recordURL) }
+    }
+
+    // MARK: - Names
+
+    private func finalURL(for response: Response) throws(HTTPError) -> URL {
+        switch request.destination {
+        case .file(let file):
+            return file
+        case .directory(let directory):
+            let name = DownloadPlan.fileName(contentDisposition: response.headers["Content-Disposition"])
+                ?? DownloadPlan.sanitize(url.lastPathComponent)
+                ?? "download"
+            return directory.appendingPathComponent(name)
+        case nil:
+            throw HTTPError(.fileSystem, "a download needs `request.destination`", request: request)
+        }
+    }
+
+    /// The file name a `Content-Disposition` header gives (`filename*` first), cleaned; `nil` when none is usable.
+    static func fileName(contentDisposition header: String?) -> String? {
+        guard let header else { return nil }
+        var plain: String?
+        var extended: String?
+        for parameter in header.split(separator: ";").dropFirst() {
+            let pair = parameter.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+            guard pair.count == 2 else { continue }
+            switch pair[0].lowercased() {
+            case "filename*":
+                // RFC 8187: charset'language'percent-encoded-value
+                let parts = pair[1].split(separator: "'", maxSplits: 2, omittingEmptySubsequences: false)
+                if parts.count == 3 { extended = String(parts[2]).removingPercentEncoding }
+            case "filename":
+                var value = pair[1]
+                if value.hasPrefix("\""), value.hasSuffix("\""), value.count >= 2 {
+                    value = String(value.dropFirst().dropLast()).replacingOccurrences(of: "\\\"", with: "\"")
+                }
+                plain = value
+            default:
+                continue
+            }
+        }
+        return extended.flatMap(sanitize) ?? plain.flatMap(sanitize)
+    }
+
+    /// A name that stays inside its directory: the last path component (either slash), without control characters,
+    /// not `.` or `..`, not hidden, and at most 255 bytes; `nil` when nothing usable is left.
+    static func sanitize(_ name: String) -> String? {
+        let last = name.split(whereSeparator: { $0 == "/" || $0 == "\\" }).last.map(String.init) ?? ""
+        var cleaned = String(String.UnicodeScalarView(last.unicodeScalars.filter {
+            $0.value >= 0x20 && $0.value != 0x7F && !CharacterSet.illegalCharacters.contains($0)
+        }))
+        cleaned = cleaned.trimmingCharacters(in: CharacterSet.whitespaces.union(CharacterSet(charactersIn: ".")))
+        guard !cleaned.isEmpty else { return nil }
+        while cleaned.utf8.count > 255 { cleaned.removeLast() }
+        return cleaned
+    }
+
+    // MARK: - Files
+
+    static func total(of response: HTTPURLResponse) -> Int64? {
+        if response.statusCode == 206 {
+            return ContentRange(response.value(forHTTPHeaderField: "Content-Range"))?.total
+        }
+        guard response.value(forHTTPHeaderField: "Content-Encoding") == nil,
+              let length = response.value(forHTTPHeaderField: "Content-Length").flatMap({ Int64($0) })
+        else { return nil }
+        return length
+    }
+
+    static func total(of response: Response) -> Int64? {
+        if response.status == 206 { return ContentRange(response.headers["Content-Range"])?.total }
+        if response.status == 416 { return ContentRange(response.headers["Content-Range"])?.total }
+        guard response.headers["Content-Encoding"] == nil else { return nil }
+        return response.headers["Content-Length"].flatMap { Int64($0) }
+    }
+
+    static func size(of url: URL) -> Int64? {
+        ((try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? NSNumber)?.int64Value
+    }
+
+    static func remove(_ url: URL) {
+        try? FileManager.default.removeItem(at: url)
+    }
+
+    private static func checkWritableDirectory(_ directory: URL, _ request: Request) throws(HTTPError) {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory) else {
+            throw HTTPError(.fileSystem, "the directory \(directory.path) does not exist", request: request)
+        }
+        guard isDirectory.boolValue else {
+            throw HTTPError(.fileSystem, "\(directory.path) is not a directory", request: request)
+        }
+        guard FileManager.default.isWritableFile(atPath: directory.path) else {
+            throw HTTPError(.fileSystem, "the directory \(directory.path) is not writable", request: request)
+        }
+    }
+
+    static func sha256(of url: URL, request: Request) throws(HTTPError) -> String {
+        do {
+            let handle = try FileHandle(forReadingFrom: url)
+            defer { try? handle.close() }
+            var hasher = SHA256()
+            while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty { hasher.update(chunk) }
+            return hasher.hexDigest()
+        } catch {
+            throw HTTPError(.fileSystem, "cannot read \(url.path) to check it: \(error)", request: request,
+                            underlying: error)
+        }
+    }
+}

@@ -1,0 +1,115 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Writes a response body into a file from an offset, in large writes, for the engines' file destinations.
+final class FileSink {
+    private let handle: FileHandle
+    private var buffer = Data()
+    /// The file's length so far: the offset it started at, plus what was written.
+    private(set) var length: Int64
+    private static let chunkSize = 1 << 20
+
+    /// Opens (creating if needed) a file and cuts it to `start` bytes; writing continues from there.
+    init(url: URL, start: Int64) throws {
+        if !FileManager.default.fileExists(atPath: url.path) {
+            guard FileManager.default.createFile(atPath: url.path, contents: nil) else {
+                throw HTTPError(.fileSystem, "cannot create \(url.path)")
+            }
+        }
+        handle = try FileHandle(forWritingTo: url)
+        try handle.truncate(atOffset: UInt64(start))
+        try handle.seek(toOffset: UInt64(start))
+        length = start
+    }
+
+    func write(_ data: Data) throws {
+        buffer.append(data)
+        length += Int64(data.count)
+        if buffer.count >= FileSink.chunkSize { try flush() }
+    }
+
+    /// Writes what is buffered, syncs and closes; returns the file's length.
+    func close() throws -> Int64 {
+        try flush()
+        try handle.synchronize()
+        try handle.close()
+        return length
+    }
+
+    /// Closes without caring for errors (the exchange failed anyway).
+    func abandon() {
+        try? flush()
+        try? handle.close()
+    }
+
+    private func flush() throws {
+        guard !buffer.isEmpty else { return }
+        try handle.write(contentsOf: buffer)
+        buffer.removeAll(keepingCapacity: true)
+    }
+}
+
+extension EngineRequest {
+    /// Where the body of a response goes under this request's destination: a file sink for a `200` or `206`
+    /// (checking that a `206` starts where asked), else memory.
+    func sink(for response: HTTPURLResponse) throws -> FileSink? {
+        guard case .file(let url, let offset) = destination, response.statusCode == 200 || response.statusCode == 206
+        else { return nil }
+        var start: Int64 = 0
+        if response.statusCode == 206 {
+            guard let range = ContentRange(response.value(forHTTPHeaderField: "Content-Range")),
+                  range.start == offset
+            else {
+                throw HTTPError(.transport, "the server sent 206 with Content-Range \"\(response.value(forHTTPHeaderField: "Content-Range") ?? "")\"; expected bytes from \(offset)")
+            }
+            start = offset
+        }
+        return try FileSink(url: url, start: start)
+    }
+}
+
+/// A `Content-Range: bytes a-b/total` header (`total` may be `*`), or `bytes */total` for a 416.
+struct ContentRange: Equatable {
+    var start: Int64?
+    var end: Int64?
+    var total: Int64?
+
+    init?(_ header: String?) {
+        guard let header, header.lowercased().hasPrefix("bytes ") else { return nil }
+        let spec = header.dropFirst("bytes ".count).split(separator: "/", maxSplits: 1)
+        guard spec.count == 2 else { return nil }
+        total = Int64(spec[1].trimmingCharacters(in: .whitespaces))
+        let range = spec[0].trimmingCharacters(in: .whitespaces)
+        if range != "*" {
+            let bounds = range.split(separator: "-", maxSplits: 1)
+            guard bounds.count == 2, let start = Int64(bounds[0]), let end = Int64(bounds[1]) else { return nil }
+            self.start = start
+            self.end = end
+        }
+    }
+}
+
+/// Progress of a body being received, counting any offset it resumes from.
+struct DownloadCounter {
+    var start: Int64 = 0
+    var received: Int64 = 0
+    var expected: Int64?
+
+    init() {}
+
+    init(response: HTTPURLResponse) {
+        if response.statusCode == 206, let range = ContentRange(response.value(forHTTPHeaderField: "Content-Range")) {
+            start = range.start ?? 0
+            expected = range.total
+        } else if let length = SessionTransfer.expectedLength(response) {
+            expected = length
+        }
+    }
+
+    mutating func add(_ count: Int) -> TransferProgress {
+        received += Int64(count)
+        return TransferProgress(direction: .download, completed: start + received, expected: expected)
+    }
+}
