@@ -5,7 +5,8 @@ import Foundation
 ///
 /// `/get /post /put /patch /delete /anything[/…] /headers /user-agent /ip /status/N /delay/N /bytes/N /drip /xml
 /// /html /json /redirect/N /relative-redirect/N /absolute-redirect/N /redirect-to /basic-auth/U/P`; anything else
-/// is httpbin's HTML 404 page.
+/// is httpbin's HTML 404 page. Routes of the loopback server's own, for tests httpbin cannot serve:
+/// `/fail-times/N/KEY`, `/files/N` (ranges, ETags, dropped connections) and `/sink` (hashes uploads as they stream).
 public enum Httpbin {
     /// Answers one request.
     public static func route(_ request: ServerRequest) -> ServerResponse {
@@ -47,6 +48,9 @@ public enum Httpbin {
             return redirect(to: url, status: Int(request.queryValue("status_code") ?? "") ?? 302)
         case ("basic-auth", 2): return basicAuth(request, user: rest[0], password: rest[1])
         case ("fail-times", 2): return failTimes(Int(rest[0]) ?? 0, key: rest[1], request: request)
+        case ("files", 1): return files(request, length: Int(rest[0]) ?? 0)
+        case ("sink", _): return sink(request)
+        case ("files-bump", 1): return bump(rest[0])
         default: return notFound()
         }
     }
@@ -64,15 +68,23 @@ public enum Httpbin {
         guard body else { return object }
         let type = request.header("Content-Type")?.lowercased() ?? ""
         var form: [String: Any] = [:]
+        var files: [String: Any] = [:]
         var data = ""
         if type.hasPrefix("application/x-www-form-urlencoded") {
             form = multiDictionary(FormDecoding.pairs(String(decoding: request.body, as: UTF8.self)))
+        } else if type.hasPrefix("multipart/form-data"), let parts = Multipart.parse(request) {
+            form = multiDictionary(parts.filter { $0.fileName == nil }.map { ($0.name, String(decoding: $0.body, as: UTF8.self)) })
+            files = multiDictionary(parts.filter { $0.fileName != nil }.map { part in
+                let text = String(data: part.body, encoding: .utf8)
+                    ?? "data:\(part.contentType ?? "application/octet-stream");base64,\(part.body.base64EncodedString())"
+                return (part.name, text)
+            })
         } else {
             data = String(data: request.body, encoding: .utf8)
                 ?? "data:application/octet-stream;base64," + request.body.base64EncodedString()
         }
         object["data"] = data
-        object["files"] = [String: Any]()
+        object["files"] = files
         object["form"] = form
         object["json"] = (try? JSONSerialization.jsonObject(with: request.body, options: [.fragmentsAllowed]))
             ?? NSNull()

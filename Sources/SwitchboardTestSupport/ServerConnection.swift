@@ -1,4 +1,5 @@
 import Foundation
+import Switchboard
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -37,12 +38,23 @@ final class ServerConnection {
         if request.header("Expect")?.lowercased() == "100-continue" {
             guard write(Data("HTTP/1.1 100 Continue\r\n\r\n".utf8)) else { return nil }
         }
-        if request.header("Transfer-Encoding")?.lowercased().contains("chunked") == true {
-            guard let body = readChunkedBody() else { return nil }
+        let chunked = request.header("Transfer-Encoding")?.lowercased().contains("chunked") == true
+        let length = request.header("Content-Length").flatMap { Int($0) } ?? 0
+        if request.path.hasPrefix("/sink") {
+            var hasher = SHA256()
+            var count = 0
+            let consume: (Data) -> Void = { hasher.update($0); count += $0.count }
+            guard chunked ? readChunkedBody(consume) : readBytes(length, consume) else { return nil }
+            request.streamed = (count, hasher.hexDigest())
+            request.wasChunked = chunked
+        } else if chunked {
+            var body = Data()
+            guard readChunkedBody({ body.append($0) }) else { return nil }
             request.body = body
             request.wasChunked = true
-        } else if let length = request.header("Content-Length").flatMap({ Int($0) }), length > 0 {
-            guard let body = readBytes(length) else { return nil }
+        } else if length > 0 {
+            var body = Data()
+            guard readBytes(length, { body.append($0) }) else { return nil }
             request.body = body
         }
         compact()
@@ -70,27 +82,33 @@ final class ServerConnection {
         }
     }
 
-    private func readBytes(_ count: Int) -> Data? {
-        while buffer.count - start < count {
-            guard fill() else { return nil }
+    /// Reads exactly `count` body bytes, handing them over as they come (at most one read buffer at a time).
+    private func readBytes(_ count: Int, _ consume: (Data) -> Void) -> Bool {
+        var remaining = count
+        while remaining > 0 {
+            if start == buffer.count {
+                buffer.removeAll(keepingCapacity: true)
+                start = 0
+                guard fill() else { return false }
+            }
+            let take = min(remaining, buffer.count - start)
+            consume(Data(buffer[start..<start + take]))
+            start += take
+            remaining -= take
         }
-        let data = Data(buffer[start..<start + count])
-        start += count
-        return data
+        return true
     }
 
-    private func readChunkedBody() -> Data? {
-        var body = Data()
+    private func readChunkedBody(_ consume: (Data) -> Void) -> Bool {
         while true {
-            guard let sizeLine = readLine() else { return nil }
+            guard let sizeLine = readLine() else { return false }
             let hex = sizeLine.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
-            guard let size = Int(hex, radix: 16) else { return nil }
+            guard let size = Int(hex, radix: 16) else { return false }
             if size == 0 {
                 while let trailer = readLine(), !trailer.isEmpty {}
-                return body
+                return true
             }
-            guard let chunk = readBytes(size), readLine() != nil else { return nil }
-            body.append(chunk)
+            guard readBytes(size, consume), readLine() != nil else { return false }
         }
     }
 
@@ -144,11 +162,14 @@ final class ServerConnection {
         let bodyAllowed = request.method != "HEAD" && response.status != 204 && response.status != 304
             && response.status >= 200
         if !hasLength && response.status != 204 && response.status != 304 {
-            head += "Content-Length: \(response.body.count)\r\n"
+            head += "Content-Length: \(response.generated?.length ?? response.body.count)\r\n"
         }
         head += "Server: SwitchboardLoopback\r\n"
         head += keepAlive ? "Connection: keep-alive\r\n" : "Connection: close\r\n"
         head += "\r\n"
+        if let generated = response.generated {
+            return writeGenerated(generated, head: head, send: bodyAllowed, truncateAfter: response.truncateAfter)
+        }
         var body = bodyAllowed ? response.body : Data()
         if let limit = response.truncateAfter { body = body.prefix(limit) }
         if let drip = response.drip, drip.pieces > 1, !body.isEmpty {
@@ -165,6 +186,22 @@ final class ServerConnection {
             guard write(Data(head.utf8) + body) else { return false }
         }
         return response.truncateAfter == nil
+    }
+
+    /// Writes a generated body in 256 KiB pieces; with `truncateAfter`, stops there and reports the connection lost.
+    private func writeGenerated(
+        _ generated: (length: Int, bytes: @Sendable (Int, Int) -> Data), head: String, send: Bool, truncateAfter: Int?
+    ) -> Bool {
+        guard write(Data(head.utf8)) else { return false }
+        guard send else { return true }
+        let end = min(generated.length, truncateAfter ?? generated.length)
+        var offset = 0
+        while offset < end {
+            let count = min(256 * 1024, end - offset)
+            guard write(generated.bytes(offset, count)) else { return false }
+            offset += count
+        }
+        return truncateAfter == nil
     }
 
     private func write(_ data: Data) -> Bool {

@@ -14,6 +14,8 @@ public struct ServerRequest: Sendable {
     public var body: Data
     /// Whether the body came with `Transfer-Encoding: chunked`.
     public var wasChunked: Bool
+    /// For `/sink` routes, the body was hashed as it streamed in instead of being kept: its length and SHA-256.
+    public var streamed: (length: Int, sha256: String)?
 
     /// The path, percent-decoded.
     public var path: String {
@@ -60,6 +62,9 @@ public struct ServerResponse: Sendable {
     public var truncateAfter: Int?
     /// Whether to close the connection after this response.
     public var close = false
+    /// A body generated piece by piece instead of `body`, so that large responses need no memory: its length, and
+    /// the bytes at an offset.
+    public var generated: (length: Int, bytes: @Sendable (_ offset: Int, _ count: Int) -> Data)?
 
     /// Creates a response.
     public init(status: Int = 200, headers: [(name: String, value: String)] = [], body: Data = Data()) {

@@ -114,38 +114,51 @@ extension Center {
     }
 }
 
-/// Carries progress reports to the callback queue, at most about 60 a second (the last one always), and none after
-/// the request finished.
+/// Passes progress reports on, at most about 60 a second: a report that comes too soon is held, and the last one
+/// held is passed on when the transfer finishes, so the final count is never lost. Nothing is passed on after that.
 final class ProgressRelay: Sendable {
     private struct State {
         var last: ContinuousClock.Instant?
+        var pending: TransferProgress?
         var finished = false
     }
 
-    private let queue: DispatchQueue
-    private let handler: @Sendable (TransferProgress) -> Void
+    private let deliver: @Sendable (TransferProgress) -> Void
     private let state = Locked(State())
     private static let interval = Duration.milliseconds(16)
 
-    init(queue: DispatchQueue, handler: @escaping @Sendable (TransferProgress) -> Void) {
-        self.queue = queue
-        self.handler = handler
+    init(deliver: @escaping @Sendable (TransferProgress) -> Void) {
+        self.deliver = deliver
+    }
+
+    /// Delivers on a queue; a serial one keeps the reports in order and ahead of the outcome queued after them.
+    convenience init(queue: DispatchQueue, handler: @escaping @Sendable (TransferProgress) -> Void) {
+        self.init { progress in queue.async { handler(progress) } }
     }
 
     func report(_ progress: TransferProgress) {
         let now = ContinuousClock.now
         let send = state.withLock { state -> Bool in
             guard !state.finished else { return false }
-            if !progress.isComplete, let last = state.last, now - last < ProgressRelay.interval { return false }
+            if !progress.isComplete, let last = state.last, now - last < ProgressRelay.interval {
+                state.pending = progress
+                return false
+            }
             state.last = now
+            state.pending = nil
             return true
         }
-        guard send else { return }
-        queue.async { [handler] in handler(progress) }
+        if send { deliver(progress) }
     }
 
-    /// Stops further reports. The queue is serial per request, so reports already queued run before the outcome.
+    /// Passes on the report held back, if any, and stops.
     func finish() {
-        state.withLock { $0.finished = true }
+        let pending = state.withLock { state -> TransferProgress? in
+            guard !state.finished else { return nil }
+            state.finished = true
+            defer { state.pending = nil }
+            return state.pending
+        }
+        if let pending { deliver(pending) }
     }
 }

@@ -197,6 +197,9 @@ final class SessionTransfer: Sendable {
                 return .follow(redirect)
             }
             if let error {
+                // Keep what arrived before the connection was lost: a resumable download continues from it.
+                state.sink?.abandon()
+                state.sink = nil
                 return .finish(.failure(SessionTransfer.urlError(error)))
             }
             guard let response = state.response else {

@@ -1,7 +1,14 @@
 import Foundation
 
-/// SHA-256 (FIPS 180-4), incremental: for download checksums, with no dependency on CryptoKit or swift-crypto.
-struct SHA256: Sendable {
+/// SHA-256 (FIPS 180-4), incremental: what Switchboard checks downloads with, public so that code on Linux (where
+/// CryptoKit is missing) can compute the checksum a download is expected to have.
+///
+/// ```swift
+/// var hasher = SHA256()
+/// hasher.update(data)
+/// let hex = hasher.hexDigest()
+/// ```
+public struct SHA256: Sendable {
     private var state: (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32) = (
         0x6a09_e667, 0xbb67_ae85, 0x3c6e_f372, 0xa54f_f53a, 0x510e_527f, 0x9b05_688c, 0x1f83_d9ab, 0x5be0_cd19
     )
@@ -19,13 +26,16 @@ struct SHA256: Sendable {
         0x748f_82ee, 0x78a5_636f, 0x84c8_7814, 0x8cc7_0208, 0x90be_fffa, 0xa450_6ceb, 0xbef9_a3f7, 0xc671_78f2,
     ]
 
-    init() {}
+    /// Creates a hasher.
+    public init() {}
 
-    mutating func update(_ data: Data) {
+    /// Adds bytes.
+    public mutating func update(_ data: Data) {
         data.withUnsafeBytes { update($0) }
     }
 
-    mutating func update(_ bytes: UnsafeRawBufferPointer) {
+    /// Adds bytes.
+    public mutating func update(_ bytes: UnsafeRawBufferPointer) {
         length &+= UInt64(bytes.count)
         var input = bytes[...]
         if !pending.isEmpty {
@@ -43,8 +53,8 @@ struct SHA256: Sendable {
         pending += input
     }
 
-    /// The digest; the hasher should not be used afterwards.
-    mutating func finalize() -> [UInt8] {
+    /// The 32-byte digest; do not add bytes afterwards.
+    public mutating func finalize() -> [UInt8] {
         let bits = length &* 8
         var tail: [UInt8] = [0x80]
         let padding = (56 - (pending.count + 1) % 64 + 64) % 64
@@ -57,12 +67,13 @@ struct SHA256: Sendable {
         return words.flatMap { word in (0..<4).map { UInt8(truncatingIfNeeded: word >> (24 - 8 * $0)) } }
     }
 
-    /// The digest as lower-case hex.
-    mutating func hexDigest() -> String {
+    /// The digest as lower-case hex; do not add bytes afterwards.
+    public mutating func hexDigest() -> String {
         finalize().map { String(format: "%02x", $0) }.joined()
     }
 
-    static func hex(_ data: Data) -> String {
+    /// The SHA-256 of some bytes, as lower-case hex.
+    public static func hex(_ data: Data) -> String {
         var hasher = SHA256()
         hasher.update(data)
         return hasher.hexDigest()

@@ -1,0 +1,54 @@
+/// A request under way for an `async` caller who wants its progress: an `AsyncStream` of reports and the response.
+///
+/// ```swift
+/// let transfer = center.transfer { request in
+///     request.kind = .download
+///     request.url = "https://example.com/big.iso"
+///     request.destination = .file(URL(fileURLWithPath: "/tmp/big.iso"))
+/// }
+/// for await progress in transfer.progress {
+///     print(progress.fraction ?? 0)
+/// }
+/// let response = try await transfer.response()
+/// ```
+public struct Transfer: Sendable {
+    /// The request's identifier.
+    public let id: RequestID
+    /// Progress reports, at most about 60 a second; the stream ends when the request does.
+    public let progress: AsyncStream<TransferProgress>
+    let task: Task<Result<Response, HTTPError>, Never>
+
+    /// Waits for the outcome. Cancelling the waiting task cancels the transfer.
+    ///
+    /// - Throws: `HTTPError`.
+    public func response() async throws(HTTPError) -> Response {
+        let task = task
+        return try await withTaskCancellationHandler {
+            await task.value
+        } onCancel: {
+            task.cancel()
+        }.get()
+    }
+
+    /// Cancels the transfer; `response()` then throws `.cancelled`.
+    public func cancel() {
+        task.cancel()
+    }
+}
+
+extension Center {
+    /// Sends a request and returns at once with its progress stream and a way to await its response.
+    public func transfer(_ configure: (inout Request) -> Void) -> Transfer {
+        let (request, configuration) = prepare(configure)
+        let (stream, continuation) = AsyncStream<TransferProgress>.makeStream(bufferingPolicy: .bufferingNewest(64))
+        let relay = ProgressRelay { continuation.yield($0) }
+        let task = Task.detached(priority: Task.currentPriority) { [self] in
+            let result = await run(request, configuration, progress: relay.report)
+            relay.finish()
+            continuation.finish()
+            return result
+        }
+        registry.attach(task, to: request.id!)
+        return Transfer(id: request.id!, progress: stream, task: task)
+    }
+}
