@@ -51,6 +51,7 @@ public enum Httpbin {
         case ("files", 1): return files(request, length: Int(rest[0]) ?? 0)
         case ("sink", _): return sink(request)
         case ("files-bump", 1): return bump(rest[0])
+        case ("files-fail", 1): return fail(rest[0])
         default: return notFound()
         }
     }

@@ -168,7 +168,8 @@ final class ServerConnection {
         head += keepAlive ? "Connection: keep-alive\r\n" : "Connection: close\r\n"
         head += "\r\n"
         if let generated = response.generated {
-            return writeGenerated(generated, head: head, send: bodyAllowed, truncateAfter: response.truncateAfter)
+            return writeGenerated(
+                generated, head: head, send: bodyAllowed, truncateAfter: response.truncateAfter, pause: response.pause)
         }
         var body = bodyAllowed ? response.body : Data()
         if let limit = response.truncateAfter { body = body.prefix(limit) }
@@ -190,16 +191,19 @@ final class ServerConnection {
 
     /// Writes a generated body in 256 KiB pieces; with `truncateAfter`, stops there and reports the connection lost.
     private func writeGenerated(
-        _ generated: (length: Int, bytes: @Sendable (Int, Int) -> Data), head: String, send: Bool, truncateAfter: Int?
+        _ generated: (length: Int, bytes: @Sendable (Int, Int) -> Data), head: String, send: Bool, truncateAfter: Int?,
+        pause: (after: Int, seconds: Double)?
     ) -> Bool {
         guard write(Data(head.utf8)) else { return false }
         guard send else { return true }
         let end = min(generated.length, truncateAfter ?? generated.length)
         var offset = 0
         while offset < end {
-            let count = min(256 * 1024, end - offset)
+            var count = min(256 * 1024, end - offset)
+            if let pause, offset < pause.after { count = min(count, pause.after - offset) }
             guard write(generated.bytes(offset, count)) else { return false }
             offset += count
+            if let pause, offset == pause.after { Thread.sleep(forTimeInterval: pause.seconds) }
         }
         return truncateAfter == nil
     }

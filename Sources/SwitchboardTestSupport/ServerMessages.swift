@@ -62,6 +62,8 @@ public struct ServerResponse: Sendable {
     public var truncateAfter: Int?
     /// Whether to close the connection after this response.
     public var close = false
+    /// When set, writing stops for this many seconds after this many body bytes (a stalled server).
+    public var pause: (after: Int, seconds: Double)?
     /// A body generated piece by piece instead of `body`, so that large responses need no memory: its length, and
     /// the bytes at an offset.
     public var generated: (length: Int, bytes: @Sendable (_ offset: Int, _ count: Int) -> Data)?

@@ -114,12 +114,14 @@ extension Center {
     }
 }
 
-/// Passes progress reports on, at most about 60 a second: a report that comes too soon is held, and the last one
-/// held is passed on when the transfer finishes, so the final count is never lost. Nothing is passed on after that.
+/// Passes progress reports on, at most about 60 a second: a report that comes too soon is held and passed on when
+/// the interval is over (so a transfer that stalls still shows its latest count), or when the transfer finishes.
+/// Nothing is passed on after that.
 final class ProgressRelay: Sendable {
     private struct State {
         var last: ContinuousClock.Instant?
         var pending: TransferProgress?
+        var flushScheduled = false
         var finished = false
     }
 
@@ -136,29 +138,48 @@ final class ProgressRelay: Sendable {
         self.init { progress in queue.async { handler(progress) } }
     }
 
+    // Reports are handed over inside the lock, so they keep their order; `deliver` only enqueues (`queue.async`,
+    // `AsyncStream.Continuation.yield`) and never runs user code there.
+
     func report(_ progress: TransferProgress) {
         let now = ContinuousClock.now
-        let send = state.withLock { state -> Bool in
+        let scheduleFlush = state.withLock { state -> Bool in
             guard !state.finished else { return false }
             if !progress.isComplete, let last = state.last, now - last < ProgressRelay.interval {
                 state.pending = progress
-                return false
+                if state.flushScheduled { return false }
+                state.flushScheduled = true
+                return true
             }
             state.last = now
             state.pending = nil
-            return true
+            deliver(progress)
+            return false
         }
-        if send { deliver(progress) }
+        if scheduleFlush {
+            DispatchQueue.global().asyncAfter(deadline: .now() + ProgressRelay.interval.seconds) { [self] in
+                flushHeld()
+            }
+        }
     }
 
     /// Passes on the report held back, if any, and stops.
     func finish() {
-        let pending = state.withLock { state -> TransferProgress? in
-            guard !state.finished else { return nil }
+        state.withLock { state in
+            guard !state.finished else { return }
             state.finished = true
-            defer { state.pending = nil }
-            return state.pending
+            if let pending = state.pending { deliver(pending) }
+            state.pending = nil
         }
-        if let pending { deliver(pending) }
+    }
+
+    private func flushHeld() {
+        state.withLock { state in
+            state.flushScheduled = false
+            guard !state.finished, let pending = state.pending else { return }
+            state.pending = nil
+            state.last = ContinuousClock.now
+            deliver(pending)
+        }
     }
 }

@@ -132,6 +132,11 @@ struct DownloadPlan: Sendable {
             }
         }
         let final = try finalURL(for: response)
+        // On disk before it gets its final name, so that a crash never leaves a short file under that name.
+        if let handle = try? FileHandle(forWritingTo: partial) {
+            try? handle.synchronize()
+            try? handle.close()
+        }
         guard rename(partial.path, final.path) == 0 else {
             let reason = String(cString: strerror(errno))
             discard()

@@ -30,10 +30,10 @@ final class FileSink {
         if buffer.count >= FileSink.chunkSize { try flush() }
     }
 
-    /// Writes what is buffered, syncs and closes; returns the file's length.
+    /// Writes what is buffered and closes; returns the file's length. It does not sync: that waits for the disk,
+    /// and engines call this on shared threads; the center syncs a download before moving it into place.
     func close() throws -> Int64 {
         try flush()
-        try handle.synchronize()
         try handle.close()
         return length
     }

