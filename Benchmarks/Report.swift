@@ -36,7 +36,32 @@ enum Report {
         return lines.joined(separator: "\n")
     }
 
-    static func json(_ rows: [Row], quick: Bool) -> String {
+    static func transfers(_ results: [TransferBenchmarks.Result]) -> String {
+        guard let bytes = results.first?.bytes else { return "" }
+        var lines = [
+            "Transfers of \(bytes >> 20) MiB on the loopback server, each case in a process of its own",
+            "",
+            "case                                     MB/s   ratio   peak memory above baseline",
+            "---------------------------------------  -----  ------  --------------------------",
+        ]
+        let names = [
+            "download-raw": "download: raw URLSession download(from:)",
+            "download-center": "download: Center, kind .download",
+            "upload-raw": "upload: raw URLSession upload(fromFile:)",
+            "upload-center": "upload: Center, body .file",
+        ]
+        for result in results {
+            let raw = results.first { $0.name == result.name.replacingOccurrences(of: "center", with: "raw") }
+            let ratio = raw.map { result.megabytesPerSecond / $0.megabytesPerSecond } ?? 1
+            lines.append(
+                (names[result.name] ?? result.name).padding(toLength: 39, withPad: " ", startingAt: 0)
+                    + String(format: "  %5.0f  %5.2f×  %6.1f MiB", result.megabytesPerSecond, ratio,
+                             Double(result.peakAboveBaseline) / 1_048_576))
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    static func json(_ rows: [Row], transfers: [TransferBenchmarks.Result], quick: Bool) -> String {
         let objects: [[String: Any]] = rows.map { row in
             var object: [String: Any] = [
                 "family": row.family,
@@ -53,8 +78,15 @@ enum Report {
             if !row.note.isEmpty { object["note"] = row.note }
             return object
         }
+        let transferObjects: [[String: Any]] = transfers.map { result in
+            [
+                "name": result.name, "bytes": result.bytes, "seconds": result.seconds,
+                "megabytes_per_second": result.megabytesPerSecond, "peak_above_baseline_bytes": result.peakAboveBaseline,
+            ]
+        }
         let data = try? JSONSerialization.data(
-            withJSONObject: ["quick": quick, "results": objects], options: [.prettyPrinted, .sortedKeys])
+            withJSONObject: ["quick": quick, "results": objects, "transfers": transferObjects],
+            options: [.prettyPrinted, .sortedKeys])
         return data.map { String(decoding: $0, as: UTF8.self) } ?? "{}"
     }
 }

@@ -1,9 +1,30 @@
 import Foundation
+import SwitchboardTestSupport
 
 // `swift run -c release Benchmarks [--quick] [--json]`
 //
 // Everything runs in one process against an embedded loopback server. Each comparison interleaves its rounds
 // (raw, Center, raw, Center, ...) and reports the median round, so that a noisy neighbour hurts both sides alike.
+
+if CommandLine.arguments.count == 5, CommandLine.arguments[1] == "--transfer-case" {
+    // A child process running one transfer case (see TransferBenchmarks).
+    do {
+        try await TransferBenchmarks.runCase(
+            CommandLine.arguments[2], bytes: Int(CommandLine.arguments[3])!,
+            directory: URL(fileURLWithPath: CommandLine.arguments[4]))
+        exit(0)
+    } catch {
+        FileHandle.standardError.write(Data("transfer case failed: \(error)\n".utf8))
+        exit(1)
+    }
+}
+
+if CommandLine.arguments.count == 2, CommandLine.arguments[1] == "--serve" {
+    // The loopback server on its own, for measuring other clients against it by hand.
+    let server = try LoopbackServer()
+    FileHandle.standardOutput.write(Data((server.baseURL + "\n").utf8))
+    while true { sleep(3600) }
+}
 
 let arguments = Set(CommandLine.arguments.dropFirst())
 let quick = arguments.contains("--quick")
@@ -22,16 +43,20 @@ if !json {
 let requestCount = quick ? 1_000 : 5_000
 let overheadCount = quick ? 5_000 : 50_000
 let rounds = quick ? 3 : 5
+let transferBytes = quick ? 256 << 20 : 1 << 30
 
 do {
     let server = try RequestBenchmarks.makeServer()
     var rows = try await RequestBenchmarks(server: server, count: requestCount, rounds: rounds).run()
     rows += try await OverheadBenchmarks(count: overheadCount, rounds: rounds).run()
     server.stop()
+    let transfers = try TransferBenchmarks.run(bytes: transferBytes)
     if json {
-        print(Report.json(rows, quick: quick))
+        print(Report.json(rows, transfers: transfers, quick: quick))
     } else {
         print(Report.table(rows, requests: requestCount, rounds: rounds))
+        print()
+        print(Report.transfers(transfers))
     }
 } catch {
     FileHandle.standardError.write(Data("benchmark failed: \(error)\n".utf8))

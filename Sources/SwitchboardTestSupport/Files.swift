@@ -80,10 +80,9 @@ extension Httpbin {
             headers.append(("Content-Disposition", "attachment; filename=\"\(name)\""))
         }
         var start = 0
+        var end = length - 1
         var status = 200
-        if request.queryValue("ignore_range") != "1", let range = request.header("Range"),
-           range.hasPrefix("bytes="), range.hasSuffix("-"),
-           let first = Int(range.dropFirst("bytes=".count).dropLast()) {
+        if request.queryValue("ignore_range") != "1", let (first, last) = byteRange(request.header("Range")) {
             let ifRange = request.header("If-Range")
             if ifRange == nil || ifRange == etag || ifRange == "Sun, 06 Nov 1994 08:49:37 GMT" {
                 guard first < length else {
@@ -91,22 +90,33 @@ extension Httpbin {
                     return ServerResponse(status: 416, headers: headers)
                 }
                 start = first
+                end = min(last ?? length - 1, length - 1)
                 status = 206
-                headers.append(("Content-Range", "bytes \(first)-\(length - 1)/\(length)"))
+                headers.append(("Content-Range", "bytes \(start)-\(end)/\(length)"))
             }
         }
         var response = ServerResponse(status: status, headers: headers)
         let from = start
-        response.generated = (length - from, { offset, count in content.bytes(offset: from + offset, count: count) })
-        if let dropAt = request.queryValue("drop_at").flatMap(Int.init), dropAt > start, dropAt < length {
+        response.generated = (end + 1 - from, { offset, count in content.bytes(offset: from + offset, count: count) })
+        if let dropAt = request.queryValue("drop_at").flatMap(Int.init), dropAt > start, dropAt <= end {
             // With `drop_once=KEY`, only the first such response for KEY is cut off.
             let first = request.queryValue("drop_once").map { key in dropped.withLock { $0.insert(key).inserted } }
             if first ?? true { response.truncateAfter = dropAt - start }
         }
-        if let pauseAt = request.queryValue("pause_at").flatMap(Int.init), pauseAt > start, pauseAt < length {
+        if let pauseAt = request.queryValue("pause_at").flatMap(Int.init), pauseAt > start, pauseAt <= end {
             response.pause = (pauseAt - start, Double(request.queryValue("pause") ?? "") ?? 5)
         }
         return response
+    }
+
+    /// `bytes=A-` or `bytes=A-B` (one range; other forms are ignored, as a server may).
+    static func byteRange(_ header: String?) -> (Int, Int?)? {
+        guard let header, header.hasPrefix("bytes="), !header.contains(",") else { return nil }
+        let bounds = header.dropFirst("bytes=".count).split(separator: "-", omittingEmptySubsequences: false)
+        guard bounds.count == 2, let first = Int(bounds[0]) else { return nil }
+        if bounds[1].isEmpty { return (first, nil) }
+        guard let last = Int(bounds[1]), last >= first else { return nil }
+        return (first, last)
     }
 
     static let versions = ServerLock<[String: Int]>([:])

@@ -3,7 +3,8 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// One exchange on a `URLSessionEngine`, possibly across several tasks (a `307`/`308` is re-sent by hand).
+/// One exchange on a `URLSessionEngine`, possibly across several tasks: a `307`/`308` is re-sent by hand, and a
+/// download into a file is fetched in segments (see `Segments`).
 final class SessionTransfer: Sendable {
     enum StopReason: Sendable {
         case cancelled
@@ -23,6 +24,7 @@ final class SessionTransfer: Sendable {
         var challengeResponse: HTTPURLResponse?
         var pendingRedirect: URLRequest?
         var redirects = 0
+        var segments: Segments?
     }
 
     static let maximumRedirects = 20
@@ -37,12 +39,13 @@ final class SessionTransfer: Sendable {
 
     init(
         request: EngineRequest, progress: @escaping @Sendable (TransferProgress) -> Void, session: URLSession,
-        delegate: SessionDelegate
+        delegate: SessionDelegate, segmentSize: Int?
     ) {
         self.request = request
         self.progress = progress
         self.session = session
         self.delegate = delegate
+        state.withLock { $0.segments = Segments(for: request, size: segmentSize) }
     }
 
     // MARK: - Starting and stopping
@@ -61,7 +64,9 @@ final class SessionTransfer: Sendable {
                 self?.stop(.deadline)
             }
         }
-        launch(request.urlRequest)
+        var first = request.urlRequest
+        if let segments = state.withLock({ $0.segments }) { first.setValue(segments.range, forHTTPHeaderField: "Range") }
+        launch(first)
     }
 
     /// Starts a task for the request with this transfer's body: a file goes by `uploadTask(fromFile:)`, which
@@ -109,7 +114,7 @@ final class SessionTransfer: Sendable {
             state.body = Data()
             state.counter = DownloadCounter(response: response)
             do {
-                state.sink = try request.sink(for: response)
+                state.sink = try request.sink(for: response, start: state.segments?.current)
                 return nil
             } catch {
                 state.sink = nil
@@ -214,6 +219,17 @@ final class SessionTransfer: Sendable {
                     return .finish(.failure(HTTPError(.fileSystem, "the download could not be written: \(error)",
                                                       underlying: error)))
                 }
+            }
+            if var segments = state.segments {
+                if segments.advance(after: response) {
+                    state.segments = segments
+                    state.response = nil
+                    state.body = Data()
+                    return .follow(segments.nextRequest(from: request.urlRequest))
+                }
+                let overall = segments.overall(response)
+                state.segments = nil
+                return .finish(.success(EngineResponse(response: overall, body: state.body, fileLength: fileLength)))
             }
             return .finish(.success(EngineResponse(response: response, body: state.body, fileLength: fileLength)))
         }

@@ -7,9 +7,10 @@ import FoundationNetworking
 ///
 /// On Linux (swift-corelibs-foundation) URLSession hangs forever on a `401` with `WWW-Authenticate: Basic` unless a
 /// delegate answers the challenge, forwards `Authorization` and `Cookie` to other hosts on redirects, drops the body
-/// of a `307`/`308` redirect, does not enforce a total timeout and does not count received bytes. This engine
-/// answers every challenge (the 401 comes back as a response), strips credentials when a redirect leaves the
-/// origin, re-sends the body itself on `307`/`308`, enforces `totalTimeout` and counts bytes for progress.
+/// of a `307`/`308` redirect, does not enforce a total timeout, does not count received bytes, and has no
+/// backpressure. This engine answers every challenge (the 401 comes back as a response), strips credentials when a
+/// redirect leaves the origin, re-sends the body itself on `307`/`308`, enforces `totalTimeout`, counts bytes for
+/// progress, and fetches downloads into files in segments so that their memory stays bounded.
 ///
 /// ```swift
 /// Center.shared.setup { $0.engine = URLSessionEngine(configuration: .ephemeral) }
@@ -20,12 +21,18 @@ public final class URLSessionEngine: Engine {
 
     let session: URLSession
     private let delegate: SessionDelegate
+    private let downloadSegmentSize: Int?
 
     /// Creates an engine with its own session.
     ///
-    /// - Parameter configuration: copied; its URL cache is turned off (URLSession on Linux never stores responses,
-    ///   so Switchboard does its own caching the same way everywhere).
-    public init(configuration: URLSessionConfiguration = .default) {
+    /// - Parameters:
+    ///   - configuration: copied; its URL cache is turned off (URLSession on Linux never stores responses, so
+    ///     Switchboard does its own caching the same way everywhere).
+    ///   - downloadSegmentSize: downloads into files are fetched in `Range` segments of this many bytes, one after
+    ///     the other, which bounds the memory a download can take when the disk is slower than the network
+    ///     (URLSession has no backpressure); `nil` fetches each in one request. 16 MiB by default.
+    public init(configuration: URLSessionConfiguration = .default, downloadSegmentSize: Int? = 16 << 20) {
+        self.downloadSegmentSize = downloadSegmentSize
         let configuration = configuration.copy() as! URLSessionConfiguration
         configuration.urlCache = nil
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
@@ -44,7 +51,9 @@ public final class URLSessionEngine: Engine {
     ) async throws -> EngineResponse {
         // URLSession on Linux performs a request even when the task was cancelled before the call.
         try Task.checkCancellation()
-        let transfer = SessionTransfer(request: request, progress: progress, session: session, delegate: delegate)
+        let transfer = SessionTransfer(
+            request: request, progress: progress, session: session, delegate: delegate,
+            segmentSize: downloadSegmentSize)
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 transfer.start(continuation)

@@ -53,18 +53,20 @@ final class FileSink {
 
 extension EngineRequest {
     /// Where the body of a response goes under this request's destination: a file sink for a `200` or `206`
-    /// (checking that a `206` starts where asked), else memory.
-    func sink(for response: HTTPURLResponse) throws -> FileSink? {
+    /// (checking that a `206` starts where asked: the destination's offset, or `start` for a later segment), else
+    /// memory.
+    func sink(for response: HTTPURLResponse, start expected: Int64? = nil) throws -> FileSink? {
         guard case .file(let url, let offset) = destination, response.statusCode == 200 || response.statusCode == 206
         else { return nil }
         var start: Int64 = 0
         if response.statusCode == 206 {
-            guard let range = ContentRange(response.value(forHTTPHeaderField: "Content-Range")),
-                  range.start == offset
-            else {
-                throw HTTPError(.transport, "the server sent 206 with Content-Range \"\(response.value(forHTTPHeaderField: "Content-Range") ?? "")\"; expected bytes from \(offset)")
+            let header = response.value(forHTTPHeaderField: "Content-Range")
+            let wanted = expected ?? offset
+            guard let range = ContentRange(header), range.start == wanted else {
+                throw HTTPError(
+                    .transport, "the server sent 206 with Content-Range \"\(header ?? "")\"; expected bytes from \(wanted)")
             }
-            start = offset
+            start = wanted
         }
         return try FileSink(url: url, start: start)
     }

@@ -1,0 +1,127 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Switchboard
+import SwitchboardTestSupport
+
+/// Large downloads and uploads, raw URLSession beside the Center, each in a child process of its own so that each
+/// one's peak memory is its own: throughput, and peak resident memory above the child's baseline.
+enum TransferBenchmarks {
+    struct Result: Codable {
+        var name: String
+        var bytes: Int
+        var seconds: Double
+        var peakAboveBaseline: Int
+        var megabytesPerSecond: Double { Double(bytes) / seconds / 1_048_576 }
+    }
+
+    static let cases = ["download-raw", "download-center", "upload-raw", "upload-center"]
+
+    /// Runs every case in a child process and returns their results.
+    static func run(bytes: Int) throws -> [Result] {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("switchboard-bench-\(getpid())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let upload = directory.appendingPathComponent("upload.bin")
+        try writeFile(upload, bytes: bytes)
+        var results: [Result] = []
+        for name in cases {
+            let child = Process()
+            child.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
+            child.arguments = ["--transfer-case", name, String(bytes), directory.path]
+            let output = Pipe()
+            child.standardOutput = output
+            try child.run()
+            let data = output.fileHandleForReading.readDataToEndOfFile()
+            child.waitUntilExit()
+            guard child.terminationStatus == 0, let result = try? JSONDecoder().decode(Result.self, from: data) else {
+                throw URLError(.unknown, userInfo: [NSLocalizedDescriptionKey: "transfer case \(name) failed"])
+            }
+            results.append(result)
+        }
+        return results
+    }
+
+    /// The body of a child process: one case, measured, printed as JSON.
+    static func runCase(_ name: String, bytes: Int, directory: URL) async throws {
+        let server = try LoopbackServer()
+        defer { server.stop() }
+        let upload = directory.appendingPathComponent("upload.bin")
+        let download = directory.appendingPathComponent("download-\(name).bin")
+        let configuration = URLSessionConfiguration.default
+        configuration.urlCache = nil
+        let session = URLSession(configuration: configuration)
+        let center = Center { config in
+            config.server = server.baseURL + "/"
+            config.engine = URLSessionEngine(configuration: configuration)
+        }
+        let url = URL(string: server.baseURL + "/files/\(bytes)")!
+        let baseline = Memory.resident()
+        let clock = ContinuousClock()
+        let start = clock.now
+        switch name {
+        case "download-raw":
+            let (temporary, response) = try await session.download(from: url)
+            guard (response as? HTTPURLResponse)?.statusCode == 200 else { throw URLError(.badServerResponse) }
+            _ = try? FileManager.default.removeItem(at: download)
+            try FileManager.default.moveItem(at: temporary, to: download)
+        case "download-center":
+            _ = try await center.send { request in
+                request.kind = .download
+                request.url = url.absoluteString
+                request.destination = .file(download)
+            }
+        case "upload-raw":
+            var request = URLRequest(url: URL(string: server.baseURL + "/sink")!)
+            request.httpMethod = "PUT"
+            let (_, response) = try await session.upload(for: request, fromFile: upload)
+            guard (response as? HTTPURLResponse)?.statusCode == 200 else { throw URLError(.badServerResponse) }
+        case "upload-center":
+            _ = try await center.send { request in
+                request.kind = .upload
+                request.api = "sink"
+                request.method = .put
+                request.body = .file(upload)
+            }
+        default:
+            throw URLError(.unsupportedURL)
+        }
+        let seconds = (clock.now - start).seconds
+        if name.hasPrefix("download") {
+            let size = (try FileManager.default.attributesOfItem(atPath: download.path)[.size] as? NSNumber)?.intValue
+            guard size == bytes else { throw URLError(.cannotWriteToFile) }
+            try? FileManager.default.removeItem(at: download)
+        }
+        let result = Result(name: name, bytes: bytes, seconds: seconds, peakAboveBaseline: Memory.peak() - baseline)
+        FileHandle.standardOutput.write(try JSONEncoder().encode(result))
+    }
+
+    private static func writeFile(_ url: URL, bytes: Int) throws {
+        _ = FileManager.default.createFile(atPath: url.path, contents: nil)
+        let handle = try FileHandle(forWritingTo: url)
+        defer { try? handle.close() }
+        let content = GeneratedContent(seed: 42)
+        var offset = 0
+        while offset < bytes {
+            let count = min(4 << 20, bytes - offset)
+            try handle.write(contentsOf: content.bytes(offset: offset, count: count))
+            offset += count
+        }
+    }
+}
+
+/// Resident memory of this process, from /proc on Linux (getrusage's peak elsewhere).
+enum Memory {
+    static func resident() -> Int { field("VmRSS:") ?? peakMemory() }
+    static func peak() -> Int { field("VmHWM:") ?? peakMemory() }
+
+    private static func field(_ name: String) -> Int? {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return nil }
+        for line in status.split(separator: "\n") where line.hasPrefix(name) {
+            let kilobytes = line.split(separator: " ").compactMap { Int($0) }.first
+            return kilobytes.map { $0 * 1024 }
+        }
+        return nil
+    }
+}

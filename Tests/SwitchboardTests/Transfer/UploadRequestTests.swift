@@ -1,0 +1,200 @@
+import Foundation
+import Testing
+@testable import Switchboard
+import SwitchboardTestSupport
+
+/// Uploads through `URLSessionEngine`. The echo tests run against real httpbin too; the hashing sink is the loopback
+/// server's own. Serialized, so that counting the center's temporary files is exact.
+@Suite(.serialized) struct UploadRequestTests {
+    func center() -> Center {
+        Server.center()
+    }
+
+    /// The multipart bodies Switchboard has left in the temporary directory.
+    static func leftovers() -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: FileManager.default.temporaryDirectory.path)) ?? [])
+            .filter { $0.hasPrefix("switchboard-multipart-") }
+    }
+
+    @Test func multipartWithTwoFilesAndTwoFieldsIsEchoed() async throws {
+        let scratch = Scratch()
+        let text = scratch.file("notes.txt")
+        try Data("hello from a file".utf8).write(to: text)
+        let binary = scratch.write("photo.png", bytes: 3000)
+        let before = Self.leftovers()
+        let reports = Locked<[TransferProgress]>([])
+        let response = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Response, any Error>) in
+            center().send { request in
+                request.kind = .upload
+                request.api = "post"
+                request.parameters = ["title": "Holiday", "tags": "sea, sun"]
+                request.addFormData(name: "notes", fileURL: text)
+                request.addFormData(name: "photo", fileURL: binary)
+            } onProgress: { progress in
+                reports.withLock { $0.append(progress) }
+            } onSuccess: {
+                continuation.resume(returning: $0)
+            } onFailure: {
+                continuation.resume(throwing: $0)
+            }
+        }
+        let json = try #require(response.json)
+        #expect(json["form"] == ["title": "Holiday", "tags": "sea, sun"])
+        #expect(json["files"]?["notes"]?.string == "hello from a file")
+        let photo = try #require(json["files"]?["photo"]?.string)
+        #expect(photo.hasPrefix("data:image/png;base64,"))
+        #expect(Data(base64Encoded: String(photo.dropFirst("data:image/png;base64,".count))) == (try Data(contentsOf: binary)))
+        #expect(json["headers"]?["Content-Type"]?.string?.hasPrefix("multipart/form-data; boundary=") == true)
+        let upload = reports.snapshot.filter { $0.direction == .upload }
+        #expect(upload.last?.isComplete == true)
+        #expect(upload.last?.expected.map { $0 > 3000 } == true)
+        #expect(Self.leftovers() == before)
+    }
+
+    @Test func multipartFromMemoryWithExplicitNamesAndTypes() async throws {
+        let response = try await center().send { request in
+            request.kind = .upload
+            request.api = "anything"
+            request.method = .put
+            request.addFormData(name: "report", data: Data("a,b\n1,2\n".utf8), fileName: "report.csv")
+            request.addFormData(name: "note", data: Data("just a field".utf8))
+        }
+        let json = try #require(response.json)
+        #expect(json["method"]?.string == "PUT")
+        #expect(json["files"]?["report"]?.string == "a,b\n1,2\n")
+        #expect(json["form"]?["note"]?.string == "just a field")
+    }
+
+    @Test func aRawFileBodyWithAnyMethod() async throws {
+        let scratch = Scratch()
+        let file = scratch.file("payload.json")
+        try Data(#"{"uploaded":true}"#.utf8).write(to: file)
+        let response = try await center().send { request in
+            request.kind = .upload
+            request.api = "put"
+            request.method = .put
+            request.body = .file(file, contentType: "application/json")
+        }
+        let json = try #require(response.json)
+        #expect(json["json"] == ["uploaded": true])
+        #expect(json["headers"]?["Content-Length"]?.string == "17")
+        #expect(json["headers"]?["Transfer-Encoding"] == nil)
+    }
+
+    @Test(.enabled(if: !Server.isRealHttpbin, "the hashing sink is the loopback server's own"))
+    func aFiftyMegabyteUploadIsHashedByTheServer() async throws {
+        let scratch = Scratch()
+        let file = scratch.write("big.bin", bytes: 50_000_000, seed: 77)
+        let expected = Scratch.sha256(of: file)
+        let response = try await Center { $0.server = Server.loopback.baseURL + "/" }.send { request in
+            request.kind = .upload
+            request.api = "sink"
+            request.method = .put
+            request.body = .file(file)
+        }
+        let json = try #require(response.json)
+        #expect(json["length"]?.int == 50_000_000)
+        #expect(json["sha256"]?.string == expected)
+        #expect(json["chunked"]?.bool == false)
+    }
+
+    @Test(.enabled(if: !Server.isRealHttpbin, "the hashing sink is the loopback server's own"))
+    func aLargeMultipartUploadStreamsFromDiskAndLeavesNoTemporaryFile() async throws {
+        let scratch = Scratch()
+        let file = scratch.write("video.mp4", bytes: 20_000_000, seed: 5)
+        let before = Self.leftovers()
+        let response = try await Center { $0.server = Server.loopback.baseURL + "/" }.send { request in
+            request.kind = .upload
+            request.api = "sink"
+            request.addFormData(name: "video", fileURL: file)
+        }
+        #expect(response.json?["length"]?.int.map { $0 > 20_000_000 } == true)
+        #expect(response.json?["method"]?.string == "POST")
+        #expect(Self.leftovers() == before)
+    }
+
+    @Test func aFailedOrCancelledMultipartUploadLeavesNoTemporaryFile() async throws {
+        let scratch = Scratch()
+        let file = scratch.write("doc.pdf", bytes: 1000)
+        let before = Self.leftovers()
+        let refused = await Center { $0.engine = URLSessionEngine() }.sendRecording { request in
+            request.kind = .upload
+            request.url = "http://127.0.0.1:1/upload"
+            request.addFormData(name: "doc", fileURL: file)
+        }
+        #expect(refused.error?.code == .cannotConnect)
+        let stub = StubEngine()
+        stub.on(nil, "*", reply: .status(200).delayed(by: .seconds(30)))
+        let center = Center { $0.engine = stub }
+        let cancelled = await center.sendRecording { request in
+            request.kind = .upload
+            request.url = "https://example.com/upload"
+            request.addFormData(name: "doc", fileURL: file)
+        } afterSending: { id in
+            Task {
+                await waitUntil { stub.statistics.inFlight == 1 }
+                center.cancel(id)
+            }
+        }
+        #expect(cancelled.error?.code == .cancelled)
+        #expect(Self.leftovers() == before)
+    }
+
+    // MARK: - Bad input
+
+    @Test func aMissingUploadFile() async {
+        let stub = StubEngine()
+        let center = Center { $0.engine = stub; $0.server = "https://example.com/" }
+        let missing = URL(fileURLWithPath: "/no/such/file.bin")
+        let asBody = await center.sendRecording { request in
+            request.kind = .upload; request.api = "up"; request.method = .put; request.body = .file(missing)
+        }
+        #expect(asBody.error?.code == .fileSystem)
+        #expect(asBody.error?.message.contains("/no/such/file.bin") == true)
+        let asPart = await center.sendRecording { request in
+            request.kind = .upload; request.api = "up"; request.addFormData(name: "f", fileURL: missing)
+        }
+        #expect(asPart.error?.code == .fileSystem)
+        #expect(stub.requests.isEmpty)
+    }
+
+    @Test func formPartsAndABodyTogetherAreRefused() async {
+        let center = Center { $0.engine = StubEngine(); $0.server = "https://example.com/" }
+        let outcome = await center.sendRecording { request in
+            request.kind = .upload
+            request.api = "up"
+            request.body = .data(Data([1]))
+            request.addFormData(name: "f", data: Data([2]))
+        }
+        #expect(outcome.error?.code == .encoding)
+    }
+}
+
+@Suite struct SHA256Tests {
+    @Test(arguments: [
+        ("", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"),
+        ("abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"),
+        ("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",
+         "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"),
+    ])
+    func knownVectors(_ input: String, _ digest: String) {
+        #expect(SHA256.hex(Data(input.utf8)) == digest)
+    }
+
+    @Test func incrementalUpdatesMatchOneShot() {
+        let data = GeneratedContent(seed: 3).bytes(offset: 0, count: 10_000)
+        var hasher = SHA256()
+        var offset = 0
+        for size in [1, 63, 64, 65, 1000, 127, 8680] {
+            hasher.update(data[offset..<offset + size])
+            offset += size
+        }
+        #expect(offset == data.count)
+        #expect(hasher.hexDigest() == SHA256.hex(data))
+    }
+
+    @Test func aMillionAs() {
+        #expect(SHA256.hex(Data(repeating: UInt8(ascii: "a"), count: 1_000_000))
+            == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
+    }
+}
