@@ -41,8 +41,8 @@ enum Report {
         var lines = [
             "Transfers of \(bytes >> 20) MiB on the loopback server, each case in a process of its own",
             "",
-            "case                                     MB/s   ratio   peak memory above baseline",
-            "---------------------------------------  -----  ------  --------------------------",
+            "case                                        MB/s   ratio   peak memory above baseline",
+            "------------------------------------------  -----  ------  --------------------------",
         ]
         let names = [
             "download-raw": "download: raw URLSession download(from:)",
@@ -54,7 +54,7 @@ enum Report {
             let raw = results.first { $0.name == result.name.replacingOccurrences(of: "center", with: "raw") }
             let ratio = raw.map { result.megabytesPerSecond / $0.megabytesPerSecond } ?? 1
             lines.append(
-                (names[result.name] ?? result.name).padding(toLength: 39, withPad: " ", startingAt: 0)
+                (names[result.name] ?? result.name).padding(toLength: 42, withPad: " ", startingAt: 0)
                     + String(format: "  %5.0f  %5.2f×  %6.1f MiB", result.megabytesPerSecond, ratio,
                              Double(result.peakAboveBaseline) / 1_048_576))
         }

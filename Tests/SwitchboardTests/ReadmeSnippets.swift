@@ -179,6 +179,44 @@ enum ReadmeSnippets {
         task.cancel()   // the transfer stops; the call throws HTTPError with code .cancelled
     }
 
+    static func upload() {
+        let photo = URL(fileURLWithPath: "/path/to/photo.jpg")
+        Center.shared.send { request in
+            request.kind = .upload                         // POST unless you choose another method
+            request.api = "albums/7/photos"
+            request.parameters = ["caption": "Sunset"]      // sent as text fields
+            request.addFormData(name: "photo", fileURL: photo)                        // streamed from disk
+            request.addFormData(name: "meta", data: Data("{}".utf8), fileName: "meta.json")
+        } onProgress: { progress in
+            print(progress.fraction ?? 0)                   // bytes sent of a known total
+        } onSuccess: { response in
+            print(response.status)
+        }
+
+        Center.shared.send { request in                     // a raw body from a file, any method: a presigned PUT
+            request.kind = .upload
+            request.url = "https://bucket.example.com/object?signature=abc"
+            request.method = .put
+            request.body = .file(photo, contentType: "image/jpeg")
+        }
+    }
+
+    static func download() async throws {
+        let downloads = URL(fileURLWithPath: "/path/to/Downloads")
+        let transfer = Center.shared.transfer { request in
+            request.kind = .download
+            request.url = "https://example.com/files/big.iso"
+            request.destination = .directory(downloads)     // or .file(url)
+            request.resumable = true                        // keep the partial file on failure, continue next time
+            request.checksum = .sha256("9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08")
+        }
+        for await progress in transfer.progress {           // at most about 60 reports a second
+            print(progress.completed, progress.expected ?? -1)
+        }
+        let file = try await transfer.response().fileURL
+        print(file?.path ?? "")
+    }
+
     static func retryPolicy() {
         Center.shared.setup { config in
             config.retryPolicy = .default                   // 3 attempts; .never is the default
