@@ -3,11 +3,17 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// Writes a response body into a file from an offset, in large writes, for the engines' file destinations.
-final class FileSink {
+/// Writes a response body into a file from an offset, in large writes on a queue of its own, so that a slow disk
+/// never holds up the thread that delivers network data (URLSession's delegate queue is shared by every request of a
+/// session).
+final class FileSink: @unchecked Sendable {
+    // Safety: `handle` and `failure` are only touched on `queue`, a serial queue; `buffer` and `length` are only
+    // touched by the owner, which calls `write`, `close` and `abandon` one at a time (under its own lock).
+    private let queue = DispatchQueue(label: "Switchboard.FileSink")
     private let handle: FileHandle
+    private var failure: (any Error)?
     private var buffer = Data()
-    /// The file's length so far: the offset it started at, plus what was written.
+    /// The file's length once everything written so far is on disk: the offset it started at, plus the bytes given.
     private(set) var length: Int64
     private static let chunkSize = 1 << 20
 
@@ -24,30 +30,38 @@ final class FileSink {
         length = start
     }
 
+    /// Collects bytes and hands them to the writing queue 1 MiB at a time; a failed write is thrown by `close`.
     func write(_ data: Data) throws {
-        buffer.append(data)
         length += Int64(data.count)
-        if buffer.count >= FileSink.chunkSize { try flush() }
+        buffer.append(data)
+        if buffer.count >= FileSink.chunkSize { handOver() }
     }
 
-    /// Writes what is buffered and closes; returns the file's length. It does not sync: that waits for the disk,
-    /// and engines call this on shared threads; the center syncs a download before moving it into place.
+    /// Waits for the queued writes and closes; returns the file's length. It does not sync: that waits for the disk,
+    /// and the center syncs a download before moving it into place.
     func close() throws -> Int64 {
-        try flush()
-        try handle.close()
+        handOver()
+        try queue.sync {
+            try? handle.close()
+            if let failure { throw failure }
+        }
         return length
     }
 
-    /// Closes without caring for errors (the exchange failed anyway).
+    /// Writes what it can and closes, ignoring errors (the exchange failed anyway).
     func abandon() {
-        try? flush()
-        try? handle.close()
+        handOver()
+        queue.sync { try? handle.close() }
     }
 
-    private func flush() throws {
+    private func handOver() {
         guard !buffer.isEmpty else { return }
-        try handle.write(contentsOf: buffer)
-        buffer.removeAll(keepingCapacity: true)
+        let chunk = buffer
+        buffer = Data()
+        queue.async { [self] in
+            guard failure == nil else { return }
+            do { try handle.write(contentsOf: chunk) } catch { failure = error }
+        }
     }
 }
 
