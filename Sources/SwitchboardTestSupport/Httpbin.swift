@@ -49,6 +49,12 @@ public enum Httpbin {
         case ("basic-auth", 2): return basicAuth(request, user: rest[0], password: rest[1])
         case ("fail-times", 2): return failTimes(Int(rest[0]) ?? 0, key: rest[1], request: request)
         case ("files", 1): return files(request, length: Int(rest[0]) ?? 0)
+        case ("bearer-only", 1):
+            // Loopback only: 401 unless `Authorization: Bearer TOKEN`.
+            guard request.header("Authorization") == "Bearer \(rest[0])" else {
+                return ServerResponse(status: 401, headers: [("WWW-Authenticate", "Bearer")])
+            }
+            return .json(["authenticated": true, "token": rest[0]])
         case ("sink", _): return sink(request)
         case ("files-bump", 1): return bump(rest[0])
         case ("files-fail", 1): return fail(rest[0])

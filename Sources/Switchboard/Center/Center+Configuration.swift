@@ -28,6 +28,11 @@ extension Center {
         public var totalTimeout: Duration?
         /// Status codes that count as success. 200 to 299 by default.
         public var acceptableStatusCodes: Set<Int> = Set(200...299)
+        /// Keeps a credential on every request and refreshes it once when it is refused. `nil` by default.
+        public var authenticator: Authenticator?
+        /// Whether identical `GET` and `HEAD` requests in flight share one transfer (each caller still gets its own
+        /// callbacks). `false` by default; `Request.deduplicate` decides for one request.
+        public var deduplicatesGETs = false
         /// When and how failed requests are retried. `.never` by default; `.default` gives three attempts.
         public var retryPolicy: RetryPolicy = .never
         /// The clock the center waits on between retries; inject one in tests to control time.

@@ -16,9 +16,13 @@ extension Center {
         var current = request
         var result: Result<Response, HTTPError>
         var attempt = 1
+        let authenticator = request.usesAuthenticator ? configuration.authenticator : nil
+        var replayedAfterRefresh = false
         while true {
             current = request
+            var generation: UInt64?
             do {
+                if let authenticator { generation = try await authenticator.authenticate(&current, center: self) }
                 var response = try await exchange(&current, configuration, progress: progress, log: log)
                 response.attempts = attempt
                 result = .success(response)
@@ -27,6 +31,18 @@ extension Center {
                 var error = error
                 error.response?.attempts = attempt
                 result = .failure(error)
+                if let authenticator, let generation, !replayedAfterRefresh, !Task.isCancelled,
+                   authenticator.refused(error) {
+                    // The credential was refused: one refresh for everyone who found it stale, then send again once.
+                    replayedAfterRefresh = true
+                    do {
+                        try await authenticator.refresh(after: generation, center: self)
+                        continue
+                    } catch {
+                        result = .failure(error.with(request: current))
+                        break
+                    }
+                }
                 guard !Task.isCancelled,
                       let delay = policy.delay(after: attempt, for: error, method: current.method)
                 else { break }
@@ -124,7 +140,14 @@ extension Center {
             let start = ContinuousClock.now
             let engineResponse: EngineResponse
             do {
-                engineResponse = try await configuration.engine.perform(engineRequest, progress: progress ?? { _ in })
+                let shared = request.deduplicate ?? (configuration.deduplicatesGETs && (request.method == .get
+                    || request.method == .head))
+                if shared, request.kind == .data, let key = InFlight.Key(engineRequest) {
+                    engineResponse = try await inFlight.perform(
+                        engineRequest, key: key, engine: configuration.engine, progress: progress ?? { _ in })
+                } else {
+                    engineResponse = try await configuration.engine.perform(engineRequest, progress: progress ?? { _ in })
+                }
             } catch {
                 download?.interrupted()
                 throw HTTPError.from(error, request: request)

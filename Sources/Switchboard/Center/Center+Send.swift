@@ -34,7 +34,9 @@ extension Center {
         let id = RequestID.next()
         let callbacks = SingleCallbacks(
             onProgress: onProgress, onSuccess: onSuccess, onFailure: onFailure, onFinished: onFinished)
-        start(Request(configure), id: id, callbacks: callbacks, registered: false)
+        var request = Request(configure)
+        if Authenticator.isRefreshing { request.usesAuthenticator = false }
+        start(request, id: id, callbacks: callbacks, registered: false)
         return id
     }
 

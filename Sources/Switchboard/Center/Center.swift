@@ -26,6 +26,7 @@ public final class Center: Sendable {
     /// lock being held while user code runs.
     private let setupLock = Locked<Void>(())
     let registry = Registry()
+    let inFlight = InFlight()
     /// Where callbacks run when the configuration names no queue.
     let privateQueue = DispatchQueue(label: "Switchboard.Center.callbacks", attributes: .concurrent)
     static let privateQueueKey = DispatchSpecificKey<ObjectIdentifier>()
@@ -107,6 +108,7 @@ public final class Center: Sendable {
     func prepare(_ configure: (inout Request) -> Void) -> (Request, Configuration) {
         var request = Request()
         configure(&request)
+        if Authenticator.isRefreshing { request.usesAuthenticator = false }
         let id = RequestID.next()
         request.id = id
         registry.insert(id, .single(request))

@@ -35,6 +35,8 @@ public struct HTTPError: Error, Sendable, CustomStringConvertible, CustomDebugSt
         public static let cannotConnect = Code(rawValue: "cannotConnect")
         /// The transfer failed after it started: connection lost, malformed response, too many redirects, and so on.
         public static let transport = Code(rawValue: "transport")
+        /// The credential was refused and could not be refreshed (see `Authenticator`).
+        public static let authentication = Code(rawValue: "authentication")
         /// The request did not finish within its timeout.
         public static let timedOut = Code(rawValue: "timedOut")
         /// The request was cancelled, by identifier or by cancelling its Swift task.
@@ -67,6 +69,8 @@ public struct HTTPError: Error, Sendable, CustomStringConvertible, CustomDebugSt
     public var response: Response?
     /// The error that caused this one (a `URLError`, a `DecodingError`, an error thrown by a hook), if any.
     public var underlying: (any Error)?
+    /// For a `.business` error from an envelope: the code the server sent.
+    public var serverCode: JSON?
     /// For a failed batch or chain: every member's outcome, in member order.
     public var memberResults: [Result<Response, HTTPError>]?
 

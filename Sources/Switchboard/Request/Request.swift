@@ -71,6 +71,12 @@ public struct Request: Sendable {
     public var resumable = false
     /// A checksum the downloaded file must match before it is moved into place.
     public var checksum: Checksum?
+    /// Whether this request shares one transfer with identical requests in flight (same method, URL, headers and
+    /// body); `nil` follows the center's `deduplicatesGETs` for `GET` and `HEAD`.
+    public var deduplicate: Bool?
+    /// Whether the center's `authenticator` applies to this request. Requests sent while the authenticator refreshes
+    /// its credential skip it on their own.
+    public var usesAuthenticator = true
     /// Your own values, for the hooks to read (a per-request API version, a flag to skip a token, ...).
     /// The center's `userInfo` is merged in under these (the request's own win).
     public var userInfo: [String: any Sendable] = [:]

@@ -1,0 +1,170 @@
+import Foundation
+
+/// Keeps a credential, applies it to every request, and refreshes it once, however many requests found it stale.
+///
+/// ```swift
+/// struct Token: Sendable { var access: String; var refresh: String; var expires: Date }
+///
+/// let authenticator = Authenticator(credential: savedToken) { token, request in
+///     request.headers["Authorization"] = "Bearer \(token.access)"
+/// } refresh: { token, center in
+///     let response = try await center.send { request in
+///         request.api = "oauth/token"
+///         request.method = .post
+///         request.parameters = ["refresh_token": token?.refresh ?? ""]
+///     }
+///     return try response.decode(Token.self)
+/// } needsRefresh: { token in
+///     token.expires < Date().addingTimeInterval(60)            // refresh a minute before expiry
+/// }
+/// center.setup { $0.authenticator = authenticator }
+/// ```
+///
+/// When a response says the credential is stale (`isStale`: a 401 by default), exactly one refresh runs; every
+/// request waiting on it is then sent again, once, with the new credential. If the refresh fails, every waiting
+/// request fails with `HTTPError.Code.authentication`, and so do requests that find the same stale credential
+/// later, without another refresh, until `setCredential(_:)` gives a new one (after a new login, say). Requests that
+/// the refresh closure sends itself skip the authenticator. Without a credential, the first request refreshes.
+public final class Authenticator: Sendable {
+    private struct State {
+        var credential: (any Sendable)?
+        var generation: UInt64 = 0
+        var refreshing: Task<Void, any Error>?
+        var failed: (generation: UInt64, error: HTTPError)?
+        var refreshes = 0
+    }
+
+    private let state = Locked(State())
+    private let applyCredential: @Sendable (any Sendable, inout Request) -> Void
+    private let refreshCredential: @Sendable ((any Sendable)?, Center) async throws -> any Sendable
+    private let needsRefresh: @Sendable (any Sendable) -> Bool
+    private let isStale: @Sendable (HTTPError) -> Bool
+
+    /// True inside a refresh: requests sent there skip the authenticator.
+    @TaskLocal static var isRefreshing = false
+
+    /// Creates an authenticator.
+    ///
+    /// - Parameters:
+    ///   - credential: the credential to start with, if there is one.
+    ///   - apply: puts the credential on a request (a header, a parameter).
+    ///   - refresh: gets a new credential from the current one; it may send requests through the center it is given.
+    ///   - isStale: whether an error means the credential was refused; a 401 by default.
+    ///   - needsRefresh: whether a credential should be refreshed before it is used (it is about to expire).
+    public init<Credential: Sendable>(
+        credential: Credential?,
+        apply: @escaping @Sendable (Credential, inout Request) -> Void,
+        refresh: @escaping @Sendable (Credential?, Center) async throws -> Credential,
+        isStale: @escaping @Sendable (HTTPError) -> Bool = { $0.status == 401 },
+        needsRefresh: @escaping @Sendable (Credential) -> Bool = { _ in false }
+    ) {
+        state.withLock { $0.credential = credential }
+        applyCredential = { credential, request in
+            if let credential = credential as? Credential { apply(credential, &request) }
+        }
+        refreshCredential = { credential, center in try await refresh(credential as? Credential, center) }
+        self.needsRefresh = { credential in (credential as? Credential).map(needsRefresh) ?? false }
+        self.isStale = isStale
+    }
+
+    /// The current credential, if it is of this type.
+    public func credential<Credential: Sendable>(as type: Credential.Type = Credential.self) -> Credential? {
+        state.withLock { $0.credential as? Credential }
+    }
+
+    /// Replaces the credential (after a login, or `nil` after a logout); clears a failed refresh.
+    public func setCredential<Credential: Sendable>(_ credential: Credential?) {
+        state.withLock { state in
+            state.credential = credential
+            state.generation += 1
+            state.failed = nil
+        }
+    }
+
+    /// How many refreshes have run.
+    public var refreshCount: Int {
+        state.withLock { $0.refreshes }
+    }
+
+    // MARK: - For the center
+
+    /// Puts the current credential on a request, after any refresh under way (or due); returns the generation of
+    /// the credential used.
+    func authenticate(_ request: inout Request, center: Center) async throws(HTTPError) -> UInt64 {
+        while true {
+            enum Next { case wait(Task<Void, any Error>), refresh(UInt64), use(any Sendable, UInt64), fail(HTTPError) }
+            let next = state.withLock { state -> Next in
+                if let refreshing = state.refreshing { return .wait(refreshing) }
+                if let failed = state.failed, failed.generation == state.generation { return .fail(failed.error) }
+                guard let credential = state.credential else { return .refresh(state.generation) }
+                if needsRefresh(credential) { return .refresh(state.generation) }
+                return .use(credential, state.generation)
+            }
+            switch next {
+            case .wait(let task):
+                _ = try? await task.value
+            case .refresh(let generation):
+                try await refresh(after: generation, center: center)
+            case .use(let credential, let generation):
+                applyCredential(credential, &request)
+                return generation
+            case .fail(let error):
+                throw error.with(request: request)
+            }
+        }
+    }
+
+    /// Whether an error means the credential was refused.
+    func refused(_ error: HTTPError) -> Bool {
+        isStale(error)
+    }
+
+    /// Refreshes the credential unless it already changed since `generation`, joining a refresh under way; one
+    /// refresh serves every request that waits on it.
+    ///
+    /// - Throws: `.authentication` when the refresh failed (now, or earlier for this same credential).
+    func refresh(after generation: UInt64, center: Center) async throws(HTTPError) {
+        enum Next { case done, wait(Task<Void, any Error>), fail(HTTPError) }
+        let next = state.withLock { state -> Next in
+            if state.generation > generation { return .done }
+            if let failed = state.failed, failed.generation == generation { return .fail(failed.error) }
+            if let refreshing = state.refreshing { return .wait(refreshing) }
+            let current = state.credential
+            state.refreshes += 1
+            let task = Task { [self] in
+                do {
+                    let fresh = try await Authenticator.$isRefreshing.withValue(true) {
+                        try await refreshCredential(current, center)
+                    }
+                    self.state.withLock { state in
+                        state.credential = fresh
+                        state.generation += 1
+                        state.refreshing = nil
+                    }
+                } catch {
+                    let failure = HTTPError(
+                        .authentication, "the credential could not be refreshed: \(error)", underlying: error)
+                    self.state.withLock { state in
+                        state.failed = (state.generation, failure)
+                        state.refreshing = nil
+                    }
+                    throw failure
+                }
+            }
+            state.refreshing = task
+            return .wait(task)
+        }
+        switch next {
+        case .done:
+            return
+        case .fail(let error):
+            throw error
+        case .wait(let task):
+            do {
+                try await task.value
+            } catch {
+                throw HTTPError.from(error)
+            }
+        }
+    }
+}
