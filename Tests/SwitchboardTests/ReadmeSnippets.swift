@@ -26,6 +26,49 @@ let tokens = TokenStore()
 let session = AppSession()
 
 enum ReadmeSnippets {
+    static func authentication() {
+        struct Token: Codable, Sendable {
+            var access: String
+            var refresh: String
+            var expires: Date
+        }
+        let savedToken: Token? = nil                                // e.g. read from the keychain at start-up
+
+        let authenticator = Authenticator(credential: savedToken) { token, request in
+            request.headers["Authorization"] = "Bearer \(token.access)"
+        } refresh: { token, center in
+            let response = try await center.send { request in      // skips the authenticator on its own
+                request.api = "oauth/token"
+                request.method = .post
+                request.parameters = ["refresh_token": token?.refresh ?? ""]
+            }
+            return try response.decode(Token.self)
+        } needsRefresh: { token in
+            token.expires < Date().addingTimeInterval(60)           // refresh a minute before expiry
+        }
+        Center.shared.setup { $0.authenticator = authenticator }
+        authenticator.setCredential(Optional<Token>.none)          // after a logout; a login sets the new token
+    }
+
+    static func deduplication() {
+        Center.shared.setup { $0.deduplicatesGETs = true }        // identical GETs and HEADs in flight share one transfer
+        Center.shared.send { $0.api = "search"; $0.method = .post; $0.deduplicate = true }   // or per request
+    }
+
+    static func envelopes() {
+        Center.shared.setup { config in
+            config.onResponse = { request, response in
+                try response.unwrapping(code: "code", ok: 0, message: "message", data: "data")
+            }
+        }
+        // {"code": 0, "data": {"id": 1, "name": "Ada"}}  -> decode(User.self) reads {"id": 1, "name": "Ada"}
+        // {"code": 4001, "message": "insufficient balance"} -> HTTPError .business, serverCode 4001
+
+        Center.shared.send { $0.api = "users/1" } onSuccess: { response in
+            try response.validating(["id": .number, "name": .string, "tags": .array(.string), "bio": .optional(.string)])
+        }
+    }
+
     static func quickStart() async throws {
         struct User: Codable, Sendable {
             let id: Int
