@@ -8,6 +8,12 @@ extension Center {
     public struct Configuration: Sendable {
         /// The base URL for requests that give an `api` but no `server`.
         public var server: String?
+        /// Named base URLs that requests and endpoints pick with `node`; `.default` is `server`.
+        public var nodes: [Node: String] = [:]
+        /// Whether endpoints that have a `stub` are answered from it instead of the network. `false` by default.
+        public var usesEndpointStubs = false
+        /// The response cache, for requests whose `cachePolicy` is not `.networkOnly`. `nil` (no cache) by default.
+        public var cache: ResponseCache?
         /// Headers sent with every request (unless it turns `useGeneralHeaders` off); the request's own win.
         public var headers: HTTPHeaders = [:]
         /// Parameters sent with every request (unless it turns `useGeneralParameters` off); the request's own win.

@@ -8,7 +8,8 @@ extension Center {
     func run(
         _ request: Request,
         _ configuration: Configuration,
-        progress: (@Sendable (TransferProgress) -> Void)?
+        progress: (@Sendable (TransferProgress) -> Void)?,
+        early: (@Sendable (Response) -> Void)? = nil
     ) async -> Result<Response, HTTPError> {
         let id = request.id!
         let log = configuration.consoleLog ? ConsoleLog(configuration.consoleLogHandler) : nil
@@ -23,7 +24,8 @@ extension Center {
             var generation: UInt64?
             do {
                 if let authenticator { generation = try await authenticator.authenticate(&current, center: self) }
-                var response = try await exchange(&current, configuration, progress: progress, log: log)
+                var response = try await exchange(
+                    &current, configuration, progress: progress, log: log, early: attempt == 1 ? early : nil)
                 response.attempts = attempt
                 result = .success(response)
                 break
@@ -70,7 +72,8 @@ extension Center {
         _ request: inout Request,
         _ configuration: Configuration,
         progress: (@Sendable (TransferProgress) -> Void)?,
-        log: ConsoleLog?
+        log: ConsoleLog?,
+        early: (@Sendable (Response) -> Void)?
     ) async throws(HTTPError) -> Response {
         let id = request.id
         request = request.merged(with: configuration)
@@ -90,8 +93,21 @@ extension Center {
             request.url = try URLComposition.compose(request)
         }
         registry.update(id!, .single(request))
-        var response = try await transfer(request, configuration, progress: progress, log: log)
+        let current = request
+        let response = try await transfer(request, configuration, progress: progress, log: log) { cached in
+            // `.cacheThenNetwork`: the cached response goes through the same steps and out first.
+            guard let early, let processed = try? await self.postProcess(cached, current, configuration, log: log)
+            else { return }
+            early(processed)
+        }
+        return try await postProcess(response, request, configuration, log: log)
+    }
 
+    /// Validate, decode, hook: what every response goes through, from the network, the cache or a stub.
+    private func postProcess(
+        _ response: Response, _ request: Request, _ configuration: Configuration, log: ConsoleLog?
+    ) async throws(HTTPError) -> Response {
+        var response = response
         guard response.fileURL != nil || acceptable(response, for: request) else {
             let reason = HTTPURLResponse.localizedString(forStatusCode: response.status)
             throw HTTPError(.unacceptableStatus, "the server answered \(response.status) \(reason)",
@@ -108,6 +124,14 @@ extension Center {
                                        request, response: response)
             }
         }
+        if let validate = request.validate {
+            do {
+                response = try validate(response)
+            } catch {
+                throw Center.hookError(error, default: .business, "the response did not pass validation",
+                                       request, response: response)
+            }
+        }
         log?.response(response)
         return response
     }
@@ -120,7 +144,7 @@ extension Center {
     /// and acceptable, to its destination. Temporary files made for the exchange are gone when this returns.
     private func transfer(
         _ request: Request, _ configuration: Configuration, progress: (@Sendable (TransferProgress) -> Void)?,
-        log: ConsoleLog?
+        log: ConsoleLog?, cachedFirst: @Sendable (Response) async -> Void
     ) async throws(HTTPError) -> Response {
         // A partial file that turns out not to match (a 416 short of the end) is dropped once, and the download
         // starts again from zero.
@@ -132,6 +156,18 @@ extension Center {
                 download = try DownloadPlan(request, url: engineRequest.url!)
                 download!.apply(to: &engineRequest)
             }
+            if request.kind == .data, let reply = request.endpointStub, configuration.usesEndpointStubs {
+                return try await stubbed(reply, engineRequest, request, configuration)
+            }
+            let cache = CacheStep(request: request, engineRequest: engineRequest, configuration: configuration)
+            if let cached = try cache?.beforeNetwork() {
+                if request.cachePolicy == .cacheThenNetwork {
+                    await cachedFirst(cached)
+                } else {
+                    return cached
+                }
+            }
+            cache?.addValidators(to: &engineRequest)
             log?.request(request, engineRequest)
             guard !Task.isCancelled else {
                 download?.interrupted()
@@ -153,6 +189,7 @@ extension Center {
                 throw HTTPError.from(error, request: request)
             }
             var response = Response(engine: engineResponse, request: request, duration: .now - start)
+            if let cache { response = cache.afterNetwork(response) }
             guard let download else { return response }
             if download.isComplete(after: response) || (acceptable(response, for: request) && response.status != 416) {
                 response.fileURL = try download.complete(response)
@@ -166,6 +203,22 @@ extension Center {
             return response
         }
         preconditionFailure("the download loop returns or throws on its second pass")
+    }
+
+    /// An endpoint's stub, served after its delay (on the center's clock) and marked as such.
+    private func stubbed(
+        _ reply: StubEngine.Reply, _ engineRequest: EngineRequest, _ request: Request, _ configuration: Configuration
+    ) async throws(HTTPError) -> Response {
+        do {
+            if reply.delay > .zero { try await configuration.clock.sleep(for: reply.delay) }
+        } catch {
+            throw HTTPError(.cancelled, "the request was cancelled", request: request)
+        }
+        if let error = reply.error { throw HTTPError.from(error, request: request) }
+        var response = Response(
+            request: request, status: reply.status, headers: reply.headers, url: engineRequest.url, data: reply.body)
+        response.source = .stub
+        return response
     }
 
     /// An error thrown by a hook: an `HTTPError` as it is (with the request filled in), anything else wrapped.

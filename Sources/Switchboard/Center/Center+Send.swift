@@ -51,8 +51,14 @@ extension Center {
         }
         let configuration = configuration
         let (queue, relay) = delivery(configuration, onProgress: callbacks.onProgress)
-        let task = Task.detached(priority: Task.currentPriority) { [self, queue, request] in
-            let result = await run(request, configuration, progress: relay?.report)
+        // `.cacheThenNetwork`: the cached response reaches `onSuccess` first (an error it throws is ignored: the
+        // outcome is the network's).
+        var early: (@Sendable (Response) -> Void)?
+        if request.cachePolicy == .cacheThenNetwork {
+            early = { @Sendable response in queue.async { try? callbacks.onSuccess?(response) } }
+        }
+        let task = Task.detached(priority: Task.currentPriority) { [self, queue, request, early] in
+            let result = await run(request, configuration, progress: relay?.report, early: early)
             relay?.finish()
             registry.remember(
                 id, failure: result.isSuccess ? nil : .single(request, callbacks),
@@ -98,6 +104,32 @@ extension Center {
             task.cancel()
         }
         return try result.get()
+    }
+
+    /// Sends a request and yields its responses: one, or for `.cacheThenNetwork` the cached one (when there is one)
+    /// and then the network's. The stream throws the request's error; ending the iteration cancels the request.
+    ///
+    /// ```swift
+    /// for try await response in center.responses({ $0.api = "feed"; $0.cachePolicy = .cacheThenNetwork }) {
+    ///     show(response.json, stale: response.source == .cache)
+    /// }
+    /// ```
+    public func responses(_ configure: (inout Request) -> Void) -> AsyncThrowingStream<Response, any Error> {
+        let (request, configuration) = prepare(configure)
+        let (stream, continuation) = AsyncThrowingStream<Response, any Error>.makeStream()
+        let task = Task { [self] in
+            let result = await run(request, configuration, progress: nil) { continuation.yield($0) }
+            switch result {
+            case .success(let response):
+                continuation.yield(response)
+                continuation.finish()
+            case .failure(let error):
+                continuation.finish(throwing: error)
+            }
+        }
+        registry.attach(task, to: request.id!)
+        continuation.onTermination = { _ in task.cancel() }
+        return stream
     }
 
     /// Sends a request and decodes its JSON body as `T`.

@@ -52,6 +52,8 @@ public struct HTTPError: Error, Sendable, CustomStringConvertible, CustomDebugSt
         /// A member of a batch or chain was never sent: a chain step declined, an earlier step failed, or the group
         /// stopped first.
         public static let notSent = Code(rawValue: "notSent")
+        /// A request with `CachePolicy.cacheOnly` found nothing in the cache.
+        public static let cacheMiss = Code(rawValue: "cacheMiss")
         /// A local file could not be read or written: a missing upload file, a destination that cannot be written,
         /// a download that does not match its length or checksum.
         public static let fileSystem = Code(rawValue: "fileSystem")

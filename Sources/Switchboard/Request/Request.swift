@@ -24,6 +24,9 @@ public struct Request: Sendable {
     public var url: String?
     /// The base URL for `api`. When empty, the center's server is used (unless `useGeneralServer` is off).
     public var server: String?
+    /// A named base URL for `api`, looked up in the center's `nodes` when `server` is empty (`.default` is the
+    /// center's `server`).
+    public var node: Node?
     /// The path of the endpoint, resolved against the server: `users/1`, `/v2/users`, or an absolute URL.
     public var api: String?
     /// The method. `GET` by default.
@@ -77,6 +80,15 @@ public struct Request: Sendable {
     /// Whether the center's `authenticator` applies to this request. Requests sent while the authenticator refreshes
     /// its credential skip it on their own.
     public var usesAuthenticator = true
+    /// How the center's response cache serves this request. `.networkOnly` by default.
+    public var cachePolicy: CachePolicy = .networkOnly
+    /// Whether a `POST` response may be cached (its body is part of the key). `false` by default.
+    public var cachesPOST = false
+    /// Checks (or transforms) this request's response after the center's `onResponse`; throw to fail (an
+    /// `HTTPError` as it is, anything else as `.business`).
+    public var validate: (@Sendable (Response) throws -> Response)?
+    /// An endpoint's canned answer, served when the center's `usesEndpointStubs` is on.
+    var endpointStub: StubEngine.Reply?
     /// Your own values, for the hooks to read (a per-request API version, a flag to skip a token, ...).
     /// The center's `userInfo` is merged in under these (the request's own win).
     public var userInfo: [String: any Sendable] = [:]
@@ -245,7 +257,9 @@ extension Request {
         if !configuration.userInfo.isEmpty {
             merged.userInfo = configuration.userInfo.merging(userInfo) { _, own in own }
         }
-        if (server ?? "").isEmpty && useGeneralServer {
+        if (server ?? "").isEmpty, let node, node != .default {
+            merged.server = configuration.nodes[node]
+        } else if (server ?? "").isEmpty && useGeneralServer {
             merged.server = configuration.server
         }
         merged.timeout = timeout ?? configuration.timeout

@@ -38,6 +38,18 @@ public struct Response: Sendable {
     public var data: Data
     /// The body decoded by the request's `responseSerializer`.
     public var value: Value
+    /// Where a response came from.
+    public enum Source: Sendable, Hashable {
+        /// The server.
+        case network
+        /// The response cache (also after a `304` confirmed it).
+        case cache
+        /// A stub declared on the endpoint (`Endpoint.stub`).
+        case stub
+    }
+
+    /// Where this response came from.
+    public var source: Source = .network
     /// Where a download was saved; `nil` for other requests.
     public var fileURL: URL?
     /// How many times the request was sent to get this response (1 unless it was retried).

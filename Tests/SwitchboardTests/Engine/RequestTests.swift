@@ -180,21 +180,15 @@ import SwitchboardTestSupport
     }
 
     @Test func aSlowServerTimesOut() async {
-        let clock = ContinuousClock()
-        let start = clock.now
-        // Without the timeout the request would succeed after 10 s; the outcome is the proof, the bound is loose.
+        // The server answers after 10 s; only the 1 s timeout can make this fail with `.timedOut`.
         let outcome = await center().sendRecording { $0.api = "delay/10"; $0.timeout = .seconds(1) }
-        let elapsed = clock.now - start
         #expect(outcome.error?.code == .timedOut)
         #expect(outcome.events == ["failure:timedOut", "finished"])
-        #expect(elapsed < .seconds(8), "took \(elapsed)")
     }
 
     @Test func theTotalTimeoutIsEnforcedWhileDataKeepsArriving() async {
         // 16 bytes over 8 s: never idle for a whole second, so only the total limit can stop it; without it the
-        // request would succeed after 8 s.
-        let clock = ContinuousClock()
-        let start = clock.now
+        // request would succeed.
         let outcome = await center().sendRecording { request in
             request.api = "drip"
             request.parameters = ["numbytes": 16, "duration": 8]
@@ -202,10 +196,8 @@ import SwitchboardTestSupport
             request.timeout = .seconds(2)
             request.totalTimeout = .seconds(1)
         }
-        let elapsed = clock.now - start
         #expect(outcome.error?.code == .timedOut)
         #expect(outcome.error?.message.contains("total timeout") == true)
-        #expect(elapsed < .seconds(6), "took \(elapsed)")
     }
 
     @Test func cancellingARunningRequestByIdentifier() async {
@@ -236,16 +228,16 @@ import SwitchboardTestSupport
         #expect(seen == "main")
     }
 
-    @Test func basicAuthWithoutCredentialsReturns401Promptly() async {
-        let clock = ContinuousClock()
-        let start = clock.now
-        // Plain URLSession on Linux never completes this request, whatever its timeouts; the test's bound is loose
-        // because the outcome, not the speed, is the point.
-        let outcome = await center().sendRecording { $0.api = "basic-auth/user/passwd"; $0.timeout = .seconds(30) }
+    @Test func basicAuthWithoutCredentialsReturns401() async {
+        // Plain URLSession on Linux never completes this request, whatever its timeouts. Should that come back, the
+        // total timeout ends the test with `.timedOut` instead of hanging it.
+        let outcome = await center().sendRecording { request in
+            request.api = "basic-auth/user/passwd"
+            request.totalTimeout = .seconds(30)
+        }
         #expect(outcome.error?.code == .unacceptableStatus)
         #expect(outcome.error?.status == 401)
         #expect(outcome.error?.response?.headers["www-authenticate"]?.hasPrefix("Basic") == true)
-        #expect(clock.now - start < .seconds(15))
     }
 
     @Test func basicAuthWithCredentials() async throws {

@@ -39,15 +39,13 @@ import Testing
         stub.on(nil, "/v1/bad", reply: .status(503).delayed(by: .milliseconds(20)))
         stub.on(nil, "/v1/slow", reply: .json(["ok": true]).delayed(by: .seconds(30)))
         let (center, _) = stubCenter(stub)
-        let clock = ContinuousClock()
-        let start = clock.now
         let outcome = await center.groupRecording(batch: { batch in
             batch.policy = .failFast
             batch.add { $0.api = "slow" }
             batch.add { $0.api = "bad" }
             batch.add { $0.api = "slow" }
         })
-        #expect(clock.now - start < .seconds(10))
+        // The slow members answer after 30 s; they end as cancelled only because the failure cancelled them.
         #expect(outcome.events == ["failure(3)", "finished"])
         #expect(outcome.summary == ["cancelled", "unacceptableStatus", "cancelled"])
         #expect(stub.statistics.cancellations == 2)

@@ -60,18 +60,13 @@ import SwitchboardTestSupport
         let destination = scratch.file("changing.bin")
         let key = UUID().uuidString
         let center = center()
-        // The server stalls in the second segment; meanwhile the file changes, so the third segment's If-Range no
-        // longer matches and the server sends the new file whole.
-        let download = Task {
-            try await center.send { request in
-                request.kind = .download
-                request.url = Server.loopback.baseURL + "/files/\(self.length)?version_key=\(key)&pause_at=1500000&pause=1"
-                request.destination = .file(destination)
-            }
+        // The file changes on the server just after the second segment was served, so the third segment's
+        // If-Range no longer matches and the server sends the new file whole.
+        let response = try await center.send { request in
+            request.kind = .download
+            request.url = Server.loopback.baseURL + "/files/\(self.length)?version_key=\(key)&change_at=1500000"
+            request.destination = .file(destination)
         }
-        try await Task.sleep(for: .milliseconds(300))
-        _ = try await center.send { $0.api = "files-bump/\(key)" }
-        let response = try await download.value
         #expect(response.status == 200)
         #expect(response.headers["ETag"] == "\"seed1001-\(length)\"")
         #expect(Scratch.sha256(of: destination) == GeneratedContent(seed: 1001).sha256(length: length))
