@@ -25,7 +25,91 @@ actor AppSession {
 let tokens = TokenStore()
 let session = AppSession()
 
+enum AccountAPI: Endpoint {
+    case login(user: String, password: String)
+    case profile(id: Int)
+
+    typealias Response = JSON
+    var path: String {
+        switch self {
+        case .login: "login"
+        case .profile(let id): "users/\(id)"
+        }
+    }
+    var method: HTTPMethod {
+        if case .login = self { .post } else { .get }
+    }
+    var parameters: [String: any Sendable] {
+        if case .login(let user, let password) = self { ["user": user, "password": password] } else { [:] }
+    }
+}
+
+struct GetUser: Endpoint {
+    typealias Response = User
+    var id: Int
+    var path: String { "users/\(id)" }
+    var cachePolicy: CachePolicy { .cacheElseNetwork(maxAge: .seconds(300)) }
+    var stub: StubEngine.Reply? { .json(["id": 1, "name": "Sample"]) }   // while the back end is not ready
+}
+
+extension Node {
+    static let payment: Node = "payment"
+}
+
 enum ReadmeSnippets {
+    static func endpoints() async throws {
+        let user = try await Center.shared.send(GetUser(id: 7))          // a User
+        let profile = try await Center.shared.send(AccountAPI.profile(id: 7))
+        Center.shared.send(AccountAPI.login(user: "ada", password: "secret")) { json in
+            print(json)
+        }
+        let both = try await Center.shared.batch { batch in
+            batch.add(GetUser(id: 1))
+            batch.add(AccountAPI.profile(id: 1))
+        }
+        print(user.name, profile, both.count)
+    }
+
+    static func environments() {
+        Center.shared.setup { config in
+            config.server = "https://api.example.com/v1/"                // the default node
+            config.nodes[.payment] = "https://pay.example.com/"
+        }
+        Center.shared.setNode(.payment, to: "https://pay.staging.example.com/")   // switch at run time
+        Center.shared.send { $0.node = .payment; $0.api = "charges" }             // or `var node: Node` on an endpoint
+    }
+
+    static func pagination() async throws {
+        var pages = Paginator(pageSize: 20)                 // `page` and `per_page`; the total read at "total"
+        var items: [JSON] = []
+        while pages.hasMore {
+            let response = try await Center.shared.send { request in
+                request.api = "items"
+                pages.apply(to: &request)
+            }
+            items += response.json?["items"]?.array ?? []
+            pages.advance(after: response)
+        }
+    }
+
+    static func caching() async throws {
+        let cache = ResponseCache(directory: URL(fileURLWithPath: "/path/to/Caches/api"), diskCapacity: 50 << 20)
+        cache.version = "1.2"                               // an app update misses every older entry
+        Center.shared.setup { $0.cache = cache }
+        cache.userKey = "user-42"                           // on login; another user (or none) never sees these entries
+
+        Center.shared.send { request in
+            request.api = "feed"
+            request.cachePolicy = .cacheThenNetwork         // onSuccess twice: cached first, then fresh
+        } onSuccess: { response in
+            print(response.source)                          // .cache, then .network
+        }
+        for try await response in Center.shared.responses({ $0.api = "feed"; $0.cachePolicy = .cacheThenNetwork }) {
+            print(response.source, response.status)
+        }
+        cache.invalidate(prefix: "GET https://api.example.com/v1/feed")
+    }
+
     static func authentication() {
         struct Token: Codable, Sendable {
             var access: String
