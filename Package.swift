@@ -9,7 +9,11 @@ let package = Package(
         .executable(name: "Benchmarks", targets: ["Benchmarks"]),
     ],
     targets: [
-        .target(name: "Switchboard"),
+        .target(
+            name: "CCurlShim",
+            linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]
+        ),
+        .target(name: "Switchboard", dependencies: ["CCurlShim"]),
         .target(name: "SwitchboardTestSupport", dependencies: ["Switchboard"]),
         .testTarget(name: "SwitchboardTests", dependencies: ["Switchboard", "SwitchboardTestSupport"]),
         .executableTarget(

@@ -17,8 +17,15 @@ final class FileSink: @unchecked Sendable {
     private(set) var length: Int64
     private static let chunkSize = 1 << 20
 
+    /// Whether writes happen in `write` itself (blocking the caller) instead of on the sink's queue.
+    private let synchronous: Bool
+
     /// Opens (creating if needed) a file and cuts it to `start` bytes; writing continues from there.
-    init(url: URL, start: Int64) throws {
+    ///
+    /// - Parameter synchronous: write in the caller's thread, which then waits for the disk: what an engine wants
+    ///   when waiting is its backpressure (libcurl stops reading while its write callback runs).
+    init(url: URL, start: Int64, synchronous: Bool = false) throws {
+        self.synchronous = synchronous
         if !FileManager.default.fileExists(atPath: url.path) {
             guard FileManager.default.createFile(atPath: url.path, contents: nil) else {
                 throw HTTPError(.fileSystem, "cannot create \(url.path)")
@@ -58,6 +65,13 @@ final class FileSink: @unchecked Sendable {
         guard !buffer.isEmpty else { return }
         let chunk = buffer
         buffer = Data()
+        if synchronous {
+            queue.sync { [self] in
+                guard failure == nil else { return }
+                do { try handle.write(contentsOf: chunk) } catch { failure = error }
+            }
+            return
+        }
         queue.async { [self] in
             guard failure == nil else { return }
             do { try handle.write(contentsOf: chunk) } catch { failure = error }
@@ -69,7 +83,7 @@ extension EngineRequest {
     /// Where the body of a response goes under this request's destination: a file sink for a `200` or `206`
     /// (checking that a `206` starts where asked: the destination's offset, or `start` for a later segment), else
     /// memory.
-    func sink(for response: HTTPURLResponse, start expected: Int64? = nil) throws -> FileSink? {
+    func sink(for response: HTTPURLResponse, start expected: Int64? = nil, synchronous: Bool = false) throws -> FileSink? {
         guard case .file(let url, let offset) = destination, response.statusCode == 200 || response.statusCode == 206
         else { return nil }
         var start: Int64 = 0
@@ -82,7 +96,7 @@ extension EngineRequest {
             }
             start = wanted
         }
-        return try FileSink(url: url, start: start)
+        return try FileSink(url: url, start: start, synchronous: synchronous)
     }
 }
 

@@ -29,7 +29,12 @@ import Testing
         #expect(Center.shared.configuration.headers["X-A"] == nil)
     }
 
-    @Test func theDefaultEngineIsTheSharedURLSessionEngine() {
-        #expect(Center().configuration.engine as? URLSessionEngine === URLSessionEngine.shared)
+    @Test func theDefaultEngineIsTheSharedURLSessionEngineUnlessTheEnvironmentAsksForCurl() {
+        let engine = Center().configuration.engine
+        if ProcessInfo.processInfo.environment["SWITCHBOARD_ENGINE"] == "curl" {
+            #expect(engine is CurlEngine)
+        } else {
+            #expect(engine as? URLSessionEngine === URLSessionEngine.shared)
+        }
     }
 }

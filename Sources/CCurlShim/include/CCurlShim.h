@@ -1,0 +1,52 @@
+// A minimal, header-free binding to the system libcurl, loaded at run time with dlopen: no curl headers and no
+// -lcurl at build time. Variadic curl calls go through typed wrappers here, never from Swift.
+#ifndef SWITCHBOARD_CCURLSHIM_H
+#define SWITCHBOARD_CCURLSHIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef void SBCurl;
+typedef void SBCurlMulti;
+typedef struct SBCurlList SBCurlList;
+
+typedef size_t (*SBDataCallback)(char *data, size_t size, size_t count, void *context);
+typedef int (*SBProgressCallback)(void *context, int64_t downloadTotal, int64_t downloadNow, int64_t uploadTotal,
+                                  int64_t uploadNow);
+
+/// Loads libcurl (libcurl.so.4, libcurl-gnutls.so.4, or /usr/lib/libcurl.4.dylib), resolves the functions used and
+/// calls curl_global_init. Returns 0 on success; otherwise writes why into `error`.
+int sb_curl_load(char *error, size_t error_length);
+
+/// The library's version text and number (e.g. 0x075801 for 7.88.1), and its feature bits.
+const char *sb_curl_version(void);
+unsigned int sb_curl_version_number(void);
+int sb_curl_features(void);
+
+/// The id libcurl gives an option name (curl_easy_option_by_name, 7.73+), or -1 when unknown or unavailable.
+int sb_curl_option_id(const char *name);
+
+SBCurl *sb_easy_init(void);
+void sb_easy_cleanup(SBCurl *easy);
+int sb_easy_setopt_long(SBCurl *easy, int option, long value);
+int sb_easy_setopt_offset(SBCurl *easy, int option, int64_t value);
+int sb_easy_setopt_pointer(SBCurl *easy, int option, const void *value);
+int sb_easy_setopt_data_callback(SBCurl *easy, int option, SBDataCallback callback);
+int sb_easy_setopt_progress_callback(SBCurl *easy, int option, SBProgressCallback callback);
+int sb_easy_getinfo_long(SBCurl *easy, int info, long *value);
+int sb_easy_getinfo_string(SBCurl *easy, int info, const char **value);
+const char *sb_easy_strerror(int code);
+
+SBCurlList *sb_slist_append(SBCurlList *list, const char *text);
+void sb_slist_free_all(SBCurlList *list);
+
+SBCurlMulti *sb_multi_init(void);
+int sb_multi_add_handle(SBCurlMulti *multi, SBCurl *easy);
+int sb_multi_remove_handle(SBCurlMulti *multi, SBCurl *easy);
+int sb_multi_perform(SBCurlMulti *multi, int *running);
+int sb_multi_poll(SBCurlMulti *multi, int timeout_ms, int *descriptors);
+int sb_multi_wakeup(SBCurlMulti *multi);
+/// The next finished transfer, if any: returns 1 and fills `easy` and `result`, or 0 when none is left.
+int sb_multi_next_done(SBCurlMulti *multi, SBCurl **easy, int *result);
+
+#endif

@@ -1,0 +1,159 @@
+import CCurlShim
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// An engine on the system libcurl, loaded at run time: no headers at build time, no link dependency.
+///
+/// One thread owns a libcurl multi handle and drives every transfer; requests are handed to it and resumed through
+/// continuations, and cancelling the Swift task removes the transfer at once. Redirects are followed by the engine
+/// with the same rules as `URLSessionEngine` (credentials stay with their origin, `307`/`308` keep their body);
+/// `timeout` is an idle limit (no byte for that long) and `totalTimeout` a limit on the whole exchange. A download
+/// into a file is written in libcurl's own callback, so a slow disk slows the transfer instead of filling memory.
+///
+/// ```swift
+/// let engine = try CurlEngine()
+/// Center.shared.setup { $0.engine = engine }
+/// ```
+///
+/// Setting the environment variable `SWITCHBOARD_ENGINE=curl` makes it the default engine of every center.
+public final class CurlEngine: Engine {
+    private let worker: CurlWorker
+
+    /// The engine of `SWITCHBOARD_ENGINE=curl`, when libcurl could be loaded.
+    static let shared: CurlEngine? = try? CurlEngine()
+
+    /// Loads libcurl (once per process) and starts the engine's thread.
+    ///
+    /// - Throws: `HTTPError` with code `.unsupported` when libcurl is missing, too old (7.68 is needed) or numbers
+    ///   its options differently.
+    public init() throws(HTTPError) {
+        _ = try CurlLibrary.shared.get()
+        worker = CurlWorker()
+    }
+
+    /// The version of the libcurl in use, e.g. `7.88.1`, or `nil` when it cannot be loaded.
+    public static var libraryVersion: String? {
+        try? CurlLibrary.shared.get().version
+    }
+
+    deinit {
+        worker.shutdown()
+    }
+
+    /// Performs one exchange, following redirects.
+    public func perform(
+        _ request: EngineRequest,
+        progress: @escaping @Sendable (TransferProgress) -> Void
+    ) async throws -> EngineResponse {
+        try Task.checkCancellation()
+        var current = request
+        let clock = ContinuousClock()
+        let deadline = request.totalTimeout.map { clock.now + $0 }
+        for _ in 0...Redirects.maximum {
+            if let deadline { current.totalTimeout = max(.milliseconds(1), deadline - clock.now) }
+            let response = try await exchange(current, progress: progress)
+            guard let next = Redirects.next(after: response.response, for: current) else { return response }
+            current = next
+        }
+        throw URLError(.httpTooManyRedirects, userInfo: [NSLocalizedDescriptionKey: "more than \(Redirects.maximum) redirects"])
+    }
+
+    private func exchange(
+        _ request: EngineRequest, progress: @escaping @Sendable (TransferProgress) -> Void
+    ) async throws -> EngineResponse {
+        let transfer = CurlTransfer(request: request, progress: progress)
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                transfer.continuation = continuation
+                worker.start(transfer)
+            }
+        } onCancel: {
+            worker.cancel(transfer)
+        }
+    }
+}
+
+extension Center.Configuration {
+    /// The engine a configuration starts with: `URLSessionEngine.shared`, or `CurlEngine` when the environment
+    /// variable `SWITCHBOARD_ENGINE` is `curl` (and libcurl loads).
+    static var defaultEngine: any Engine {
+        if ProcessInfo.processInfo.environment["SWITCHBOARD_ENGINE"]?.lowercased() == "curl",
+           let curl = CurlEngine.shared {
+            return curl
+        }
+        return URLSessionEngine.shared
+    }
+}
+
+/// The thread that owns the multi handle: it adds and removes transfers, runs libcurl, and finishes transfers.
+final class CurlWorker: @unchecked Sendable {
+    // Safety: `multi`, `running` and everything a `CurlTransfer` holds are only touched on the worker thread;
+    // other threads reach it only through `inbox`, which is `Locked`, and `sb_multi_wakeup`, which libcurl documents
+    // as callable from any thread.
+    private let multi: UnsafeMutableRawPointer
+    private var running: [UnsafeMutableRawPointer: CurlTransfer] = [:]
+    private let inbox = Locked<(starts: [CurlTransfer], cancels: [CurlTransfer], stop: Bool)>(([], [], false))
+
+    init() {
+        multi = sb_multi_init()
+        let thread = Thread { [self] in loop() }
+        thread.name = "Switchboard.CurlEngine"
+        thread.start()
+    }
+
+    func start(_ transfer: CurlTransfer) {
+        inbox.withLock { $0.starts.append(transfer) }
+        sb_multi_wakeup(multi)
+    }
+
+    func cancel(_ transfer: CurlTransfer) {
+        inbox.withLock { $0.cancels.append(transfer) }
+        sb_multi_wakeup(multi)
+    }
+
+    func shutdown() {
+        inbox.withLock { $0.stop = true }
+        sb_multi_wakeup(multi)
+    }
+
+    private func loop() {
+        while true {
+            let (starts, cancels, stop) = inbox.withLock { inbox in
+                defer { inbox.starts = []; inbox.cancels = [] }
+                return (inbox.starts, inbox.cancels, inbox.stop)
+            }
+            for transfer in starts {
+                if transfer.cancelledEarly { transfer.finish(.failure(CancellationError())); continue }
+                do {
+                    let easy = try transfer.configure()
+                    running[easy] = transfer
+                    sb_multi_add_handle(multi, easy)
+                } catch {
+                    transfer.finish(.failure(error))
+                }
+            }
+            for transfer in cancels {
+                if let easy = transfer.easy, running.removeValue(forKey: easy) != nil {
+                    sb_multi_remove_handle(multi, easy)
+                    transfer.cancelled()
+                } else {
+                    transfer.cancelledEarly = true
+                }
+            }
+            if stop && running.isEmpty { break }
+            var active: Int32 = 0
+            sb_multi_perform(multi, &active)
+            var easy: UnsafeMutableRawPointer?
+            var code: Int32 = 0
+            while sb_multi_next_done(multi, &easy, &code) == 1, let done = easy {
+                guard let transfer = running.removeValue(forKey: done) else { continue }
+                sb_multi_remove_handle(multi, done)
+                transfer.complete(code: code)
+            }
+            var descriptors: Int32 = 0
+            sb_multi_poll(multi, running.isEmpty ? 1000 : 100, &descriptors)
+        }
+    }
+}

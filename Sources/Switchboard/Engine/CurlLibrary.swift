@@ -1,0 +1,94 @@
+import CCurlShim
+import Foundation
+
+/// The system libcurl, loaded once, with its option numbers checked against the library itself.
+struct CurlLibrary: Sendable {
+    /// libcurl's numbers for the options this engine sets: part of its stable ABI, and checked at load anyway.
+    enum Option: Int32, CaseIterable {
+        case writeData = 10001
+        case url = 10002
+        case readData = 10009
+        case errorBuffer = 10010
+        case writeFunction = 20011
+        case readFunction = 20012
+        case lowSpeedLimit = 19
+        case lowSpeedTime = 20
+        case httpHeader = 10023
+        case headerData = 10029
+        case customRequest = 10036
+        case noProgress = 43
+        case noBody = 44
+        case upload = 46
+        case followLocation = 52
+        case xferInfoData = 10057
+        case caInfo = 10065
+        case headerFunction = 20079
+        case httpGet = 80
+        case noSignal = 99
+        case acceptEncoding = 10102
+        case inFileSizeLarge = 30115
+        case postFieldSizeLarge = 30120
+        case timeoutMilliseconds = 155
+        case copyPostFields = 10165
+        case xferInfoFunction = 20219
+        case pinnedPublicKey = 10230
+
+        var name: String {
+            switch self {
+            case .writeData: "WRITEDATA"
+            case .url: "URL"
+            case .readData: "READDATA"
+            case .errorBuffer: "ERRORBUFFER"
+            case .writeFunction: "WRITEFUNCTION"
+            case .readFunction: "READFUNCTION"
+            case .lowSpeedLimit: "LOW_SPEED_LIMIT"
+            case .lowSpeedTime: "LOW_SPEED_TIME"
+            case .httpHeader: "HTTPHEADER"
+            case .headerData: "HEADERDATA"
+            case .customRequest: "CUSTOMREQUEST"
+            case .noProgress: "NOPROGRESS"
+            case .noBody: "NOBODY"
+            case .upload: "UPLOAD"
+            case .followLocation: "FOLLOWLOCATION"
+            case .xferInfoData: "XFERINFODATA"
+            case .caInfo: "CAINFO"
+            case .headerFunction: "HEADERFUNCTION"
+            case .httpGet: "HTTPGET"
+            case .noSignal: "NOSIGNAL"
+            case .acceptEncoding: "ACCEPT_ENCODING"
+            case .inFileSizeLarge: "INFILESIZE_LARGE"
+            case .postFieldSizeLarge: "POSTFIELDSIZE_LARGE"
+            case .timeoutMilliseconds: "TIMEOUT_MS"
+            case .copyPostFields: "COPYPOSTFIELDS"
+            case .xferInfoFunction: "XFERINFOFUNCTION"
+            case .pinnedPublicKey: "PINNEDPUBLICKEY"
+            }
+        }
+    }
+
+    static let responseCode: Int32 = 0x200002
+    static let effectiveURL: Int32 = 0x100001
+
+    let version: String
+
+    /// The library, or why it cannot be used here.
+    static let shared: Result<CurlLibrary, HTTPError> = {
+        var error = [CChar](repeating: 0, count: 512)
+        guard sb_curl_load(&error, error.count) == 0 else {
+            let text = String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            return .failure(HTTPError(.unsupported, "CurlEngine: " + text))
+        }
+        let version = String(cString: sb_curl_version())
+        guard sb_curl_version_number() >= 0x07_4400 else {
+            return .failure(HTTPError(.unsupported, "CurlEngine needs libcurl 7.68 or newer; this is \(version)"))
+        }
+        for option in Option.allCases {
+            let id = sb_curl_option_id(option.name)
+            if id != -1 && id != option.rawValue {
+                return .failure(HTTPError(
+                    .unsupported, "CurlEngine: libcurl \(version) numbers CURLOPT_\(option.name) \(id), not \(option.rawValue)"))
+            }
+        }
+        return .success(CurlLibrary(version: version))
+    }()
+}

@@ -1,0 +1,284 @@
+import CCurlShim
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// One libcurl easy handle's exchange. Everything here runs on the worker thread (libcurl calls the callbacks from
+/// `curl_multi_perform`), except `continuation`, which is set before the transfer is handed to the worker.
+final class CurlTransfer: @unchecked Sendable {
+    // Safety: after `CurlWorker.start` hands the transfer over, only the worker thread touches it; `continuation`
+    // is written before that hand-over and resumed exactly once, by `finish`, on the worker thread.
+    let request: EngineRequest
+    let progress: @Sendable (TransferProgress) -> Void
+    var continuation: CheckedContinuation<EngineResponse, any Error>?
+    var cancelledEarly = false
+    private(set) var easy: UnsafeMutableRawPointer?
+    private var headerList: OpaquePointer?
+    /// libcurl writes its error text here (CURLOPT_ERRORBUFFER); it must not move, so it is allocated by hand.
+    private let errorBuffer: UnsafeMutablePointer<CChar> = {
+        let buffer = UnsafeMutablePointer<CChar>.allocate(capacity: 256)
+        buffer.initialize(repeating: 0, count: 256)
+        return buffer
+    }()
+    private var upload: FileHandle?
+    private var status = 0
+    private var headers: [(String, String)] = []
+    private var head: HTTPURLResponse?
+    private var body = Data()
+    private var sink: FileSink?
+    private var counter = DownloadCounter()
+    private var failure: (any Error)?
+    private var uploaded: Int64 = 0
+
+    init(request: EngineRequest, progress: @escaping @Sendable (TransferProgress) -> Void) {
+        self.request = request
+        self.progress = progress
+    }
+
+    deinit {
+        if let easy { sb_easy_cleanup(easy) }
+        if let headerList { sb_slist_free_all(headerList) }
+        try? upload?.close()
+        errorBuffer.deallocate()
+    }
+
+    // MARK: - Setting up
+
+    /// Creates and configures the easy handle; returns it.
+    func configure() throws -> UnsafeMutableRawPointer {
+        guard let easy = sb_easy_init(), let url = request.url else { throw URLError(.badURL) }
+        self.easy = easy
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        set(easy, .url, url.absoluteString)
+        set(easy, .noSignal, 1)
+        set(easy, .followLocation, 0)
+        set(easy, .errorBuffer, UnsafeRawPointer(errorBuffer))
+        sb_easy_setopt_data_callback(easy, CurlLibrary.Option.writeFunction.rawValue, curlWrite)
+        sb_easy_setopt_pointer(easy, CurlLibrary.Option.writeData.rawValue, context)
+        sb_easy_setopt_data_callback(easy, CurlLibrary.Option.headerFunction.rawValue, curlHeader)
+        sb_easy_setopt_pointer(easy, CurlLibrary.Option.headerData.rawValue, context)
+        sb_easy_setopt_progress_callback(easy, CurlLibrary.Option.xferInfoFunction.rawValue, curlProgress)
+        sb_easy_setopt_pointer(easy, CurlLibrary.Option.xferInfoData.rawValue, context)
+        set(easy, .noProgress, 0)
+
+        let idle = max(1, Int(request.urlRequest.timeoutInterval.rounded(.up)))
+        set(easy, .lowSpeedLimit, 1)
+        set(easy, .lowSpeedTime, idle)
+        if let total = request.totalTimeout {
+            set(easy, .timeoutMilliseconds, max(1, Int(total.seconds * 1000)))
+        }
+        if request.urlRequest.value(forHTTPHeaderField: "Accept-Encoding") == nil {
+            set(easy, .acceptEncoding, "")
+        }
+
+        let method = request.method
+        switch request.body {
+        case .none:
+            if method == .head {
+                set(easy, .noBody, 1)
+            } else if method == .get {
+                set(easy, .httpGet, 1)
+            } else if method == .post || method == .put || method == .patch {
+                sb_easy_setopt_offset(easy, CurlLibrary.Option.postFieldSizeLarge.rawValue, 0)
+                set(easy, .copyPostFields, "")
+            }
+        case .data(let data):
+            sb_easy_setopt_offset(easy, CurlLibrary.Option.postFieldSizeLarge.rawValue, Int64(data.count))
+            data.withUnsafeBytes { bytes in
+                _ = sb_easy_setopt_pointer(
+                    easy, CurlLibrary.Option.copyPostFields.rawValue, bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!)
+            }
+        case .file(let file):
+            upload = try FileHandle(forReadingFrom: file)
+            set(easy, .upload, 1)
+            sb_easy_setopt_offset(easy, CurlLibrary.Option.inFileSizeLarge.rawValue, request.body.count ?? -1)
+            sb_easy_setopt_data_callback(easy, CurlLibrary.Option.readFunction.rawValue, curlRead)
+            sb_easy_setopt_pointer(easy, CurlLibrary.Option.readData.rawValue, context)
+        }
+        if method != .get && method != .head && !(method == .post && request.body != .none && !isFileBody) {
+            set(easy, .customRequest, method.rawValue)
+        }
+
+        var list: OpaquePointer?
+        for (name, value) in request.urlRequest.allHTTPHeaderFields ?? [:] {
+            list = sb_slist_append(list, "\(name): \(value)")
+        }
+        // No `Expect: 100-continue` round trip before bodies.
+        list = sb_slist_append(list, "Expect:")
+        headerList = list
+        sb_easy_setopt_pointer(easy, CurlLibrary.Option.httpHeader.rawValue, list.map { UnsafeRawPointer($0) })
+        return easy
+    }
+
+    private var isFileBody: Bool {
+        if case .file = request.body { true } else { false }
+    }
+
+    private func set(_ easy: UnsafeMutableRawPointer, _ option: CurlLibrary.Option, _ value: Int) {
+        sb_easy_setopt_long(easy, option.rawValue, value)
+    }
+
+    private func set(_ easy: UnsafeMutableRawPointer, _ option: CurlLibrary.Option, _ value: String) {
+        value.withCString { _ = sb_easy_setopt_pointer(easy, option.rawValue, $0) }
+    }
+
+    private func set(_ easy: UnsafeMutableRawPointer, _ option: CurlLibrary.Option, _ value: UnsafeRawPointer) {
+        sb_easy_setopt_pointer(easy, option.rawValue, value)
+    }
+
+    // MARK: - Callbacks (worker thread)
+
+    func received(header line: UnsafeRawBufferPointer) -> Int {
+        let text = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        if text.hasPrefix("HTTP/") {
+            status = Int(text.split(separator: " ").dropFirst().first ?? "") ?? 0
+            headers = []
+            head = nil
+        } else if text.isEmpty {
+            // The end of a head; an interim `1xx` head is followed by the real one.
+            guard status >= 200 else { return line.count }
+            var fields: [String: String] = [:]
+            for (name, value) in headers {
+                fields[name] = fields[name].map { $0 + ", " + value } ?? value
+            }
+            let url = effectiveURL ?? request.url ?? URL(string: "http://invalid")!
+            head = HTTPURLResponse(url: url, statusCode: status, httpVersion: "HTTP/1.1", headerFields: fields)
+            if let head {
+                counter = DownloadCounter(response: head)
+                do {
+                    sink = try request.sink(for: head, synchronous: true)
+                } catch {
+                    failure = error
+                    return 0
+                }
+                request.onResponseHead?(head)
+            }
+        } else if let colon = text.firstIndex(of: ":") {
+            headers.append((String(text[..<colon]), text[text.index(after: colon)...].trimmingCharacters(in: .whitespaces)))
+        }
+        return line.count
+    }
+
+    func received(body bytes: UnsafeRawBufferPointer) -> Int {
+        let data = Data(bytes)
+        do {
+            if let sink { try sink.write(data) } else { body.append(data) }
+        } catch {
+            failure = error
+            return 0
+        }
+        progress(counter.add(data.count))
+        return bytes.count
+    }
+
+    func read(into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        guard let upload else { return 0 }
+        do {
+            let chunk = try upload.read(upToCount: buffer.count) ?? Data()
+            chunk.copyBytes(to: buffer)
+            return chunk.count
+        } catch {
+            failure = error
+            return 0x1000_0000  // CURL_READFUNC_ABORT
+        }
+    }
+
+    func reportUpload(total: Int64, sent: Int64) {
+        guard sent > uploaded else { return }
+        uploaded = sent
+        progress(TransferProgress(direction: .upload, completed: sent, expected: total > 0 ? total : nil))
+    }
+
+    // MARK: - Finishing (worker thread)
+
+    private var effectiveURL: URL? {
+        guard let easy else { return nil }
+        var text: UnsafePointer<CChar>?
+        guard sb_easy_getinfo_string(easy, CurlLibrary.effectiveURL, &text) == 0, let text else { return nil }
+        return URL(string: String(cString: text))
+    }
+
+    func complete(code: Int32) {
+        if code != 0 {
+            sink?.abandon()
+            finish(.failure(failure ?? error(for: code)))
+            return
+        }
+        guard let head else {
+            finish(.failure(URLError(.badServerResponse)))
+            return
+        }
+        var length: Int64?
+        if let sink {
+            do {
+                length = try sink.close()
+            } catch {
+                finish(.failure(HTTPError(.fileSystem, "the download could not be written: \(error)", underlying: error)))
+                return
+            }
+        }
+        finish(.success(EngineResponse(response: head, body: body, fileLength: length)))
+    }
+
+    /// Removed from the multi handle by a cancel: what arrived stays in the file (a resumable download continues
+    /// from it), and the exchange ends as cancelled.
+    func cancelled() {
+        sink?.abandon()
+        sink = nil
+        finish(.failure(CancellationError()))
+    }
+
+    func finish(_ result: Result<EngineResponse, any Error>) {
+        let continuation = continuation
+        self.continuation = nil
+        continuation?.resume(with: result)
+    }
+
+    /// libcurl's result as the `URLError` URLSession would give, keeping libcurl's own words.
+    private func error(for code: Int32) -> any Error {
+        var detail = String(cString: errorBuffer)
+        if detail.isEmpty { detail = String(cString: sb_easy_strerror(code)) }
+        if code == 28, detail.hasPrefix("Operation timed out"), let total = request.totalTimeout {
+            // CURLOPT_TIMEOUT_MS fired (the idle limit says "Operation too slow" instead).
+            detail = String(format: "the exchange did not complete within its total timeout of %.3g s", total.seconds)
+                + " (\(detail))"
+        }
+        let urlCode: URLError.Code = switch code {
+        case 6: .cannotFindHost
+        case 7: .cannotConnectToHost
+        case 28: .timedOut
+        case 35: .secureConnectionFailed
+        case 47: .httpTooManyRedirects
+        case 52: .zeroByteResource
+        case 18, 55, 56: .networkConnectionLost
+        case 60, 77: .serverCertificateUntrusted
+        case 90: .serverCertificateUntrusted
+        default: .unknown
+        }
+        return URLError(urlCode, userInfo: [NSLocalizedDescriptionKey: "\(detail) (libcurl error \(code))"])
+    }
+}
+
+// MARK: - C callbacks
+
+private let curlWrite: SBDataCallback = { data, size, count, context in
+    let transfer = Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue()
+    return transfer.received(body: UnsafeRawBufferPointer(start: data, count: size * count))
+}
+
+private let curlHeader: SBDataCallback = { data, size, count, context in
+    let transfer = Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue()
+    return transfer.received(header: UnsafeRawBufferPointer(start: data, count: size * count))
+}
+
+private let curlRead: SBDataCallback = { data, size, count, context in
+    let transfer = Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue()
+    return transfer.read(into: UnsafeMutableRawBufferPointer(start: data, count: size * count))
+}
+
+private let curlProgress: SBProgressCallback = { context, _, _, uploadTotal, uploadNow in
+    let transfer = Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue()
+    transfer.reportUpload(total: uploadTotal, sent: uploadNow)
+    return 0
+}
