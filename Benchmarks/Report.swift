@@ -3,11 +3,11 @@ import Foundation
 enum Report {
     static func table(_ rows: [Row], requests: Int, rounds: Int) -> String {
         var lines = [
-            "Switchboard benchmarks: \(requests) requests a round, median of \(rounds) interleaved rounds, "
-                + "loopback server in-process, \(ProcessInfo.processInfo.activeProcessorCount) cores",
+            "Switchboard benchmarks: \(requests) requests a round (1 MiB: a sixteenth), median of \(rounds) interleaved "
+                + "rounds, loopback server in a child process, \(ProcessInfo.processInfo.activeProcessorCount) cores",
             "",
         ]
-        let header = ["benchmark", "req/s", "p50 ms", "p99 ms", "CPU µs/req", "ratio", "note"]
+        let header = ["benchmark", "req/s", "p50 ms", "p99 ms", "CPU µs/req", "ratio", "requests per CPU-second"]
         var cells = [header]
         for row in rows {
             cells.append([
@@ -31,8 +31,9 @@ enum Report {
             if index == 0 { lines.append(widths.map { String(repeating: "-", count: $0) }.joined(separator: "  ")) }
         }
         lines.append("")
-        lines.append("ratio: Center throughput / raw URLSession throughput in the same run. "
-            + "CPU: the whole process (client and in-process server).")
+        lines.append("ratio: throughput against raw URLSession in the same run. CPU: the client process alone "
+            + "(user + system) per request; requests per CPU-second against raw URLSession's (and, for the Center on "
+            + "CurlEngine, against the Center on URLSessionEngine).")
         return lines.joined(separator: "\n")
     }
 

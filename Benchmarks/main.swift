@@ -21,7 +21,7 @@ if CommandLine.arguments.count == 5, CommandLine.arguments[1] == "--transfer-cas
 
 if CommandLine.arguments.count == 2, CommandLine.arguments[1] == "--serve" {
     // The loopback server on its own, for measuring other clients against it by hand.
-    let server = try LoopbackServer()
+    let server = try LoopbackServer(handler: RequestBenchmarks.route)
     FileHandle.standardOutput.write(Data((server.baseURL + "\n").utf8))
     while true { sleep(3600) }
 }
@@ -40,16 +40,16 @@ if !json {
 }
 #endif
 
-let requestCount = quick ? 1_000 : 5_000
+let requestCount = quick ? 500 : 3_000
 let overheadCount = quick ? 5_000 : 50_000
 let rounds = quick ? 3 : 5
 let transferBytes = quick ? 256 << 20 : 1 << 30
 
 do {
-    let server = try RequestBenchmarks.makeServer()
-    var rows = try await RequestBenchmarks(server: server, count: requestCount, rounds: rounds).run()
+    let server = try ServerProcess()
+    defer { server.stop() }
+    var rows = try await RequestBenchmarks(baseURL: server.baseURL, count: requestCount, rounds: rounds).run()
     rows += try await OverheadBenchmarks(count: overheadCount, rounds: rounds).run()
-    server.stop()
     let transfers = try TransferBenchmarks.run(bytes: transferBytes)
     if json {
         print(Report.json(rows, transfers: transfers, quick: quick))
