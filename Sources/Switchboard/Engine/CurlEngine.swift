@@ -19,7 +19,23 @@ import FoundationNetworking
 ///
 /// Setting the environment variable `SWITCHBOARD_ENGINE=curl` makes it the default engine of every center.
 public final class CurlEngine: Engine {
+    /// What TLS trusts, beyond the defaults: verification is always on.
+    public struct TLS: Sendable, Hashable {
+        /// A PEM file of certificate authorities to trust instead of the system's (a private CA).
+        public var caCertificates: URL?
+        /// Public keys a host must present, per host name: `sha256//` followed by the base-64 SHA-256 of the
+        /// key's DER form. A host with pins is refused unless one matches.
+        public var pinnedPublicKeys: [String: [String]]
+
+        /// Creates TLS options.
+        public init(caCertificates: URL? = nil, pinnedPublicKeys: [String: [String]] = [:]) {
+            self.caCertificates = caCertificates
+            self.pinnedPublicKeys = pinnedPublicKeys
+        }
+    }
+
     private let worker: CurlWorker
+    private let tls: TLS
 
     /// The engine of `SWITCHBOARD_ENGINE=curl`, when libcurl could be loaded.
     static let shared: CurlEngine? = try? CurlEngine()
@@ -28,8 +44,11 @@ public final class CurlEngine: Engine {
     ///
     /// - Throws: `HTTPError` with code `.unsupported` when libcurl is missing, too old (7.68 is needed) or numbers
     ///   its options differently.
-    public init() throws(HTTPError) {
+    ///
+    /// - Parameter tls: a private CA, and public-key pins per host.
+    public init(tls: TLS = TLS()) throws(HTTPError) {
         _ = try CurlLibrary.shared.get()
+        self.tls = tls
         worker = CurlWorker()
     }
 
@@ -63,7 +82,7 @@ public final class CurlEngine: Engine {
     private func exchange(
         _ request: EngineRequest, progress: @escaping @Sendable (TransferProgress) -> Void
     ) async throws -> EngineResponse {
-        let transfer = CurlTransfer(request: request, progress: progress)
+        let transfer = CurlTransfer(request: request, tls: tls, progress: progress)
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 transfer.continuation = continuation

@@ -10,6 +10,7 @@ final class CurlTransfer: @unchecked Sendable {
     // Safety: after `CurlWorker.start` hands the transfer over, only the worker thread touches it; `continuation`
     // is written before that hand-over and resumed exactly once, by `finish`, on the worker thread.
     let request: EngineRequest
+    let tls: CurlEngine.TLS
     let progress: @Sendable (TransferProgress) -> Void
     var continuation: CheckedContinuation<EngineResponse, any Error>?
     var cancelledEarly = false
@@ -31,8 +32,9 @@ final class CurlTransfer: @unchecked Sendable {
     private var failure: (any Error)?
     private var uploaded: Int64 = 0
 
-    init(request: EngineRequest, progress: @escaping @Sendable (TransferProgress) -> Void) {
+    init(request: EngineRequest, tls: CurlEngine.TLS, progress: @escaping @Sendable (TransferProgress) -> Void) {
         self.request = request
+        self.tls = tls
         self.progress = progress
     }
 
@@ -70,6 +72,13 @@ final class CurlTransfer: @unchecked Sendable {
         }
         if request.urlRequest.value(forHTTPHeaderField: "Accept-Encoding") == nil {
             set(easy, .acceptEncoding, "")
+        }
+        if let authorities = tls.caCertificates {
+            set(easy, .caInfo, authorities.path)
+        }
+        if let host = url.host?.lowercased(), let pins = tls.pinnedPublicKeys.first(where: { $0.key.lowercased() == host })?.value,
+           !pins.isEmpty {
+            set(easy, .pinnedPublicKey, pins.joined(separator: ";"))
         }
 
         let method = request.method
@@ -255,6 +264,13 @@ final class CurlTransfer: @unchecked Sendable {
         case 60, 77: .serverCertificateUntrusted
         case 90: .serverCertificateUntrusted
         default: .unknown
+        }
+        if code == 60 || code == 77 {
+            return HTTPError(.serverTrust, "the server's certificate is not trusted: \(detail) (libcurl error \(code))")
+        }
+        if code == 90 {
+            return HTTPError(.pinning, "the server's public key matches none of the pins for \(request.url?.host ?? "the host"): "
+                + "\(detail) (libcurl error \(code))")
         }
         return URLError(urlCode, userInfo: [NSLocalizedDescriptionKey: "\(detail) (libcurl error \(code))"])
     }

@@ -47,6 +47,10 @@ public struct HTTPError: Error, Sendable, CustomStringConvertible, CustomDebugSt
         public static let decoding = Code(rawValue: "decoding")
         /// The response was well-formed but the application rejected it (thrown by `onResponse`).
         public static let business = Code(rawValue: "business")
+        /// The server's TLS certificate is not trusted (not signed by a trusted authority, expired, wrong host).
+        public static let serverTrust = Code(rawValue: "serverTrust")
+        /// The server's public key matches none of the keys pinned for its host (see `CurlEngine.TLS`).
+        public static let pinning = Code(rawValue: "pinning")
         /// The engine is not usable here (a missing system library, an unsupported option).
         public static let unsupported = Code(rawValue: "unsupported")
         /// A member of a batch or chain was never sent: a chain step declined, an earlier step failed, or the group

@@ -1,0 +1,153 @@
+import Foundation
+import Testing
+@testable import Switchboard
+import SwitchboardTestSupport
+
+/// A TLS server on loopback (`openssl s_server -www`) with a self-signed certificate made for the test.
+final class TLSServer: @unchecked Sendable {
+    // Safety: every property is set in `init` and never changed; the process is only terminated in `deinit`.
+    let scratch = Scratch()
+    let port: Int
+    let certificate: URL
+    let pin: String
+    private let process = Process()
+
+    static var isAvailable: Bool {
+        FileManager.default.isExecutableFile(atPath: "/usr/bin/openssl") && CurlEngine.libraryVersion != nil
+    }
+
+    init() throws {
+        certificate = scratch.file("cert.pem")
+        let key = scratch.file("key.pem")
+        try TLSServer.run("openssl req -x509 -newkey rsa:2048 -nodes -keyout \(key.path) -out \(certificate.path) "
+            + "-days 1 -subj /CN=localhost -addext subjectAltName=DNS:localhost,IP:127.0.0.1")
+        pin = "sha256//" + (try TLSServer.run("openssl x509 -in \(certificate.path) -pubkey -noout "
+            + "| openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64"))
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        port = try FreePort.find()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+        process.arguments = ["s_server", "-quiet", "-accept", "\(port)", "-cert", certificate.path, "-key", key.path, "-www"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+    }
+
+    deinit {
+        process.terminate()
+    }
+
+    /// Waits until the server accepts connections.
+    func ready() async {
+        for _ in 0..<200 {
+            if (try? TLSServer.run("bash -c 'exec 3<>/dev/tcp/127.0.0.1/\(port)' 2>/dev/null && echo up")) == "up\n" { return }
+            try? await Task.sleep(for: .milliseconds(25))
+        }
+    }
+
+    @discardableResult
+    static func run(_ command: String) throws -> String {
+        let shell = Process()
+        shell.executableURL = URL(fileURLWithPath: "/bin/sh")
+        shell.arguments = ["-c", command]
+        let output = Pipe()
+        shell.standardOutput = output
+        shell.standardError = FileHandle.nullDevice
+        try shell.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        shell.waitUntilExit()
+        return String(decoding: data, as: UTF8.self)
+    }
+}
+
+enum FreePort {
+    /// A port nothing listens on now.
+    static func find() throws -> Int {
+        let output = try TLSServer.run(
+            "python3 -c 'import socket; s = socket.socket(); s.bind((\"127.0.0.1\", 0)); print(s.getsockname()[1])'")
+        guard let port = Int(output.trimmingCharacters(in: .whitespacesAndNewlines)) else { throw URLError(.unknown) }
+        return port
+    }
+}
+
+@Suite(.enabled(if: TLSServer.isAvailable, "needs openssl and libcurl"), .serialized)
+struct CurlTLSTests {
+    func send(_ server: TLSServer, tls: CurlEngine.TLS) async -> Outcome {
+        let engine = try! CurlEngine(tls: tls)
+        let center = Center { $0.engine = engine }
+        return await center.sendRecording { request in
+            request.url = "https://localhost:\(server.port)/"
+            request.responseSerializer = .string
+            request.totalTimeout = .seconds(20)
+        }
+    }
+
+    @Test func aSelfSignedServerIsRefusedByDefault() async throws {
+        let server = try TLSServer()
+        await server.ready()
+        let outcome = await send(server, tls: .init())
+        #expect(outcome.error?.code == .serverTrust)
+    }
+
+    @Test func aPrivateCAIsTrusted() async throws {
+        let server = try TLSServer()
+        await server.ready()
+        let outcome = await send(server, tls: .init(caCertificates: server.certificate))
+        #expect(outcome.response?.status == 200)
+        #expect(outcome.response?.string?.contains("s_server") == true)
+    }
+
+    @Test func theRightPinIsAccepted() async throws {
+        let server = try TLSServer()
+        await server.ready()
+        let outcome = await send(server, tls: .init(
+            caCertificates: server.certificate, pinnedPublicKeys: ["localhost": [server.pin]]))
+        #expect(outcome.response?.status == 200)
+    }
+
+    @Test func aWrongPinIsRefusedWithThePinningError() async throws {
+        let server = try TLSServer()
+        await server.ready()
+        let wrong = "sha256//" + Data(repeating: 7, count: 32).base64EncodedString()
+        let outcome = await send(server, tls: .init(
+            caCertificates: server.certificate, pinnedPublicKeys: ["LOCALHOST": [wrong]]))
+        #expect(outcome.error?.code == .pinning)
+        #expect(outcome.error?.message.contains("localhost") == true)
+    }
+}
+
+@Suite struct CurlEngineTests {
+    @Test func itLoadsTheSystemLibrary() throws {
+        let version = try #require(CurlEngine.libraryVersion)
+        #expect(version.split(separator: ".").count >= 2)
+        _ = try CurlEngine()
+    }
+
+    @Test func cancellingTheTaskRemovesTheTransferAtOnce() async throws {
+        let center = Center { config in
+            config.engine = try! CurlEngine()
+            config.server = Server.loopback.baseURL + "/"
+        }
+        let task = Task { try await center.send { $0.api = "delay/10" } }
+        try await Task.sleep(for: .milliseconds(200))
+        task.cancel()
+        let result = await task.result
+        guard case .failure(let error as HTTPError) = result else { Issue.record("expected an HTTPError"); return }
+        #expect(error.code == .cancelled)
+    }
+
+    @Test func aFileDownloadIsWrittenAsItArrives() async throws {
+        let scratch = Scratch()
+        let center = Center { config in
+            config.engine = try! CurlEngine()
+            config.server = Server.loopback.baseURL + "/"
+        }
+        let response = try await center.send { request in
+            request.kind = .download
+            request.api = "files/3000000"
+            request.destination = .file(scratch.file("curl.bin"))
+        }
+        #expect(response.fileURL != nil)
+        #expect(Scratch.sha256(of: scratch.file("curl.bin")) == GeneratedContent(seed: 1).sha256(length: 3_000_000))
+    }
+}
+
