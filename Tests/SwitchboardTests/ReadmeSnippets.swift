@@ -306,6 +306,14 @@ enum ReadmeSnippets {
         task.cancel()   // the transfer stops; the call throws HTTPError with code .cancelled
     }
 
+    static func engines() throws {
+        let engine = try CurlEngine(tls: .init(
+            caCertificates: URL(fileURLWithPath: "/etc/myapp/ca.pem"),              // trust a private CA
+            pinnedPublicKeys: ["api.example.com": ["sha256//r8udi/Mxd6pLOS73Hy6QZ/TY6hNHXz6ydyD2nRGc2VQ="]]
+        ))
+        Center.shared.setup { $0.engine = engine }
+    }
+
     static func upload() {
         let photo = URL(fileURLWithPath: "/path/to/photo.jpg")
         Center.shared.send { request in
