@@ -47,12 +47,15 @@ enum Report {
         ]
         let names = [
             "download-raw": "download: raw URLSession download(from:)",
-            "download-center": "download: Center, kind .download",
+            "download-center": "download: Center, URLSessionEngine",
+            "download-curl": "download: Center, CurlEngine",
             "upload-raw": "upload: raw URLSession upload(fromFile:)",
-            "upload-center": "upload: Center, body .file",
+            "upload-center": "upload: Center, URLSessionEngine",
+            "upload-curl": "upload: Center, CurlEngine",
         ]
         for result in results {
-            let raw = results.first { $0.name == result.name.replacingOccurrences(of: "center", with: "raw") }
+            let kind = result.name.split(separator: "-").first.map(String.init) ?? ""
+            let raw = results.first { $0.name == "\(kind)-raw" }
             let ratio = raw.map { result.megabytesPerSecond / $0.megabytesPerSecond } ?? 1
             lines.append(
                 (names[result.name] ?? result.name).padding(toLength: 42, withPad: " ", startingAt: 0)

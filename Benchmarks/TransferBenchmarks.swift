@@ -16,7 +16,7 @@ enum TransferBenchmarks {
         var megabytesPerSecond: Double { Double(bytes) / seconds / 1_048_576 }
     }
 
-    static let cases = ["download-raw", "download-center", "upload-raw", "upload-center"]
+    static let cases = ["download-raw", "download-center", "download-curl", "upload-raw", "upload-center", "upload-curl"]
 
     /// Runs every case in a child process and returns their results.
     static func run(bytes: Int) throws -> [Result] {
@@ -56,6 +56,10 @@ enum TransferBenchmarks {
             config.server = server.baseURL + "/"
             config.engine = URLSessionEngine(configuration: configuration)
         }
+        let curlCenter = Center { config in
+            config.server = server.baseURL + "/"
+            config.engine = (try? CurlEngine()) ?? URLSessionEngine(configuration: configuration)
+        }
         let url = URL(string: server.baseURL + "/files/\(bytes)")!
         let baseline = Memory.resident()
         let clock = ContinuousClock()
@@ -66,8 +70,8 @@ enum TransferBenchmarks {
             guard (response as? HTTPURLResponse)?.statusCode == 200 else { throw URLError(.badServerResponse) }
             _ = try? FileManager.default.removeItem(at: download)
             try FileManager.default.moveItem(at: temporary, to: download)
-        case "download-center":
-            _ = try await center.send { request in
+        case "download-center", "download-curl":
+            _ = try await (name == "download-curl" ? curlCenter : center).send { request in
                 request.kind = .download
                 request.url = url.absoluteString
                 request.destination = .file(download)
@@ -77,8 +81,8 @@ enum TransferBenchmarks {
             request.httpMethod = "PUT"
             let (_, response) = try await session.upload(for: request, fromFile: upload)
             guard (response as? HTTPURLResponse)?.statusCode == 200 else { throw URLError(.badServerResponse) }
-        case "upload-center":
-            _ = try await center.send { request in
+        case "upload-center", "upload-curl":
+            _ = try await (name == "upload-curl" ? curlCenter : center).send { request in
                 request.kind = .upload
                 request.api = "sink"
                 request.method = .put

@@ -50,6 +50,7 @@ do {
     defer { server.stop() }
     var rows = try await RequestBenchmarks(baseURL: server.baseURL, count: requestCount, rounds: rounds).run()
     rows += try await OverheadBenchmarks(count: overheadCount, rounds: rounds).run()
+    let stability = try await StabilityBenchmarks.run(baseURL: server.baseURL, requests: quick ? 20_000 : 100_000)
     let transfers = try TransferBenchmarks.run(bytes: transferBytes)
     if json {
         print(Report.json(rows, transfers: transfers, quick: quick))
@@ -57,6 +58,8 @@ do {
         print(Report.table(rows, requests: requestCount, rounds: rounds))
         print()
         print(Report.transfers(transfers))
+        print()
+        print(StabilityBenchmarks.report(stability))
     }
 } catch {
     FileHandle.standardError.write(Data("benchmark failed: \(error)\n".utf8))
