@@ -27,10 +27,6 @@ final class SessionTransfer: Sendable {
         var segments: Segments?
     }
 
-    static let maximumRedirects = 20
-    /// Headers that carry credentials: never sent to another origin.
-    static let credentialHeaders = ["Authorization", "Cookie", "Proxy-Authorization"]
-
     private let request: EngineRequest
     private let progress: @Sendable (TransferProgress) -> Void
     private let session: URLSession
@@ -151,13 +147,13 @@ final class SessionTransfer: Sendable {
     /// body is not followed by URLSession (which would drop the body) but re-sent by `completed`.
     func redirect(_ response: HTTPURLResponse, to proposed: URLRequest) -> URLRequest? {
         var next = proposed
-        if !SessionTransfer.sameOrigin(response.url ?? request.url, proposed.url) {
-            for name in SessionTransfer.credentialHeaders { next.setValue(nil, forHTTPHeaderField: name) }
+        if !Redirects.sameOrigin(response.url ?? request.url, proposed.url) {
+            for name in Redirects.credentialHeaders { next.setValue(nil, forHTTPHeaderField: name) }
         }
         let keepsBody = response.statusCode == 307 || response.statusCode == 308
         return state.withLock { state -> URLRequest? in
             state.redirects += 1
-            if state.redirects > SessionTransfer.maximumRedirects { return nil }
+            if state.redirects > Redirects.maximum { return nil }
             if keepsBody, !request.body.isEmpty {
                 next.httpMethod = request.urlRequest.httpMethod
                 state.pendingRedirect = next
@@ -188,9 +184,9 @@ final class SessionTransfer: Sendable {
             if let challenge = state.challengeResponse {
                 return .finish(.success(EngineResponse(response: challenge, body: Data())))
             }
-            if state.redirects > SessionTransfer.maximumRedirects {
+            if state.redirects > Redirects.maximum {
                 return .finish(.failure(URLError(.httpTooManyRedirects, userInfo: [
-                    NSLocalizedDescriptionKey: "more than \(SessionTransfer.maximumRedirects) redirects",
+                    NSLocalizedDescriptionKey: "more than \(Redirects.maximum) redirects",
                 ])))
             }
             if error == nil, let redirect = state.pendingRedirect {
@@ -254,17 +250,6 @@ final class SessionTransfer: Sendable {
         guard response.expectedContentLength > 0, response.value(forHTTPHeaderField: "Content-Encoding") == nil
         else { return nil }
         return response.expectedContentLength
-    }
-
-    static func sameOrigin(_ lhs: URL?, _ rhs: URL?) -> Bool {
-        guard let lhs, let rhs else { return false }
-        return lhs.scheme?.lowercased() == rhs.scheme?.lowercased()
-            && lhs.host?.lowercased() == rhs.host?.lowercased()
-            && effectivePort(lhs) == effectivePort(rhs)
-    }
-
-    private static func effectivePort(_ url: URL) -> Int? {
-        url.port ?? (url.scheme?.lowercased() == "https" ? 443 : url.scheme?.lowercased() == "http" ? 80 : nil)
     }
 
     private static func error(for reason: StopReason, request: EngineRequest) -> any Error {
