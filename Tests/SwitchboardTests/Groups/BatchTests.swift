@@ -138,7 +138,8 @@ import Testing
             batch.add { $0.api = "slow" }
         }, afterSending: { id in
             Task {
-                await waitUntil { stub.statistics.inFlight == 2 }
+                // The quick member has finished and the next slow one started: three calls, two in flight.
+                await waitUntil { stub.statistics.calls == 3 && stub.statistics.inFlight == 2 }
                 center.cancel(id) { work in cancelled.withLock { $0 = work } }
             }
         })

@@ -83,9 +83,10 @@ func echoReply(_ request: EngineRequest) -> StubEngine.Reply {
     ])
 }
 
-/// Polls until a condition holds (up to a generous limit), instead of guessing how long a step takes.
+/// Polls until a condition holds, instead of guessing how long a step takes. The limit only turns a hang into a
+/// failure; it is generous because sanitizer builds run many times slower.
 func waitUntil(
-    _ condition: @Sendable () -> Bool, timeout: Duration = .seconds(10),
+    _ condition: @Sendable () -> Bool, timeout: Duration = .seconds(60),
     sourceLocation: SourceLocation = #_sourceLocation
 ) async {
     let clock = ContinuousClock()
