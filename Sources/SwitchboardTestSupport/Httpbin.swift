@@ -4,7 +4,8 @@ import Foundation
 /// against this server and against a real httpbin.
 ///
 /// `/get /post /put /patch /delete /anything[/…] /headers /user-agent /ip /status/N /delay/N /bytes/N /drip /xml
-/// /html /json /redirect/N /relative-redirect/N /absolute-redirect/N /redirect-to /basic-auth/U/P`; anything else
+/// /html /json /redirect/N /relative-redirect/N /absolute-redirect/N /redirect-to /basic-auth/U/P /cookies
+/// /cookies/set`; anything else
 /// is httpbin's HTML 404 page. Routes of the loopback server's own, for tests httpbin cannot serve:
 /// `/fail-times/N/KEY`, `/files/N` (ranges, ETags, dropped connections) and `/sink` (hashes uploads as they stream).
 public enum Httpbin {
@@ -47,6 +48,11 @@ public enum Httpbin {
             guard let url = request.queryValue("url") else { return .text("missing url", status: 400) }
             return redirect(to: url, status: Int(request.queryValue("status_code") ?? "") ?? 302)
         case ("basic-auth", 2): return basicAuth(request, user: rest[0], password: rest[1])
+        case ("cookies", 0): return .json(["cookies": cookies(request)])
+        case ("cookies", 1) where rest[0] == "set":
+            var response = redirect(to: "/cookies")
+            for (name, value) in request.queryItems { response.headers.append(("Set-Cookie", "\(name)=\(value); Path=/")) }
+            return response
         case ("fail-times", 2): return failTimes(Int(rest[0]) ?? 0, key: rest[1], request: request)
         case ("files", 1): return files(request, length: Int(rest[0]) ?? 0)
         case ("bearer-only", 1):
@@ -132,6 +138,16 @@ public enum Httpbin {
     }
 
     // MARK: - Other routes
+
+    /// The `Cookie` header as name-value pairs.
+    private static func cookies(_ request: ServerRequest) -> [String: String] {
+        var result: [String: String] = [:]
+        for pair in (request.header("Cookie") ?? "").split(separator: ";") {
+            let parts = pair.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+            if parts.count == 2 { result[parts[0]] = parts[1] }
+        }
+        return result
+    }
 
     private static func method(_ request: ServerRequest, _ allowed: String) -> ServerResponse? {
         guard request.method != allowed, !(allowed == "GET" && request.method == "HEAD") else { return nil }

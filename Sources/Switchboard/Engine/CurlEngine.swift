@@ -36,6 +36,7 @@ public final class CurlEngine: Engine {
 
     private let worker: CurlWorker
     private let tls: TLS
+    private let cookies: HTTPCookieStorage?
 
     /// The engine of `SWITCHBOARD_ENGINE=curl`, when libcurl could be loaded.
     static let shared: CurlEngine? = try? CurlEngine()
@@ -45,10 +46,13 @@ public final class CurlEngine: Engine {
     /// - Throws: `HTTPError` with code `.unsupported` when libcurl is missing, too old (7.68 is needed) or numbers
     ///   its options differently.
     ///
-    /// - Parameter tls: a private CA, and public-key pins per host.
-    public init(tls: TLS = TLS()) throws(HTTPError) {
+    /// - Parameters:
+    ///   - tls: a private CA, and public-key pins per host.
+    ///   - cookies: where cookies are kept and taken from, as URLSession does; `nil` sends and keeps none.
+    public init(tls: TLS = TLS(), cookies: HTTPCookieStorage? = .shared) throws(HTTPError) {
         _ = try CurlLibrary.shared.get()
         self.tls = tls
+        self.cookies = cookies
         worker = CurlWorker()
     }
 
@@ -70,9 +74,24 @@ public final class CurlEngine: Engine {
         var current = request
         let clock = ContinuousClock()
         let deadline = request.totalTimeout.map { clock.now + $0 }
+        let ownCookieHeader = request.urlRequest.value(forHTTPHeaderField: "Cookie") != nil
         for _ in 0...Redirects.maximum {
             if let deadline { current.totalTimeout = max(.milliseconds(1), deadline - clock.now) }
-            let response = try await exchange(current, progress: progress)
+            var sent = current
+            if let cookies, !ownCookieHeader, let url = sent.url, let stored = cookies.cookies(for: url), !stored.isEmpty {
+                for (name, value) in HTTPCookie.requestHeaderFields(with: stored) {
+                    sent.urlRequest.setValue(value, forHTTPHeaderField: name)
+                }
+            }
+            let response = try await exchange(sent, progress: progress)
+            if let cookies, let url = response.response.url {
+                var fields: [String: String] = [:]
+                for (name, value) in response.response.allHeaderFields {
+                    if let name = name as? String, let value = value as? String { fields[name] = value }
+                }
+                let received = HTTPCookie.cookies(withResponseHeaderFields: fields, for: url)
+                if !received.isEmpty { cookies.setCookies(received, for: url, mainDocumentURL: nil) }
+            }
             guard let next = Redirects.next(after: response.response, for: current) else { return response }
             current = next
         }

@@ -150,6 +150,19 @@ final class SessionTransfer: Sendable {
         if !Redirects.sameOrigin(response.url ?? request.url, proposed.url) {
             for name in Redirects.credentialHeaders { next.setValue(nil, forHTTPHeaderField: name) }
         }
+        // URLSession on Linux does not send cookies that the redirect response itself set: store them and send what
+        // the storage has for the next URL (unless the caller set its own `Cookie` header).
+        if request.urlRequest.value(forHTTPHeaderField: "Cookie") == nil,
+           let storage = session.configuration.httpCookieStorage, let from = response.url, let to = proposed.url {
+            var fields: [String: String] = [:]
+            for (name, value) in response.allHeaderFields {
+                if let name = name as? String, let value = value as? String { fields[name] = value }
+            }
+            storage.setCookies(HTTPCookie.cookies(withResponseHeaderFields: fields, for: from), for: from, mainDocumentURL: nil)
+            if let cookies = storage.cookies(for: to), !cookies.isEmpty {
+                for (name, value) in HTTPCookie.requestHeaderFields(with: cookies) { next.setValue(value, forHTTPHeaderField: name) }
+            }
+        }
         let keepsBody = response.statusCode == 307 || response.statusCode == 308
         return state.withLock { state -> URLRequest? in
             state.redirects += 1

@@ -326,3 +326,25 @@ import SwitchboardTestSupport
         #expect(echo.url.hasPrefix(Server.base + "/get?"))
     }
 }
+
+/// Cookies kept between requests, on the engine's cookie storage (a private one here, so other tests never see it).
+@Suite struct CookieRequestTests {
+    func engine() -> any Engine {
+        let storage = HTTPCookieStorage.sharedCookieStorage(forGroupContainerIdentifier: "switchboard-\(UUID().uuidString)")
+        if ProcessInfo.processInfo.environment["SWITCHBOARD_ENGINE"] == "curl" {
+            return try! CurlEngine(cookies: storage)
+        }
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.httpCookieStorage = storage
+        return URLSessionEngine(configuration: configuration)
+    }
+
+    @Test func aCookieSetByTheServerIsSentBack() async throws {
+        let center = Server.center { $0.engine = engine() }
+        // httpbin sets the cookie on a redirect to /cookies, which already carries it.
+        let set = try await center.send { $0.api = "cookies/set"; $0.parameters = ["flavour": "oat"] }
+        #expect(set.json?["cookies"]?["flavour"]?.string == "oat")
+        let later = try await center.send { $0.api = "cookies" }
+        #expect(later.json?["cookies"]?["flavour"]?.string == "oat")
+    }
+}
