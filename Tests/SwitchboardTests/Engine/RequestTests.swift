@@ -348,3 +348,13 @@ import SwitchboardTestSupport
         #expect(later.json?["cookies"]?["flavour"]?.string == "oat")
     }
 }
+
+/// Compressed bodies come back decoded (real httpbin only: the loopback server does not compress).
+@Suite(.enabled(if: Server.isRealHttpbin, "the loopback server does not compress"))
+struct CompressionRequestTests {
+    @Test(arguments: [("gzip", "gzipped"), ("deflate", "deflated"), ("brotli", "brotli")])
+    func compressedBodiesAreDecoded(_ route: String, _ flag: String) async throws {
+        let response = try await Server.center().send { $0.api = route }
+        #expect(response.json?[flag]?.bool == true)
+    }
+}
