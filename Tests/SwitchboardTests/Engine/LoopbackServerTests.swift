@@ -64,10 +64,12 @@ import SwitchboardTestSupport
         #expect(response.contains("-=[ teapot ]=-"))
     }
 
-    @Test func sequentialRequestsFromAnEngineReuseTheConnection() async throws {
+    @Test(arguments: ["URLSessionEngine", "CurlEngine"])
+    func sequentialRequestsFromAnEngineReuseTheConnection(_ engineName: String) async throws {
         let server = try LoopbackServer()
         defer { server.stop() }
-        let center = Center { $0.server = server.baseURL + "/"; $0.engine = URLSessionEngine() }
+        let engine: any Engine = engineName == "CurlEngine" ? try CurlEngine() : URLSessionEngine()
+        let center = Center { $0.server = server.baseURL + "/"; $0.engine = engine }
         for _ in 0..<20 { _ = try await center.send { $0.api = "get" } }
         #expect(server.acceptedConnections == 1)
     }
