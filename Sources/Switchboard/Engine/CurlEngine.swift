@@ -115,14 +115,14 @@ public final class CurlEngine: Engine {
 
 extension Center.Configuration {
     /// The engine a configuration starts with: `URLSessionEngine.shared`, or `CurlEngine` when the environment
-    /// variable `SWITCHBOARD_ENGINE` is `curl` (and libcurl loads).
-    static var defaultEngine: any Engine {
+    /// variable `SWITCHBOARD_ENGINE` is `curl` (and libcurl loads). Decided once per process.
+    static let defaultEngine: any Engine = {
         if ProcessInfo.processInfo.environment["SWITCHBOARD_ENGINE"]?.lowercased() == "curl",
            let curl = CurlEngine.shared {
             return curl
         }
         return URLSessionEngine.shared
-    }
+    }()
 }
 
 /// The thread that owns the multi handle: it adds and removes transfers, runs libcurl, and finishes transfers.
