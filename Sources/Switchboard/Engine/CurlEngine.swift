@@ -85,11 +85,7 @@ public final class CurlEngine: Engine {
             }
             let response = try await exchange(sent, progress: progress)
             if let cookies, let url = response.response.url {
-                var fields: [String: String] = [:]
-                for (name, value) in response.response.allHeaderFields {
-                    if let name = name as? String, let value = value as? String { fields[name] = value }
-                }
-                let received = HTTPCookie.cookies(withResponseHeaderFields: fields, for: url)
+                let received = HTTPCookie.cookies(withResponseHeaderFields: response.response.headerFields, for: url)
                 if !received.isEmpty { cookies.setCookies(received, for: url, mainDocumentURL: nil) }
             }
             guard let next = Redirects.next(after: response.response, for: current) else { return response }

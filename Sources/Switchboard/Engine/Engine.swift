@@ -84,7 +84,7 @@ public struct EngineRequest: Sendable {
             case .none: 0
             case .data(let data): Int64(data.count)
             case .file(let url):
-                ((try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? NSNumber)?.int64Value
+                DownloadPlan.size(of: url)
             }
         }
 
@@ -131,6 +131,17 @@ public struct EngineResponse: Sendable {
         self.response = response
         self.body = body
         self.fileLength = fileLength
+    }
+}
+
+extension HTTPURLResponse {
+    /// The header fields as strings (Foundation types them `[AnyHashable: Any]`).
+    var headerFields: [String: String] {
+        var fields: [String: String] = [:]
+        for (name, value) in allHeaderFields {
+            if let name = name as? String, let value = value as? String { fields[name] = value }
+        }
+        return fields
     }
 }
 

@@ -68,11 +68,7 @@ struct Segments: Sendable {
     /// a `206` from the resume offset.
     func overall(_ last: HTTPURLResponse) -> HTTPURLResponse {
         guard count > 1 || !resumed, last.statusCode == 206, let total, let url = last.url else { return last }
-        var headers: [String: String] = [:]
-        for (name, value) in last.allHeaderFields {
-            if let name = name as? String, let value = value as? String { headers[name] = value }
-        }
-        headers = headers.filter { $0.key.lowercased() != "content-range" && $0.key.lowercased() != "content-length" }
+        var headers = last.headerFields.filter { $0.key.lowercased() != "content-range" && $0.key.lowercased() != "content-length" }
         headers["Content-Length"] = String(total - startOffset)
         var status = 200
         if resumed {

@@ -19,7 +19,6 @@ final class SessionTransfer: Sendable {
         var response: HTTPURLResponse?
         var body = Data()
         var sink: FileSink?
-        var fileLength: Int64?
         var counter = DownloadCounter()
         var challengeResponse: HTTPURLResponse?
         var pendingRedirect: URLRequest?
@@ -154,11 +153,8 @@ final class SessionTransfer: Sendable {
         // the storage has for the next URL (unless the caller set its own `Cookie` header).
         if request.urlRequest.value(forHTTPHeaderField: "Cookie") == nil,
            let storage = session.configuration.httpCookieStorage, let from = response.url, let to = proposed.url {
-            var fields: [String: String] = [:]
-            for (name, value) in response.allHeaderFields {
-                if let name = name as? String, let value = value as? String { fields[name] = value }
-            }
-            storage.setCookies(HTTPCookie.cookies(withResponseHeaderFields: fields, for: from), for: from, mainDocumentURL: nil)
+            let received = HTTPCookie.cookies(withResponseHeaderFields: response.headerFields, for: from)
+            storage.setCookies(received, for: from, mainDocumentURL: nil)
             if let cookies = storage.cookies(for: to), !cookies.isEmpty {
                 for (name, value) in HTTPCookie.requestHeaderFields(with: cookies) { next.setValue(value, forHTTPHeaderField: name) }
             }

@@ -136,11 +136,7 @@ public struct Response: Sendable {
 extension Response {
     /// Builds a response from what an engine returned, before decoding.
     init(engine: EngineResponse, request: Request, duration: Duration) {
-        var fields: [String: String] = [:]
-        for (name, value) in engine.response.allHeaderFields {
-            if let name = name as? String, let value = value as? String { fields[name] = value }
-        }
-        let headers = HTTPHeaders(fields)
+        let headers = HTTPHeaders(engine.response.headerFields)
         self.init(
             request: request, status: engine.response.statusCode, headers: headers, url: engine.response.url,
             data: engine.body, duration: duration)

@@ -214,21 +214,20 @@ struct DownloadPlan: Sendable {
 
     // MARK: - Files
 
+    /// The length of the whole file a response speaks of: `Content-Range`'s total for a `206` or `416`, else an
+    /// uncompressed `Content-Length`.
+    static func total(status: Int, header: (String) -> String?) -> Int64? {
+        if status == 206 || status == 416 { return ContentRange(header("Content-Range"))?.total }
+        guard header("Content-Encoding") == nil else { return nil }
+        return header("Content-Length").flatMap { Int64($0) }
+    }
+
     static func total(of response: HTTPURLResponse) -> Int64? {
-        if response.statusCode == 206 {
-            return ContentRange(response.value(forHTTPHeaderField: "Content-Range"))?.total
-        }
-        guard response.value(forHTTPHeaderField: "Content-Encoding") == nil,
-              let length = response.value(forHTTPHeaderField: "Content-Length").flatMap({ Int64($0) })
-        else { return nil }
-        return length
+        total(status: response.statusCode) { response.value(forHTTPHeaderField: $0) }
     }
 
     static func total(of response: Response) -> Int64? {
-        if response.status == 206 { return ContentRange(response.headers["Content-Range"])?.total }
-        if response.status == 416 { return ContentRange(response.headers["Content-Range"])?.total }
-        guard response.headers["Content-Encoding"] == nil else { return nil }
-        return response.headers["Content-Length"].flatMap { Int64($0) }
+        total(status: response.status) { response.headers[$0] }
     }
 
     static func size(of url: URL) -> Int64? {
