@@ -253,11 +253,7 @@ struct DownloadPlan: Sendable {
 
     static func sha256(of url: URL, request: Request) throws(HTTPError) -> String {
         do {
-            let handle = try FileHandle(forReadingFrom: url)
-            defer { try? handle.close() }
-            var hasher = SHA256()
-            while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty { hasher.update(chunk) }
-            return hasher.hexDigest()
+            return try SHA256.hex(ofFile: url)
         } catch {
             throw HTTPError(.fileSystem, "cannot read \(url.path) to check it: \(error)", request: request,
                             underlying: error)

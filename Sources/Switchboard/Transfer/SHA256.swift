@@ -72,6 +72,17 @@ public struct SHA256: Sendable {
         finalize().map { String(format: "%02x", $0) }.joined()
     }
 
+    /// The SHA-256 of a file's contents, as lower-case hex, read 1 MiB at a time.
+    ///
+    /// - Throws: the error reading the file.
+    public static func hex(ofFile url: URL) throws -> String {
+        let handle = try FileHandle(forReadingFrom: url)
+        defer { try? handle.close() }
+        var hasher = SHA256()
+        while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty { hasher.update(chunk) }
+        return hasher.hexDigest()
+    }
+
     /// The SHA-256 of some bytes, as lower-case hex.
     public static func hex(_ data: Data) -> String {
         var hasher = SHA256()

@@ -40,10 +40,6 @@ final class Scratch: @unchecked Sendable {
     }
 
     static func sha256(of url: URL) -> String {
-        var hasher = SHA256()
-        let handle = try! FileHandle(forReadingFrom: url)
-        while let chunk = try! handle.read(upToCount: 1 << 20), !chunk.isEmpty { hasher.update(chunk) }
-        try? handle.close()
-        return hasher.hexDigest()
+        (try? SHA256.hex(ofFile: url)) ?? "unreadable: \(url.path)"
     }
 }
