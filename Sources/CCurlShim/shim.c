@@ -39,6 +39,7 @@ static struct {
     int (*easy_setopt)(void *, int, ...);
     int (*easy_getinfo)(void *, int, ...);
     const char *(*easy_strerror)(int);
+    int (*easy_pause)(void *, int);
     void *(*slist_append)(void *, const char *);
     void (*slist_free_all)(void *);
     void *(*multi_init)(void);
@@ -80,6 +81,7 @@ int sb_curl_load(char *error, size_t error_length) {
     RESOLVE(easy_setopt, "curl_easy_setopt");
     RESOLVE(easy_getinfo, "curl_easy_getinfo");
     RESOLVE(easy_strerror, "curl_easy_strerror");
+    RESOLVE(easy_pause, "curl_easy_pause");
     RESOLVE(slist_append, "curl_slist_append");
     RESOLVE(slist_free_all, "curl_slist_free_all");
     RESOLVE(multi_init, "curl_multi_init");
@@ -122,6 +124,7 @@ int sb_easy_setopt_progress_callback(SBCurl *easy, int option, SBProgressCallbac
 int sb_easy_getinfo_long(SBCurl *easy, int info, long *value) { return curl.easy_getinfo(easy, info, value); }
 int sb_easy_getinfo_string(SBCurl *easy, int info, const char **value) { return curl.easy_getinfo(easy, info, value); }
 const char *sb_easy_strerror(int code) { return curl.easy_strerror(code); }
+int sb_easy_pause(SBCurl *easy, int bitmask) { return curl.easy_pause(easy, bitmask); }
 
 SBCurlList *sb_slist_append(SBCurlList *list, const char *text) { return curl.slist_append(list, text); }
 void sb_slist_free_all(SBCurlList *list) { curl.slist_free_all(list); }

@@ -219,3 +219,23 @@ enum Socket {
         #endif
     }
 }
+
+/// A port on 127.0.0.1 that takes connections (the kernel completes them) but never accepts or reads them: a server
+/// that has stopped taking a request body, for backpressure and timeout tests.
+public final class StalledServer: Sendable {
+    /// The port it listens on.
+    public let port: Int
+    /// `http://127.0.0.1:<port>`.
+    public var baseURL: String { "http://127.0.0.1:\(port)" }
+    private let listener: Int32
+
+    /// Starts listening.
+    public init() throws {
+        listener = try Socket.listen()
+        port = try Socket.port(of: listener)
+    }
+
+    deinit {
+        close(listener)
+    }
+}

@@ -36,6 +36,8 @@ int sb_easy_setopt_progress_callback(SBCurl *easy, int option, SBProgressCallbac
 int sb_easy_getinfo_long(SBCurl *easy, int info, long *value);
 int sb_easy_getinfo_string(SBCurl *easy, int info, const char **value);
 const char *sb_easy_strerror(int code);
+/// curl_easy_pause: 0 (CURLPAUSE_CONT) resumes both directions. Call it on the thread that drives the handle.
+int sb_easy_pause(SBCurl *easy, int bitmask);
 
 SBCurlList *sb_slist_append(SBCurlList *list, const char *text);
 void sb_slist_free_all(SBCurlList *list);

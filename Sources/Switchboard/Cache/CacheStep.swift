@@ -17,7 +17,11 @@ struct CacheStep {
         let method = engineRequest.method
         guard method == .get || method == .head || (method == .post && request.cachesPOST) else { return nil }
         var body = Data()
-        if case .data(let data) = engineRequest.body { body = data }
+        switch engineRequest.body {
+        case .none: break
+        case .data(let data): body = data
+        case .file, .stream: return nil  // a body the key cannot digest
+        }
         self.cache = cache
         policy = request.cachePolicy
         key = ResponseCache.key(method: method, url: url.absoluteString, body: body)

@@ -128,7 +128,14 @@ final class CurlWorker: @unchecked Sendable {
     // as callable from any thread.
     private let multi: UnsafeMutableRawPointer
     private var running: [UnsafeMutableRawPointer: CurlTransfer] = [:]
-    private let inbox = Locked<(starts: [CurlTransfer], cancels: [CurlTransfer], stop: Bool)>(([], [], false))
+    private let inbox = Locked<Inbox>(Inbox())
+
+    private struct Inbox {
+        var starts: [CurlTransfer] = []
+        var cancels: [CurlTransfer] = []
+        var resumes: [CurlTransfer] = []
+        var stop = false
+    }
 
     init() {
         multi = sb_multi_init()
@@ -147,6 +154,12 @@ final class CurlWorker: @unchecked Sendable {
         sb_multi_wakeup(multi)
     }
 
+    /// Un-pauses a transfer whose stream body has bytes again.
+    func resume(_ transfer: CurlTransfer) {
+        inbox.withLock { $0.resumes.append(transfer) }
+        sb_multi_wakeup(multi)
+    }
+
     func shutdown() {
         inbox.withLock { $0.stop = true }
         sb_multi_wakeup(multi)
@@ -154,14 +167,17 @@ final class CurlWorker: @unchecked Sendable {
 
     private func loop() {
         while true {
-            let (starts, cancels, stop) = inbox.withLock { inbox in
-                defer { inbox.starts = []; inbox.cancels = [] }
-                return (inbox.starts, inbox.cancels, inbox.stop)
+            let work = inbox.withLock { inbox in
+                defer { inbox.starts = []; inbox.cancels = []; inbox.resumes = [] }
+                return inbox
             }
+            let (starts, cancels, stop) = (work.starts, work.cancels, work.stop)
             for transfer in starts {
                 if transfer.cancelledEarly { transfer.finish(.failure(CancellationError())); continue }
                 do {
-                    let easy = try transfer.configure()
+                    let easy = try transfer.configure { [weak self, weak transfer] in
+                        if let self, let transfer { self.resume(transfer) }
+                    }
                     running[easy] = transfer
                     sb_multi_add_handle(multi, easy)
                 } catch {
@@ -175,6 +191,9 @@ final class CurlWorker: @unchecked Sendable {
                 } else {
                     transfer.cancelledEarly = true
                 }
+            }
+            for transfer in work.resumes {
+                if let easy = transfer.easy, running[easy] === transfer { transfer.resumeSending() }
             }
             if stop && running.isEmpty { break }
             var active: Int32 = 0

@@ -32,6 +32,7 @@ struct CurlLibrary: Sendable {
         case copyPostFields = 10165
         case xferInfoFunction = 20219
         case pinnedPublicKey = 10230
+        case pipeWait = 237
 
         var name: String {
             switch self {
@@ -62,6 +63,7 @@ struct CurlLibrary: Sendable {
             case .copyPostFields: "COPYPOSTFIELDS"
             case .xferInfoFunction: "XFERINFOFUNCTION"
             case .pinnedPublicKey: "PINNEDPUBLICKEY"
+            case .pipeWait: "PIPEWAIT"
             }
         }
     }

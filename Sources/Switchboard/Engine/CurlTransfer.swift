@@ -23,7 +23,9 @@ final class CurlTransfer: @unchecked Sendable {
         return buffer
     }()
     private var upload: FileHandle?
+    private var bodyStream: CurlBodyStream?
     private var status = 0
+    private var version = "HTTP/1.1"
     private var headers: [(String, String)] = []
     private var head: HTTPURLResponse?
     private var body = Data()
@@ -42,13 +44,17 @@ final class CurlTransfer: @unchecked Sendable {
         if let easy { sb_easy_cleanup(easy) }
         if let headerList { sb_slist_free_all(headerList) }
         try? upload?.close()
+        bodyStream?.close()
         errorBuffer.deallocate()
     }
 
     // MARK: - Setting up
 
     /// Creates and configures the easy handle; returns it.
-    func configure() throws -> UnsafeMutableRawPointer {
+    ///
+    /// - Parameter resume: asks the worker to un-pause this transfer (a stream body has bytes again); called from
+    ///   another thread.
+    func configure(resume: @escaping @Sendable () -> Void) throws -> UnsafeMutableRawPointer {
         guard let easy = sb_easy_init(), let url = request.url else { throw URLError(.badURL) }
         self.easy = easy
         let context = Unmanaged.passUnretained(self).toOpaque()
@@ -104,8 +110,19 @@ final class CurlTransfer: @unchecked Sendable {
             sb_easy_setopt_offset(easy, CurlLibrary.Option.inFileSizeLarge.rawValue, request.body.count ?? -1)
             sb_easy_setopt_data_callback(easy, CurlLibrary.Option.readFunction.rawValue, curlRead)
             sb_easy_setopt_pointer(easy, CurlLibrary.Option.readData.rawValue, context)
+        case .stream(let stream):
+            bodyStream = CurlBodyStream(stream, ready: resume)
+            set(easy, .upload, 1)
+            // An unknown length goes chunked over HTTP/1.1.
+            sb_easy_setopt_offset(easy, CurlLibrary.Option.inFileSizeLarge.rawValue, stream.length ?? -1)
+            sb_easy_setopt_data_callback(easy, CurlLibrary.Option.readFunction.rawValue, curlRead)
+            sb_easy_setopt_pointer(easy, CurlLibrary.Option.readData.rawValue, context)
         }
-        if method != .get && method != .head && !(method == .post && request.body != .none && !isFileBody) {
+        if url.scheme?.lowercased() == "https" {
+            // Wait for a connection that may multiplex (HTTP/2) rather than open one per request.
+            set(easy, .pipeWait, 1)
+        }
+        if method != .get && method != .head && !(method == .post && request.body != .none && !request.body.isStreamed) {
             set(easy, .customRequest, method.rawValue)
         }
 
@@ -118,10 +135,6 @@ final class CurlTransfer: @unchecked Sendable {
         headerList = list
         sb_easy_setopt_pointer(easy, CurlLibrary.Option.httpHeader.rawValue, list.map { UnsafeRawPointer($0) })
         return easy
-    }
-
-    private var isFileBody: Bool {
-        if case .file = request.body { true } else { false }
     }
 
     private func set(_ easy: UnsafeMutableRawPointer, _ option: CurlLibrary.Option, _ value: Int) {
@@ -141,7 +154,9 @@ final class CurlTransfer: @unchecked Sendable {
     func received(header line: UnsafeRawBufferPointer) -> Int {
         let text = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         if text.hasPrefix("HTTP/") {
-            status = Int(text.split(separator: " ").dropFirst().first ?? "") ?? 0
+            let words = text.split(separator: " ")
+            status = Int(words.dropFirst().first ?? "") ?? 0
+            version = words.first.map(String.init) ?? "HTTP/1.1"
             headers = []
             head = nil
         } else if text.isEmpty {
@@ -152,7 +167,7 @@ final class CurlTransfer: @unchecked Sendable {
                 fields[name] = fields[name].map { $0 + ", " + value } ?? value
             }
             let url = effectiveURL ?? request.url ?? URL(string: "http://invalid")!
-            head = HTTPURLResponse(url: url, statusCode: status, httpVersion: "HTTP/1.1", headerFields: fields)
+            head = HTTPURLResponse(url: url, statusCode: status, httpVersion: version, headerFields: fields)
             if let head {
                 counter = DownloadCounter(response: head)
                 do {
@@ -182,6 +197,16 @@ final class CurlTransfer: @unchecked Sendable {
     }
 
     func read(into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        if let bodyStream {
+            switch bodyStream.read(into: buffer) {
+            case .bytes(let count): return count
+            case .pause: return 0x1000_0001  // CURL_READFUNC_PAUSE
+            case .end: return 0
+            case .failed(let error):
+                failure = error
+                return 0x1000_0000  // CURL_READFUNC_ABORT
+            }
+        }
         guard let upload else { return 0 }
         do {
             let chunk = try upload.read(upToCount: buffer.count) ?? Data()
@@ -208,7 +233,14 @@ final class CurlTransfer: @unchecked Sendable {
         return URL(string: String(cString: text))
     }
 
+    /// Un-pauses the transfer (its stream body has bytes again).
+    func resumeSending() {
+        guard let easy else { return }
+        sb_easy_pause(easy, 0)  // CURLPAUSE_CONT
+    }
+
     func complete(code: Int32) {
+        bodyStream?.close()
         if code != 0 {
             sink?.abandon()
             finish(.failure(failure ?? error(for: code)))
@@ -233,6 +265,7 @@ final class CurlTransfer: @unchecked Sendable {
     /// Removed from the multi handle by a cancel: what arrived stays in the file (a resumable download continues
     /// from it), and the exchange ends as cancelled.
     func cancelled() {
+        bodyStream?.close()
         sink?.abandon()
         sink = nil
         finish(.failure(CancellationError()))

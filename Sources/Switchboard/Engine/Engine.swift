@@ -77,14 +77,17 @@ public struct EngineRequest: Sendable {
         case data(Data)
         /// A file, streamed from disk, sent with a `Content-Length`.
         case file(URL)
+        /// A stream, opened afresh for every send: with a `Content-Length` when its length is known and the engine
+        /// can send one, chunked otherwise.
+        case stream(BodyStream)
 
         /// The number of bytes, when known.
         public var count: Int64? {
             switch self {
             case .none: 0
             case .data(let data): Int64(data.count)
-            case .file(let url):
-                DownloadPlan.size(of: url)
+            case .file(let url): DownloadPlan.size(of: url)
+            case .stream(let stream): stream.length
             }
         }
 
@@ -93,8 +96,50 @@ public struct EngineRequest: Sendable {
             switch self {
             case .none: true
             case .data(let data): data.isEmpty
-            case .file: false
+            case .file, .stream: false
             }
+        }
+
+        /// Whether the body is sent from something other than memory (a file or a stream).
+        var isStreamed: Bool {
+            switch self {
+            case .none, .data: false
+            case .file, .stream: true
+            }
+        }
+    }
+
+    /// A request body read from an `InputStream` that is made afresh for every send, so that a retry, or a
+    /// `307`/`308` that keeps the body, sends it again from the start.
+    ///
+    /// ```swift
+    /// let stream = EngineRequest.BodyStream(length: nil) { InputStream(url: logFile)! }
+    /// ```
+    ///
+    /// Two values are equal only when one is a copy of the other (streams cannot be compared by content).
+    public struct BodyStream: Sendable, Equatable {
+        private final class Identity: Sendable {}
+
+        /// The number of bytes the stream yields, when known in advance.
+        public let length: Int64?
+        /// Makes a new, unopened stream positioned at the start of the body.
+        public let open: @Sendable () throws -> InputStream
+        private let identity = Identity()
+
+        /// Creates a stream body.
+        ///
+        /// - Parameters:
+        ///   - length: how many bytes the stream yields, or `nil` when unknown (the body is then sent chunked).
+        ///     A stream that ends early, or yields more, fails the request.
+        ///   - open: makes a new stream each time the body is sent; it is called on an engine's thread, and the
+        ///     stream it returns is read (and closed) there.
+        public init(length: Int64?, open: @escaping @Sendable () throws -> InputStream) {
+            self.length = length
+            self.open = open
+        }
+
+        public static func == (lhs: BodyStream, rhs: BodyStream) -> Bool {
+            lhs.identity === rhs.identity
         }
     }
 

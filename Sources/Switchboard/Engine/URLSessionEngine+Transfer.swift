@@ -24,6 +24,9 @@ final class SessionTransfer: Sendable {
         var pendingRedirect: URLRequest?
         var redirects = 0
         var segments: Segments?
+        /// The body stream given to the current task. URLSession on Linux never closes it (a file stream would keep
+        /// its descriptor), so the transfer does, when the task is over.
+        var bodyStream: InputStream?
     }
 
     private let request: EngineRequest
@@ -78,6 +81,21 @@ final class SessionTransfer: Sendable {
         case .file(let url):
             urlRequest.httpBody = nil
             task = session.uploadTask(with: urlRequest, fromFile: url)
+        case .stream(let stream):
+            // URLSession sends a stream chunked, and sends both framings if given a `Content-Length` too.
+            urlRequest.setValue(nil, forHTTPHeaderField: "Content-Length")
+            do {
+                let opened = try stream.open()
+                urlRequest.httpBodyStream = opened
+                state.withLock { $0.bodyStream = opened }
+            } catch {
+                state.withLock { state in
+                    if state.stopReason == nil { state.stopReason = .failed(Self.streamError(error)) }
+                }
+                completed(nil)
+                return
+            }
+            task = session.dataTask(with: urlRequest)
         }
         delegate.register(self, for: task)
         let stopped = state.withLock { state -> Bool in
@@ -139,7 +157,20 @@ final class SessionTransfer: Sendable {
     }
 
     func sent(_ total: Int64, of expected: Int64) {
-        progress(TransferProgress(direction: .upload, completed: total, expected: expected > 0 ? expected : nil))
+        let expected = expected > 0 ? expected : request.body.count
+        progress(TransferProgress(direction: .upload, completed: total, expected: expected.flatMap { $0 > 0 ? $0 : nil }))
+    }
+
+    /// A fresh body stream, when URLSession asks for one (to send the body again).
+    func newBodyStream() -> InputStream? {
+        guard case .stream(let stream) = request.body else { return nil }
+        return try? stream.open()
+    }
+
+    /// Why a body stream could not be opened, as the center reports it.
+    static func streamError(_ error: any Error) -> HTTPError {
+        error as? HTTPError
+            ?? HTTPError(.fileSystem, "the body stream could not be opened: \(error)", underlying: error)
     }
 
     /// Decides the request a redirect continues with: credentials stay with their origin, and a `307`/`308` with a
@@ -238,6 +269,7 @@ final class SessionTransfer: Sendable {
             }
             return .finish(.success(EngineResponse(response: response, body: state.body, fileLength: fileLength)))
         }
+        state.withLock { $0.bodyStream }?.close()
         switch next {
         case .finish(let result): finish(result)
         case .follow(let redirect): launch(redirect)

@@ -96,6 +96,13 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
     }
 
     func urlSession(
+        _ session: URLSession, task: URLSessionTask,
+        needNewBodyStream completionHandler: @escaping @Sendable (InputStream?) -> Void
+    ) {
+        completionHandler(transfer(for: task)?.newBodyStream())
+    }
+
+    func urlSession(
         _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
         newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
     ) {

@@ -18,7 +18,7 @@ final class InFlight: Sendable {
             switch request.body {
             case .none: body = Data()
             case .data(let data): body = data
-            case .file: return nil
+            case .file, .stream: return nil
             }
             method = request.method.rawValue
             self.url = url.absoluteString

@@ -183,11 +183,31 @@ extension Request {
         let make: @Sendable () throws -> Data
         /// A file to stream instead of bytes made in memory.
         var file: URL?
+        /// A stream to send instead of bytes made in memory.
+        var stream: EngineRequest.BodyStream?
 
         /// A file, streamed from disk with a `Content-Length` (a presigned `PUT`, say); `application/octet-stream`
         /// unless a content type is given.
         public static func file(_ url: URL, contentType: String? = nil) -> Body {
             Body(contentType: contentType ?? "application/octet-stream", make: { Data() }, file: url)
+        }
+
+        /// A stream, made afresh by `open` for every send (a retry, a `307`/`308` redirect), so that each send starts
+        /// from the first byte; `application/octet-stream` unless a content type is given.
+        ///
+        /// With a known `length`, `CurlEngine` sends a `Content-Length` and fails the request with `.encoding` if
+        /// the stream yields a different number of bytes; `URLSessionEngine` always sends a stream chunked (it
+        /// cannot send a stream with a `Content-Length`), so use `.file` for servers that refuse chunked bodies.
+        /// The stream is read on an engine's thread, a little ahead of the network, never all at once.
+        ///
+        /// ```swift
+        /// request.body = .stream(length: nil, contentType: "text/csv") { InputStream(url: exportFile)! }
+        /// ```
+        public static func stream(
+            length: Int64? = nil, contentType: String? = nil, open: @escaping @Sendable () throws -> InputStream
+        ) -> Body {
+            Body(contentType: contentType ?? "application/octet-stream", make: { Data() },
+                 stream: EngineRequest.BodyStream(length: length, open: open))
         }
 
         /// Raw bytes, sent as they are; `application/octet-stream` unless a content type is given.

@@ -52,20 +52,27 @@ enum RequestEncoding {
             body = built
             contentType = multipart.contentType
             temporaryFiles += temporary.map { [$0] } ?? []
-        } else if let file = request.body?.file {
+        } else if let explicit = request.body, explicit.file != nil || explicit.stream != nil {
             if request.method == .get || request.method == .head {
                 throw HTTPError(.encoding, "a \(request.method) request cannot carry a body", request: request)
             }
-            var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: file.path, isDirectory: &isDirectory), !isDirectory.boolValue,
-                  FileManager.default.isReadableFile(atPath: file.path)
-            else {
-                throw HTTPError(.fileSystem, "the upload file \(file.path) does not exist or cannot be read",
-                                request: request)
+            if let file = explicit.file {
+                var isDirectory: ObjCBool = false
+                guard FileManager.default.fileExists(atPath: file.path, isDirectory: &isDirectory),
+                      !isDirectory.boolValue, FileManager.default.isReadableFile(atPath: file.path)
+                else {
+                    throw HTTPError(.fileSystem, "the upload file \(file.path) does not exist or cannot be read",
+                                    request: request)
+                }
+                body = .file(file)
+            } else if let stream = explicit.stream {
+                if let length = stream.length, length < 0 {
+                    throw HTTPError(.encoding, "a body stream cannot be \(length) bytes long", request: request)
+                }
+                body = .stream(stream)
             }
-            body = .file(file)
-            contentType = request.body?.contentType
-            // The file is the body, so parameters travel in the query.
+            contentType = explicit.contentType
+            // The file or stream is the body, so parameters travel in the query.
             if !parameters.isEmpty {
                 url = try appendingQuery(parameters, to: url, request: request)
             }
