@@ -3,6 +3,23 @@ import Testing
 @testable import Switchboard
 import SwitchboardTestSupport
 
+/// A self-signed certificate for `localhost` and `127.0.0.1`, made for one test, with its key and public-key pin.
+struct SelfSignedCertificate {
+    let certificate: URL
+    let key: URL
+    let pin: String
+
+    init(in scratch: Scratch) throws {
+        certificate = scratch.file("cert.pem")
+        key = scratch.file("key.pem")
+        try TLSServer.run("openssl req -x509 -newkey rsa:2048 -nodes -keyout \(key.path) -out \(certificate.path) "
+            + "-days 1 -subj /CN=localhost -addext subjectAltName=DNS:localhost,IP:127.0.0.1")
+        pin = "sha256//" + (try TLSServer.run("openssl x509 -in \(certificate.path) -pubkey -noout "
+            + "| openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64"))
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+}
+
 /// A TLS server on loopback (`openssl s_server -www`) with a self-signed certificate made for the test.
 final class TLSServer: @unchecked Sendable {
     // Safety: every property is set in `init` and never changed; the process is only terminated in `deinit`.
@@ -17,16 +34,13 @@ final class TLSServer: @unchecked Sendable {
     }
 
     init() throws {
-        certificate = scratch.file("cert.pem")
-        let key = scratch.file("key.pem")
-        try TLSServer.run("openssl req -x509 -newkey rsa:2048 -nodes -keyout \(key.path) -out \(certificate.path) "
-            + "-days 1 -subj /CN=localhost -addext subjectAltName=DNS:localhost,IP:127.0.0.1")
-        pin = "sha256//" + (try TLSServer.run("openssl x509 -in \(certificate.path) -pubkey -noout "
-            + "| openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64"))
-            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let made = try SelfSignedCertificate(in: scratch)
+        certificate = made.certificate
+        pin = made.pin
         port = try FreePort.find()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        process.arguments = ["s_server", "-quiet", "-accept", "\(port)", "-cert", certificate.path, "-key", key.path, "-www"]
+        process.arguments = ["s_server", "-quiet", "-accept", "\(port)", "-cert", certificate.path, "-key", made.key.path,
+                             "-www"]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
@@ -38,8 +52,13 @@ final class TLSServer: @unchecked Sendable {
 
     /// Waits until the server accepts connections.
     func ready() async {
-        for _ in 0..<200 {
-            if (try? TLSServer.run("bash -c 'exec 3<>/dev/tcp/127.0.0.1/\(port)' 2>/dev/null && echo up")) == "up\n" { return }
+        await TLSServer.waitForListener(on: port)
+    }
+
+    /// Waits until something accepts connections on the port.
+    static func waitForListener(on port: Int) async {
+        for _ in 0..<400 {
+            if (try? run("bash -c 'exec 3<>/dev/tcp/127.0.0.1/\(port)' 2>/dev/null && echo up")) == "up\n" { return }
             try? await Task.sleep(for: .milliseconds(25))
         }
     }

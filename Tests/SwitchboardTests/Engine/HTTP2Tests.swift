@@ -1,0 +1,171 @@
+import Foundation
+import Testing
+@testable import Switchboard
+import SwitchboardTestSupport
+
+/// An HTTP/2 server over TLS on loopback: Hypercorn (from PyPI; `.ci/run` installs it and sets
+/// `SWITCHBOARD_HYPERCORN`) running a small app that reports, for each request, the HTTP version, the client's port
+/// (one port per connection) and the length and SHA-256 of the body it received.
+final class HTTP2Server: @unchecked Sendable {
+    // Safety: every property is set in `init` and never changed; the process is only terminated in `deinit`.
+    static let hypercorn: String? = ProcessInfo.processInfo.environment["SWITCHBOARD_HYPERCORN"]
+        .flatMap { FileManager.default.isExecutableFile(atPath: $0) ? $0 : nil }
+
+    static var isAvailable: Bool { hypercorn != nil && TLSServer.isAvailable }
+
+    let scratch = Scratch()
+    let port: Int
+    let certificate: URL
+    private let process = Process()
+
+    /// What each response carries: `GET /bytes/N` answers N bytes of `0123456789abcdef` repeated; anything else
+    /// answers JSON about the request.
+    static let app = """
+        import hashlib, json
+
+        async def app(scope, receive, send):
+            if scope["type"] == "lifespan":
+                while True:
+                    message = await receive()
+                    if message["type"] == "lifespan.startup":
+                        await send({"type": "lifespan.startup.complete"})
+                    elif message["type"] == "lifespan.shutdown":
+                        await send({"type": "lifespan.shutdown.complete"})
+                        return
+            hasher, length = hashlib.sha256(), 0
+            while True:
+                message = await receive()
+                body = message.get("body", b"")
+                hasher.update(body)
+                length += len(body)
+                if not message.get("more_body"):
+                    break
+            path = scope["path"]
+            if path.startswith("/bytes/"):
+                count = int(path.split("/")[2])
+                payload = (b"0123456789abcdef" * (count // 16 + 1))[:count]
+                kind = b"application/octet-stream"
+            else:
+                headers = {name.decode(): value.decode() for name, value in scope["headers"]}
+                payload = json.dumps({
+                    "http_version": scope["http_version"], "method": scope["method"], "path": path,
+                    "client_port": scope["client"][1], "length": length, "sha256": hasher.hexdigest(),
+                    "content_length": headers.get("content-length"),
+                }).encode()
+                kind = b"application/json"
+            await send({"type": "http.response.start", "status": 200,
+                        "headers": [(b"content-type", kind), (b"content-length", str(len(payload)).encode())]})
+            await send({"type": "http.response.body", "body": payload})
+        """
+
+    init() throws {
+        let made = try SelfSignedCertificate(in: scratch)
+        certificate = made.certificate
+        try Data(Self.app.utf8).write(to: scratch.file("h2app.py"))
+        port = try FreePort.find()
+        process.executableURL = URL(fileURLWithPath: Self.hypercorn ?? "/nonexistent")
+        process.arguments = [
+            "--certfile", made.certificate.path, "--keyfile", made.key.path, "--bind", "127.0.0.1:\(port)",
+            "--log-level", "warning", "h2app:app",
+        ]
+        process.currentDirectoryURL = scratch.url
+        var environment = ProcessInfo.processInfo.environment
+        environment["PYTHONPATH"] = scratch.url.path
+        process.environment = environment
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+    }
+
+    deinit {
+        process.terminate()
+    }
+
+    var baseURL: String { "https://localhost:\(port)/" }
+
+    func center() async throws -> Center {
+        await TLSServer.waitForListener(on: port)
+        let engine = try CurlEngine(tls: .init(caCertificates: certificate))
+        return Center { config in
+            config.engine = engine
+            config.server = baseURL
+            config.totalTimeout = .seconds(60)
+        }
+    }
+}
+
+@Suite(.enabled(if: HTTP2Server.isAvailable, "needs Hypercorn (SWITCHBOARD_HYPERCORN), openssl and libcurl"))
+struct HTTP2Tests {
+    @Test func curlEngineNegotiatesHTTP2OverTLS() async throws {
+        let server = try HTTP2Server()
+        let response = try await server.center().send { $0.api = "hello" }
+        #expect(response.json?["http_version"]?.string == "2")
+        #expect(response.json?["path"]?.string == "/hello")
+    }
+
+    /// From a cold start: the requests wait for the first connection to learn it multiplexes (`CURLOPT_PIPEWAIT`)
+    /// rather than each opening its own.
+    @Test func parallelRequestsShareOneMultiplexedConnection() async throws {
+        let server = try HTTP2Server()
+        let center = try await server.center()
+        let ports = try await withThrowingTaskGroup(of: Int?.self) { group in
+            for index in 0..<8 {
+                group.addTask { try await center.send { $0.api = "parallel/\(index)" }.json?["client_port"]?.int }
+            }
+            return try await group.reduce(into: [Int?]()) { $0.append($1) }
+        }
+        #expect(ports.count == 8)
+        #expect(Set(ports).count == 1, "8 parallel requests used \(Set(ports).count) connections")
+        #expect(ports.allSatisfy { $0 != nil })
+    }
+
+    @Test func everyBodyKindIsSentOverHTTP2() async throws {
+        let server = try HTTP2Server()
+        let center = try await server.center()
+        let scratch = Scratch()
+        let file = scratch.write("upload.bin", bytes: 300_000, seed: 4)
+        let generated = GeneratedBody(length: 200_000)
+        let data = Data(repeating: 42, count: 100_000)
+
+        let fromData = try await center.send { request in
+            request.api = "data"
+            request.method = .post
+            request.body = .data(data)
+        }
+        #expect(fromData.json?["http_version"]?.string == "2")
+        #expect(fromData.json?["length"]?.int == 100_000)
+        #expect(fromData.json?["sha256"]?.string == SHA256.hex(data))
+
+        let fromFile = try await center.send { request in
+            request.api = "file"
+            request.method = .put
+            request.body = .file(file)
+        }
+        #expect(fromFile.json?["length"]?.int == 300_000)
+        #expect(fromFile.json?["content_length"]?.string == "300000")
+        #expect(fromFile.json?["sha256"]?.string == Scratch.sha256(of: file))
+
+        let fromStream = try await center.send { request in
+            request.api = "stream"
+            request.method = .post
+            request.body = .stream { generated.open() }
+        }
+        #expect(fromStream.json?["http_version"]?.string == "2")
+        #expect(fromStream.json?["length"]?.int == 200_000)
+        #expect(fromStream.json?["sha256"]?.string == generated.sha256)
+    }
+
+    @Test func aDownloadOverHTTP2IsWrittenWhole() async throws {
+        let server = try HTTP2Server()
+        let scratch = Scratch()
+        let target = scratch.file("h2.bin")
+        let response = try await server.center().send { request in
+            request.kind = .download
+            request.api = "bytes/1048576"
+            request.destination = .file(target)
+        }
+        #expect(response.fileURL == target)
+        let expected = Data(String(repeating: "0123456789abcdef", count: 65_536).utf8)
+        #expect(try Data(contentsOf: target) == expected)
+    }
+}
