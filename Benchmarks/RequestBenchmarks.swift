@@ -96,6 +96,9 @@ struct RequestBenchmarks {
                     guard response.status == 200, response.data.count == size else { throw URLError(.badServerResponse) }
                 }))
             }
+            if let only = ProcessInfo.processInfo.environment["BENCH_ONLY"] {
+                contenders = contenders.filter { (ProcessInfo.processInfo.environment["BENCH_STRICT"] == nil && $0.0 == "raw URLSession") || "\(family): \($0.0)".contains(only) }
+            }
             for (_, operation) in contenders { _ = try await measure(count: 64, concurrency: 8, operation) }
             for concurrency in [1, 32] {
                 var samples = Array(repeating: [Sample](), count: contenders.count)

@@ -1,7 +1,7 @@
 import Foundation
 import SwitchboardTestSupport
 
-// `swift run -c release Benchmarks [--quick] [--json]`
+// `swift run -c release Benchmarks [--quick] [--json] [--requests-only]`
 //
 // Everything runs in one process against an embedded loopback server. Each comparison interleaves its rounds
 // (raw, Center, raw, Center, ...) and reports the median round, so that a noisy neighbour hurts both sides alike.
@@ -29,8 +29,9 @@ if CommandLine.arguments.count == 2, CommandLine.arguments[1] == "--serve" {
 let arguments = Set(CommandLine.arguments.dropFirst())
 let quick = arguments.contains("--quick")
 let json = arguments.contains("--json")
+let onlyRequests = arguments.contains("--requests-only")
 if arguments.contains("--help") || arguments.contains("-h") {
-    print("usage: Benchmarks [--quick] [--json]")
+    print("usage: Benchmarks [--quick] [--json] [--requests-only]")
     exit(0)
 }
 
@@ -45,12 +46,15 @@ let overheadCount = quick ? 5_000 : 50_000
 let rounds = quick ? 3 : 5
 let transferBytes = quick ? 256 << 20 : 1 << 30
 
-do {
-    let server = try ServerProcess()
-    defer { server.stop() }
-    var rows = try await RequestBenchmarks(baseURL: server.baseURL, count: requestCount, rounds: rounds).run()
+/// Runs the benchmarks (only the request comparisons with `--requests-only`) and prints the report.
+func runBenchmarks(baseURL: String) async throws {
+    var rows = try await RequestBenchmarks(baseURL: baseURL, count: requestCount, rounds: rounds).run()
+    if onlyRequests {
+        print(Report.table(rows, requests: requestCount, rounds: rounds))
+        return
+    }
     rows += try await OverheadBenchmarks(count: overheadCount, rounds: rounds).run()
-    let stability = try await StabilityBenchmarks.run(baseURL: server.baseURL, requests: quick ? 20_000 : 100_000)
+    let stability = try await StabilityBenchmarks.run(baseURL: baseURL, requests: quick ? 20_000 : 100_000)
     let transfers = try TransferBenchmarks.run(bytes: transferBytes)
     if json {
         print(Report.json(rows, transfers: transfers, quick: quick))
@@ -60,6 +64,16 @@ do {
         print(Report.transfers(transfers))
         print()
         print(StabilityBenchmarks.report(stability))
+    }
+}
+
+do {
+    if let external = ProcessInfo.processInfo.environment["BENCH_SERVER"] {
+        try await runBenchmarks(baseURL: external)
+    } else {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        try await runBenchmarks(baseURL: server.baseURL)
     }
 } catch {
     FileHandle.standardError.write(Data("benchmark failed: \(error)\n".utf8))

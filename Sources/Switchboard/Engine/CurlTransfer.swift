@@ -28,7 +28,7 @@ final class CurlTransfer: @unchecked Sendable {
     private var version = "HTTP/1.1"
     private var headers: [(String, String)] = []
     private var head: HTTPURLResponse?
-    private var body = Data()
+    private var body = BodyAccumulator()
     private var sink: FileSink?
     private var counter = DownloadCounter()
     private var failure: (any Error)?
@@ -45,6 +45,7 @@ final class CurlTransfer: @unchecked Sendable {
         if let headerList { sb_slist_free_all(headerList) }
         try? upload?.close()
         bodyStream?.close()
+        body.reset()
         errorBuffer.deallocate()
     }
 
@@ -176,6 +177,7 @@ final class CurlTransfer: @unchecked Sendable {
                     failure = error
                     return 0
                 }
+                body.reset(expectedLength: sink == nil ? SessionTransfer.expectedLength(head) : nil)
                 request.onResponseHead?(head)
             }
         } else if let colon = text.firstIndex(of: ":") {
@@ -185,14 +187,18 @@ final class CurlTransfer: @unchecked Sendable {
     }
 
     func received(body bytes: UnsafeRawBufferPointer) -> Int {
-        let data = Data(bytes)
-        do {
-            if let sink { try sink.write(data) } else { body.append(data) }
-        } catch {
-            failure = error
-            return 0
+        guard !bytes.isEmpty else { return 0 }
+        if let sink {
+            do {
+                try sink.write(Data(bytes))
+            } catch {
+                failure = error
+                return 0
+            }
+        } else {
+            body.append(bytes)
         }
-        progress(counter.add(data.count))
+        progress(counter.add(bytes.count))
         return bytes.count
     }
 
@@ -259,7 +265,7 @@ final class CurlTransfer: @unchecked Sendable {
                 return
             }
         }
-        finish(.success(EngineResponse(response: head, body: body, fileLength: length)))
+        finish(.success(EngineResponse(response: head, body: body.take(), fileLength: length)))
     }
 
     /// Removed from the multi handle by a cancel: what arrived stays in the file (a resumable download continues

@@ -17,7 +17,7 @@ final class SessionTransfer: Sendable {
         var task: URLSessionDataTask?
         var stopReason: StopReason?
         var response: HTTPURLResponse?
-        var body = Data()
+        var body = BodyAccumulator()
         var sink: FileSink?
         var counter = DownloadCounter()
         var challengeResponse: HTTPURLResponse?
@@ -44,6 +44,11 @@ final class SessionTransfer: Sendable {
         self.session = session
         self.delegate = delegate
         state.withLock { $0.segments = Segments(for: request, size: segmentSize) }
+    }
+
+    deinit {
+        // A body that was never taken gives its pooled block back.
+        state.withLock { $0.body.reset() }
     }
 
     // MARK: - Starting and stopping
@@ -124,12 +129,13 @@ final class SessionTransfer: Sendable {
         let failure = state.withLock { state -> (any Error)? in
             state.sink?.abandon()
             state.response = response
-            state.body = Data()
             state.counter = DownloadCounter(response: response)
             do {
                 state.sink = try request.sink(for: response, start: state.segments?.current)
+                state.body.reset(expectedLength: state.sink == nil ? Self.expectedLength(response) : nil)
                 return nil
             } catch {
+                state.body.reset()
                 state.sink = nil
                 return error
             }
@@ -232,7 +238,7 @@ final class SessionTransfer: Sendable {
             if error == nil, let redirect = state.pendingRedirect {
                 state.pendingRedirect = nil
                 state.response = nil
-                state.body = Data()
+                state.body.reset()
                 state.sink?.abandon()
                 state.sink = nil
                 return .follow(redirect)
@@ -260,14 +266,14 @@ final class SessionTransfer: Sendable {
                 if segments.advance(after: response) {
                     state.segments = segments
                     state.response = nil
-                    state.body = Data()
+                    state.body.reset()
                     return .follow(segments.nextRequest(from: request.urlRequest))
                 }
                 let overall = segments.overall(response)
                 state.segments = nil
-                return .finish(.success(EngineResponse(response: overall, body: state.body, fileLength: fileLength)))
+                return .finish(.success(EngineResponse(response: overall, body: state.body.take(), fileLength: fileLength)))
             }
-            return .finish(.success(EngineResponse(response: response, body: state.body, fileLength: fileLength)))
+            return .finish(.success(EngineResponse(response: response, body: state.body.take(), fileLength: fileLength)))
         }
         state.withLock { $0.bodyStream }?.close()
         switch next {
