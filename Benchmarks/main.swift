@@ -48,6 +48,11 @@ let transferBytes = quick ? 256 << 20 : 1 << 30
 
 /// Runs the benchmarks (only the request comparisons with `--requests-only`) and prints the report.
 func runBenchmarks(baseURL: String) async throws {
+    if ProcessInfo.processInfo.environment["BENCH_OVERHEAD_ONLY"] != nil {
+        let rows = try await OverheadBenchmarks(count: overheadCount, rounds: rounds).run()
+        print(Report.table(rows, requests: requestCount, rounds: rounds))
+        return
+    }
     var rows = try await RequestBenchmarks(baseURL: baseURL, count: requestCount, rounds: rounds).run()
     if onlyRequests {
         print(Report.table(rows, requests: requestCount, rounds: rounds))

@@ -94,8 +94,16 @@ extension Center {
     /// - Throws: `HTTPError`, after the `onError` hook mapped it.
     public func send(_ configure: (inout Request) -> Void) async throws(HTTPError) -> Response {
         let (request, configuration) = prepare(configure)
-        let task = Task { [self] in
+        let operation: @Sendable () async -> Result<Response, HTTPError> = { [self] in
             await run(request, configuration, progress: nil)
+        }
+        // The request runs in a task of its own, so that `cancel(id)` cancels it and not the caller. Where the
+        // runtime has it, the task starts right here on the caller's thread, which saves a thread hop.
+        let task: Task<Result<Response, HTTPError>, Never>
+        if #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
+            task = Task.immediate(operation: operation)
+        } else {
+            task = Task(operation: operation)
         }
         registry.attach(task, to: request.id!)
         let result = await withTaskCancellationHandler {

@@ -19,6 +19,11 @@ enum URLComposition {
             }
             return server
         }
+        if isPlainPath(api), server.hasSuffix("/"), !server.contains("?"), !server.contains("#"), !server.contains("/.") {
+            // What RFC 3986 resolution gives for a relative path of plain segments under a directory, without
+            // parsing either (`validate` parses the result).
+            return server + api
+        }
         if let absolute = URL(string: api), absolute.scheme != nil {
             return absolute.absoluteString
         }
@@ -35,6 +40,31 @@ enum URLComposition {
             throw HTTPError(.invalidURL, "api \"\(api)\" is not a valid URL reference", request: request)
         }
         return resolved.absoluteString
+    }
+
+    /// Whether `api` is a relative path of plain segments: unreserved characters and `/`, not starting with `/`,
+    /// no `.` or `..` segment (so it has no scheme, query or fragment, and nothing to resolve).
+    private static func isPlainPath(_ api: String) -> Bool {
+        guard api.utf8.first != UInt8(ascii: "/") else { return false }
+        var segmentDots = 0
+        var segmentLength = 0
+        for byte in api.utf8 {
+            switch byte {
+            case UInt8(ascii: "/"):
+                if segmentLength > 0 && segmentDots == segmentLength && segmentLength <= 2 { return false }
+                segmentDots = 0
+                segmentLength = 0
+            case UInt8(ascii: "."):
+                segmentDots += 1
+                segmentLength += 1
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "~"):
+                segmentLength += 1
+            default:
+                return false
+            }
+        }
+        return !(segmentLength > 0 && segmentDots == segmentLength && segmentLength <= 2)
     }
 
     /// Parses and checks a composed URL string: it must be an absolute `http` or `https` URL with a host.

@@ -29,7 +29,8 @@ enum RequestEncoding {
     ///
     /// - Throws: `.invalidURL` or `.encoding`, naming what could not be sent.
     static func encode(_ request: Request) throws(HTTPError) -> EngineRequest {
-        var url = try URLComposition.validate(request.url ?? "", for: request)
+        let text = request.url ?? ""
+        var url = try URLComposition.validate(text, for: request)
         guard request.method.isValidToken else {
             throw HTTPError(.encoding, "\"\(request.method)\" is not a valid HTTP method", request: request)
         }
@@ -74,7 +75,7 @@ enum RequestEncoding {
             contentType = explicit.contentType
             // The file or stream is the body, so parameters travel in the query.
             if !parameters.isEmpty {
-                url = try appendingQuery(parameters, to: url, request: request)
+                url = try appendingQuery(parameters, to: url, text: text, request: request)
             }
         } else if let explicit = request.body {
             if request.method == .get || request.method == .head {
@@ -87,11 +88,11 @@ enum RequestEncoding {
             }
             contentType = explicit.contentType
             if request.method.encodesParametersInQuery, !parameters.isEmpty {
-                url = try appendingQuery(parameters, to: url, request: request)
+                url = try appendingQuery(parameters, to: url, text: text, request: request)
             }
         } else if request.method.encodesParametersInQuery {
             if !parameters.isEmpty {
-                url = try appendingQuery(parameters, to: url, request: request)
+                url = try appendingQuery(parameters, to: url, text: text, request: request)
             }
         } else if !parameters.isEmpty {
             do {
@@ -119,42 +120,49 @@ enum RequestEncoding {
         if let timeout = request.timeout {
             urlRequest.timeoutInterval = max(0.001, timeout.seconds)
         }
+        // The fields are gathered first and set at once: each `setValue` on a URLRequest copies all of them.
+        var fields: [String: String] = [:]
+        fields.reserveCapacity(request.headers.count + 3)
         for field in request.headers {
             guard isValidFieldName(field.name), isValidFieldValue(field.value) else {
                 throw HTTPError(
                     .encoding, "header \"\(field.name)\" has a name or value that cannot be sent (line breaks?)",
                     request: request)
             }
-            urlRequest.setValue(field.value, forHTTPHeaderField: field.name)
+            fields[field.name] = field.value
         }
         if let contentType, request.headers["Content-Type"] == nil {
-            urlRequest.setValue(contentType, forHTTPHeaderField: "Content-Type")
+            fields["Content-Type"] = contentType
         }
         if request.headers["User-Agent"] == nil {
-            urlRequest.setValue(userAgent, forHTTPHeaderField: "User-Agent")
+            fields["User-Agent"] = userAgent
         }
         if request.headers["Accept"] == nil, let accept = accept(for: request.responseSerializer) {
-            urlRequest.setValue(accept, forHTTPHeaderField: "Accept")
+            fields["Accept"] = accept
         }
+        urlRequest.allHTTPHeaderFields = fields
         var engineRequest = EngineRequest(
             urlRequest: urlRequest, body: body, totalTimeout: request.totalTimeout, id: request.id)
         engineRequest.temporaryFiles = temporaryFiles
         return engineRequest
     }
 
+    /// The URL with the parameters added to its query (after any query it has, before any fragment).
+    ///
+    /// - Parameters:
+    ///   - text: the URL's text, as validated into `url`.
     private static func appendingQuery(
-        _ parameters: [(key: String, value: ParameterValue)], to url: URL, request: Request
+        _ parameters: [(key: String, value: ParameterValue)], to url: URL, text: String, request: Request
     ) throws(HTTPError) -> URL {
-        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else {
-            throw HTTPError(.invalidURL, "\"\(url)\" cannot take a query", request: request)
-        }
         let query = FormEncoding.encode(parameters)
-        if let existing = components.percentEncodedQuery, !existing.isEmpty {
-            components.percentEncodedQuery = existing + "&" + query
-        } else {
-            components.percentEncodedQuery = query
+        var head = Substring(text)
+        var fragment: Substring = ""
+        if let hash = text.firstIndex(of: "#") {
+            head = text[..<hash]
+            fragment = text[hash...]
         }
-        guard let result = components.url else {
+        let separator = !head.contains("?") ? "?" : head.hasSuffix("?") || head.hasSuffix("&") ? "" : "&"
+        guard let result = URL(string: head + separator + query + fragment) else {
             throw HTTPError(.invalidURL, "\"\(url)\" with its query is not a valid URL", request: request)
         }
         return result
@@ -211,15 +219,36 @@ enum FormEncoding {
         }
     }
 
-    /// RFC 3986 query escaping: everything but unreserved characters and `/` `?` is percent-encoded.
-    private static let allowed: CharacterSet = {
-        var set = CharacterSet.urlQueryAllowed
-        set.remove(charactersIn: ":#[]@!$&'()*+,;=")
-        return set
-    }()
-
+    /// RFC 3986 query escaping: everything but unreserved characters and `/` `?` is percent-encoded (as UTF-8,
+    /// with upper-case hex digits).
     static func escape(_ string: String) -> String {
-        string.addingPercentEncoding(withAllowedCharacters: allowed) ?? string
+        let utf8 = string.utf8
+        guard utf8.contains(where: { !isAllowed($0) }) else { return string }
+        let hex = Array("0123456789ABCDEF".utf8)
+        var escaped: [UInt8] = []
+        escaped.reserveCapacity(utf8.count * 3)
+        for byte in utf8 {
+            if isAllowed(byte) {
+                escaped.append(byte)
+            } else {
+                escaped.append(UInt8(ascii: "%"))
+                escaped.append(hex[Int(byte >> 4)])
+                escaped.append(hex[Int(byte & 0x0F)])
+            }
+        }
+        return String(decoding: escaped, as: UTF8.self)
+    }
+
+    /// Unreserved characters (`A-Z a-z 0-9 - . _ ~`), `/` and `?`.
+    private static func isAllowed(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+             UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
+             UInt8(ascii: "~"), UInt8(ascii: "/"), UInt8(ascii: "?"):
+            true
+        default:
+            false
+        }
     }
 }
 

@@ -92,4 +92,46 @@ import Testing
         #expect(error?.code == .invalidURL)
         #expect(error?.message.contains("no URL") == true)
     }
+
+    /// A plain relative path is joined to the server without parsing; the result must be what RFC 3986 resolution
+    /// gives.
+    @Test(arguments: ["users", "users/42/posts", "a-b_c~d/e.f", "...", "x/.../y", "v1//double", ".", "..", "a/./b",
+                      "a/../b", "a/..", "with space", "ümlaut", "q?x=1", "f#frag", "colon:path"])
+    func joiningAPlainPathAgreesWithResolution(api: String) throws {
+        for server in ["http://x.com/", "http://x.com/v1/", "https://h:8443/a/b/", "http://x.com/v1", "http://x.com/.well/"] {
+            var request = Request()
+            request.server = server
+            request.api = api
+            let composed = try? URLComposition.compose(request)
+            var base = try #require(URL(string: server))
+            if !base.path.isEmpty && !server.hasSuffix("/") { base = base.appendingPathComponent("") }
+            let resolved = URL(string: api, relativeTo: base)?.absoluteString
+            #expect(composed == resolved, "\(server) + \(api)")
+        }
+    }
+
+    @Test(arguments: ["plain", "a b&c=d", "ümlaut/ß?", "emoji 🎉", "reserved :#[]@!$&'()*+,;=", "~-._/?", "%41", ""])
+    func queryEscapingMatchesFoundation(text: String) {
+        var allowed = CharacterSet.urlQueryAllowed
+        allowed.remove(charactersIn: ":#[]@!$&'()*+,;=")
+        #expect(FormEncoding.escape(text) == text.addingPercentEncoding(withAllowedCharacters: allowed))
+    }
+
+    @Test(arguments: [
+        ("http://x.com/get", "http://x.com/get?page=2&q=a%20b"),
+        ("http://x.com/get?sort=asc", "http://x.com/get?sort=asc&page=2&q=a%20b"),
+        ("http://x.com/get?", "http://x.com/get?page=2&q=a%20b"),
+        ("http://x.com/get#top", "http://x.com/get?page=2&q=a%20b#top"),
+        ("http://x.com/get?a=1#top?x", "http://x.com/get?a=1&page=2&q=a%20b#top?x"),
+    ])
+    func parametersJoinAnyQueryTheURLHas(url: String, expected: String) async throws {
+        let (center, stub) = stubCenter()
+        stub.on(nil, "*", reply: .status(204))
+        _ = try await center.send { request in
+            request.url = url
+            request.parameters = ["page": 2, "q": "a b"]
+        }
+        #expect(stub.requests.last?.url?.absoluteString == expected)
+    }
 }
+
