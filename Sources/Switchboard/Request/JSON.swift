@@ -76,14 +76,32 @@ public enum JSON: Sendable, Hashable, Codable, CustomStringConvertible {
     ///
     /// - Throws: `HTTPError` with code `.decoding` when the data is not JSON.
     public init(data: Data) throws(HTTPError) {
-        do {
-            let object = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
-            self = try JSON(foundation: object)
-        } catch let error as HTTPError {
-            throw error
-        } catch {
-            throw HTTPError(.decoding, "the body is not valid JSON", underlying: error)
+        if !JSON.isUTF8(data) {
+            // UTF-16 or UTF-32 text (RFC 8259 asks for UTF-8; older servers differ): Foundation reads those.
+            do {
+                let object = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
+                self = try JSON(foundation: object)
+            } catch let error as HTTPError {
+                throw error
+            } catch {
+                throw HTTPError(.decoding, "the body is not valid JSON", underlying: error)
+            }
+            return
         }
+        do {
+            self = try JSONParser.parse(data)
+        } catch {
+            throw HTTPError(.decoding, "the body is not valid JSON: \(error)", underlying: error)
+        }
+    }
+
+    /// Whether JSON text is UTF-8 rather than UTF-16 or UTF-32: no byte order mark of those, and no zero byte among
+    /// the first two (JSON text starts with an ASCII character).
+    private static func isUTF8(_ data: Data) -> Bool {
+        guard data.count >= 2 else { return true }
+        let first = data[data.startIndex], second = data[data.startIndex + 1]
+        if (first == 0xFE && second == 0xFF) || (first == 0xFF && second == 0xFE) { return false }
+        return first != 0 && second != 0
     }
 
     /// Converts a Foundation object graph (as `JSONSerialization` or `PropertyListSerialization` returns).

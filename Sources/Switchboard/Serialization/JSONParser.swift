@@ -1,0 +1,274 @@
+import Foundation
+
+/// A strict RFC 8259 parser from UTF-8 bytes straight into `JSON`, without Foundation's object graph in between.
+///
+/// It rejects what the RFC does (trailing commas, comments, control characters in strings, leading zeros, bare
+/// words, invalid UTF-8, content after the value) and nests at most `maximumDepth` deep, so that hostile input
+/// fails with an error, never a crash.
+struct JSONParser {
+    struct Failure: Error, CustomStringConvertible {
+        let message: String
+        let offset: Int
+        var description: String { "\(message) at byte \(offset)" }
+    }
+
+    static let maximumDepth = 512
+
+    private let bytes: UnsafeRawBufferPointer
+    private var index = 0
+    private var depth = 0
+
+    /// Parses one JSON value, with optional whitespace (and a UTF-8 byte order mark) around it.
+    static func parse(_ data: Data) throws(Failure) -> JSON {
+        let result: Result<JSON, Failure> = data.withUnsafeBytes { buffer in
+            var parser = JSONParser(bytes: buffer)
+            return Result { () throws(Failure) -> JSON in try parser.parseDocument() }
+        }
+        return try result.get()
+    }
+
+    private init(bytes: UnsafeRawBufferPointer) {
+        self.bytes = bytes
+    }
+
+    private mutating func parseDocument() throws(Failure) -> JSON {
+        if bytes.count >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF { index = 3 }
+        skipWhitespace()
+        let value = try parseValue()
+        skipWhitespace()
+        guard index == bytes.count else { throw fail("unexpected content after the JSON value") }
+        return value
+    }
+
+    private func fail(_ message: String) -> Failure {
+        Failure(message: message, offset: index)
+    }
+
+    private mutating func skipWhitespace() {
+        while index < bytes.count {
+            switch bytes[index] {
+            case 0x20, 0x09, 0x0A, 0x0D: index += 1
+            default: return
+            }
+        }
+    }
+
+    private mutating func parseValue() throws(Failure) -> JSON {
+        guard index < bytes.count else { throw fail("unexpected end of the JSON text") }
+        switch bytes[index] {
+        case UInt8(ascii: "{"): return try parseObject()
+        case UInt8(ascii: "["): return try parseArray()
+        case UInt8(ascii: "\""): return .string(try parseString())
+        case UInt8(ascii: "t"): try expect("true"); return .bool(true)
+        case UInt8(ascii: "f"): try expect("false"); return .bool(false)
+        case UInt8(ascii: "n"): try expect("null"); return .null
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return .number(try parseNumber())
+        default: throw fail("unexpected character")
+        }
+    }
+
+    private mutating func expect(_ word: StaticString) throws(Failure) {
+        let count = word.utf8CodeUnitCount
+        guard index + count <= bytes.count else { throw fail("unexpected end of the JSON text") }
+        for offset in 0..<count where bytes[index + offset] != word.utf8Start[offset] {
+            throw fail("unexpected character")
+        }
+        index += count
+    }
+
+    private mutating func enter() throws(Failure) {
+        depth += 1
+        guard depth <= Self.maximumDepth else { throw fail("JSON nested more than \(Self.maximumDepth) deep") }
+    }
+
+    private mutating func parseObject() throws(Failure) -> JSON {
+        try enter()
+        index += 1
+        var members: [String: JSON] = [:]
+        skipWhitespace()
+        if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
+            index += 1
+            depth -= 1
+            return .object(members)
+        }
+        while true {
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw fail("expected a member name") }
+            let key = try parseString()
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw fail("expected ':'") }
+            index += 1
+            skipWhitespace()
+            members[key] = try parseValue()
+            skipWhitespace()
+            guard index < bytes.count else { throw fail("unexpected end of the JSON text") }
+            if bytes[index] == UInt8(ascii: ",") {
+                index += 1
+            } else if bytes[index] == UInt8(ascii: "}") {
+                index += 1
+                depth -= 1
+                return .object(members)
+            } else {
+                throw fail("expected ',' or '}'")
+            }
+        }
+    }
+
+    private mutating func parseArray() throws(Failure) -> JSON {
+        try enter()
+        index += 1
+        var elements: [JSON] = []
+        skipWhitespace()
+        if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
+            index += 1
+            depth -= 1
+            return .array(elements)
+        }
+        while true {
+            skipWhitespace()
+            elements.append(try parseValue())
+            skipWhitespace()
+            guard index < bytes.count else { throw fail("unexpected end of the JSON text") }
+            if bytes[index] == UInt8(ascii: ",") {
+                index += 1
+            } else if bytes[index] == UInt8(ascii: "]") {
+                index += 1
+                depth -= 1
+                return .array(elements)
+            } else {
+                throw fail("expected ',' or ']'")
+            }
+        }
+    }
+
+    /// A string, from its opening quote to past its closing one.
+    private mutating func parseString() throws(Failure) -> String {
+        index += 1
+        let start = index
+        // The common case: no escapes, so the bytes are the string.
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "\"") {
+                let text = try utf8(start, index)
+                index += 1
+                return text
+            }
+            if byte == UInt8(ascii: "\\") { break }
+            guard byte >= 0x20 else { throw fail("control character in a string") }
+            index += 1
+        }
+        var scalars: [UInt8] = Array(bytes[start..<index])
+        while index < bytes.count {
+            let byte = bytes[index]
+            switch byte {
+            case UInt8(ascii: "\""):
+                index += 1
+                return try utf8(of: scalars)
+            case UInt8(ascii: "\\"):
+                index += 1
+                guard index < bytes.count else { throw fail("unexpected end of the JSON text") }
+                let escape = bytes[index]
+                index += 1
+                switch escape {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): scalars.append(escape)
+                case UInt8(ascii: "b"): scalars.append(0x08)
+                case UInt8(ascii: "f"): scalars.append(0x0C)
+                case UInt8(ascii: "n"): scalars.append(0x0A)
+                case UInt8(ascii: "r"): scalars.append(0x0D)
+                case UInt8(ascii: "t"): scalars.append(0x09)
+                case UInt8(ascii: "u"): scalars.append(contentsOf: try parseUnicodeEscape())
+                default: throw fail("invalid escape in a string")
+                }
+            default:
+                guard byte >= 0x20 else { throw fail("control character in a string") }
+                scalars.append(byte)
+                index += 1
+            }
+        }
+        throw fail("unterminated string")
+    }
+
+    /// The scalar of `\uXXXX` (or a surrogate pair of them), as UTF-8; `index` is past the `u`.
+    private mutating func parseUnicodeEscape() throws(Failure) -> [UInt8] {
+        var value = try hex4()
+        if (0xD800...0xDBFF).contains(value) {
+            guard index + 1 < bytes.count, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u")
+            else { throw fail("unpaired surrogate in a string") }
+            index += 2
+            let low = try hex4()
+            guard (0xDC00...0xDFFF).contains(low) else { throw fail("unpaired surrogate in a string") }
+            value = 0x10000 + ((value - 0xD800) << 10) + (low - 0xDC00)
+        } else if (0xDC00...0xDFFF).contains(value) {
+            throw fail("unpaired surrogate in a string")
+        }
+        guard let scalar = Unicode.Scalar(value) else { throw fail("invalid \\u escape") }
+        return Array(String(Character(scalar)).utf8)
+    }
+
+    private mutating func hex4() throws(Failure) -> UInt32 {
+        guard index + 4 <= bytes.count else { throw fail("unexpected end of the JSON text") }
+        var value: UInt32 = 0
+        for _ in 0..<4 {
+            let byte = bytes[index]
+            let digit: UInt8
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
+            default: throw fail("invalid \\u escape")
+            }
+            value = value << 4 | UInt32(digit)
+            index += 1
+        }
+        return value
+    }
+
+    private func utf8(_ start: Int, _ end: Int) throws(Failure) -> String {
+        guard let text = String(validating: UnsafeRawBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self) else {
+            throw Failure(message: "invalid UTF-8 in a string", offset: start)
+        }
+        return text
+    }
+
+    private func utf8(of scalars: [UInt8]) throws(Failure) -> String {
+        guard let text = String(validating: scalars, as: UTF8.self) else { throw fail("invalid UTF-8 in a string") }
+        return text
+    }
+
+    /// A number, checked against the JSON grammar: `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`.
+    private mutating func parseNumber() throws(Failure) -> Double {
+        let start = index
+        if bytes[index] == UInt8(ascii: "-") { index += 1 }
+        guard index < bytes.count, isDigit(bytes[index]) else { throw fail("invalid number") }
+        if bytes[index] == UInt8(ascii: "0") {
+            index += 1
+            if index < bytes.count, isDigit(bytes[index]) { throw fail("leading zero in a number") }
+        } else {
+            skipDigits()
+        }
+        if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
+            index += 1
+            guard index < bytes.count, isDigit(bytes[index]) else { throw fail("invalid number") }
+            skipDigits()
+        }
+        if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
+            index += 1
+            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
+            guard index < bytes.count, isDigit(bytes[index]) else { throw fail("invalid number") }
+            skipDigits()
+        }
+        let text = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
+        guard let value = Double(text), value.isFinite else {
+            throw Failure(message: "number out of range", offset: start)
+        }
+        return value
+    }
+
+    private func isDigit(_ byte: UInt8) -> Bool {
+        byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
+    }
+
+    private mutating func skipDigits() {
+        while index < bytes.count, isDigit(bytes[index]) { index += 1 }
+    }
+}

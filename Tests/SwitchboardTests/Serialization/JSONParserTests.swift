@@ -1,0 +1,105 @@
+import Foundation
+import Testing
+@testable import Switchboard
+
+/// The JSON parser against Foundation's: the same values for valid text, an error (never a crash) for the rest.
+@Suite struct JSONParserTests {
+    static func foundation(_ text: String) throws -> JSON {
+        try JSON(foundation: JSONSerialization.jsonObject(with: Data(text.utf8), options: [.fragmentsAllowed]))
+    }
+
+    static let valid = [
+        #"{"ok":true,"message":"hello from the loopback server"}"#,
+        #"  [1, -2, 3.5, -0.25, 1e3, 2E-2, 6.02e+23, 0, -0, 12345678901234567890]  "#,
+        #"{"nested":{"list":[{"a":null},{"b":false}],"empty":{},"none":[]}}"#,
+        #""escapes \" \\ \/ \b \f \n \r \t \u0041 \u00e9 \u20ac \ud83c\udf89""#,
+        #"{"unicode":"ümlaut ß 日本語 🎉","key with spaces":"v"}"#,
+        #"{"dup":1,"dup":2}"#,
+        "42", "true", "null", #""""#, "[]", "{}", "\u{FEFF}{\"bom\":1}",
+    ]
+
+    @Test(arguments: valid)
+    func validTextParsesAsFoundationDoes(text: String) throws {
+        let ours = try JSON(data: Data(text.utf8))
+        #expect(ours == (try Self.foundation(text)))
+    }
+
+    static let invalid = [
+        "", " ", "{", "[1,]", "{\"a\":1,}", "[1 2]", "{\"a\" 1}", "{a:1}", "01", "-", "1.", ".5", "1e", "+1", "NaN",
+        "Infinity", "tru", "nul", "[1]x", "\"unterminated", "\"bad \\x escape\"", "\"\\u12\"", "\"\\ud83c\"",
+        "\"\\udf89\"", "\"tab\tinside\"", "1e400", "// comment\n1", "[1,,2]", "{\"a\":1 \"b\":2}",
+    ]
+
+    @Test(arguments: invalid)
+    func invalidTextFailsWithADecodingError(text: String) {
+        #expect(throws: HTTPError.self) { try JSON(data: Data(text.utf8)) }
+        do {
+            _ = try JSON(data: Data(text.utf8))
+        } catch {
+            #expect(error.code == .decoding)
+        }
+    }
+
+    @Test func invalidUTF8InAStringIsRefused() {
+        var bytes = Array(#"{"a":"x"#.utf8)
+        bytes += [0xC3, 0x28]
+        bytes += Array(#""}"#.utf8)
+        #expect(throws: HTTPError.self) { try JSON(data: Data(bytes)) }
+    }
+
+    @Test func deepNestingFailsInsteadOfOverflowingTheStack() {
+        let deep = String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000)
+        #expect(throws: HTTPError.self) { try JSON(data: Data(deep.utf8)) }
+        let allowed = String(repeating: "[", count: JSONParser.maximumDepth) + String(repeating: "]", count: JSONParser.maximumDepth)
+        #expect((try? JSON(data: Data(allowed.utf8))) != nil)
+    }
+
+    @Test func utf16TextIsReadToo() throws {
+        let text = #"{"wide":"ü"}"#
+        let data = try #require(text.data(using: .utf16LittleEndian))
+        #expect(try JSON(data: data) == ["wide": "ü"])
+    }
+
+    /// Random single-byte changes to valid documents: never a crash, and whatever both parsers accept, they read
+    /// alike.
+    @Test func mutatedDocumentsNeverCrashAndAgreeWithFoundation() throws {
+        var generator = SystemRandomNumberGenerator()
+        let alphabet = Array(#"{}[]",:0123456789-+.eEtrufalsn \"\\u/x"#.utf8) + [0x00, 0x1F, 0xC3, 0xFF]
+        var accepted = 0
+        for _ in 0..<3000 {
+            var bytes = Array(Self.valid.randomElement(using: &generator)!.utf8)
+            guard !bytes.isEmpty else { continue }
+            for _ in 0..<Int.random(in: 1...3, using: &generator) {
+                let position = Int.random(in: 0..<bytes.count, using: &generator)
+                switch Int.random(in: 0..<3, using: &generator) {
+                case 0: bytes[position] = alphabet.randomElement(using: &generator)!
+                case 1: bytes.remove(at: position)
+                default: bytes.insert(alphabet.randomElement(using: &generator)!, at: position)
+                }
+                if bytes.isEmpty { break }
+            }
+            let data = Data(bytes)
+            guard let ours = try? JSONParser.parse(data) else { continue }
+            accepted += 1
+            if let object = try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]) {
+                // Foundation on Linux reads integers beyond 2^64 through `Decimal`, a few units off the nearest
+                // `Double`; the parser here rounds correctly, so numbers compare to 12 significant digits.
+                #expect(Self.alike(ours, try JSON(foundation: object)), "\(String(decoding: bytes, as: UTF8.self))")
+            }
+        }
+        #expect(accepted > 0)
+    }
+
+    static func alike(_ a: JSON, _ b: JSON) -> Bool {
+        switch (a, b) {
+        case (.number(let x), .number(let y)):
+            return x == y || abs(x - y) <= 1e-12 * max(abs(x), abs(y))
+        case (.array(let x), .array(let y)):
+            return x.count == y.count && zip(x, y).allSatisfy { alike($0, $1) }
+        case (.object(let x), .object(let y)):
+            return x.count == y.count && x.allSatisfy { key, value in y[key].map { alike(value, $0) } ?? false }
+        default:
+            return a == b
+        }
+    }
+}
