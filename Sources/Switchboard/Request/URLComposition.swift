@@ -19,7 +19,7 @@ enum URLComposition {
             }
             return server
         }
-        if isPlainPath(api), server.hasSuffix("/"), !server.contains("?"), !server.contains("#"), !server.contains("/.") {
+        if isPlainPath(api), isPlainDirectory(server) {
             // What RFC 3986 resolution gives for a relative path of plain segments under a directory, without
             // parsing either (`validate` parses the result).
             return server + api
@@ -65,6 +65,17 @@ enum URLComposition {
             }
         }
         return !(segmentLength > 0 && segmentDots == segmentLength && segmentLength <= 2)
+    }
+
+    /// Whether `server` ends with `/` and has no query, fragment or dot segment (nothing resolution would change).
+    private static func isPlainDirectory(_ server: String) -> Bool {
+        var previous: UInt8 = 0
+        for byte in server.utf8 {
+            if byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#") { return false }
+            if byte == UInt8(ascii: ".") && previous == UInt8(ascii: "/") { return false }
+            previous = byte
+        }
+        return previous == UInt8(ascii: "/")
     }
 
     /// Parses and checks a composed URL string: it must be an absolute `http` or `https` URL with a host.

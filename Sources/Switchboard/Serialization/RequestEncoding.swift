@@ -157,11 +157,13 @@ enum RequestEncoding {
         let query = FormEncoding.encode(parameters)
         var head = Substring(text)
         var fragment: Substring = ""
-        if let hash = text.firstIndex(of: "#") {
+        if let hash = text.utf8.firstIndex(of: UInt8(ascii: "#")) {
             head = text[..<hash]
             fragment = text[hash...]
         }
-        let separator = !head.contains("?") ? "?" : head.hasSuffix("?") || head.hasSuffix("&") ? "" : "&"
+        let last = head.utf8.last
+        let separator = !head.utf8.contains(UInt8(ascii: "?")) ? "?"
+            : last == UInt8(ascii: "?") || last == UInt8(ascii: "&") ? "" : "&"
         guard let result = URL(string: head + separator + query + fragment) else {
             throw HTTPError(.invalidURL, "\"\(url)\" with its query is not a valid URL", request: request)
         }
