@@ -94,16 +94,11 @@ extension Center {
     /// - Throws: `HTTPError`, after the `onError` hook mapped it.
     public func send(_ configure: (inout Request) -> Void) async throws(HTTPError) -> Response {
         let (request, configuration) = prepare(configure)
-        let operation: @Sendable () async -> Result<Response, HTTPError> = { [self] in
+        // The request runs in a task of its own, so that `cancel(id)` cancels it and not the caller. (Starting it
+        // with `Task.immediate` saves CPU through a null engine but costs more on a real one: measured, 148 against
+        // 126 µs a request on CurlEngine, one at a time.)
+        let task = Task { [self] in
             await run(request, configuration, progress: nil)
-        }
-        // The request runs in a task of its own, so that `cancel(id)` cancels it and not the caller. Where the
-        // runtime has it, the task starts right here on the caller's thread, which saves a thread hop.
-        let task: Task<Result<Response, HTTPError>, Never>
-        if #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
-            task = Task.immediate(operation: operation)
-        } else {
-            task = Task(operation: operation)
         }
         registry.attach(task, to: request.id!)
         let result = await withTaskCancellationHandler {
