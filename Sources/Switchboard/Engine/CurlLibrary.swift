@@ -69,7 +69,6 @@ struct CurlLibrary: Sendable {
     }
 
     static let responseCode: Int32 = 0x200002
-    static let effectiveURL: Int32 = 0x100001
 
     let version: String
 

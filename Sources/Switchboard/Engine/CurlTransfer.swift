@@ -153,11 +153,12 @@ final class CurlTransfer: @unchecked Sendable {
     // MARK: - Callbacks (worker thread)
 
     func received(header line: UnsafeRawBufferPointer) -> Int {
-        let text = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        if text.hasPrefix("HTTP/") {
-            let words = text.split(separator: " ")
-            status = Int(words.dropFirst().first ?? "") ?? 0
-            version = words.first.map(String.init) ?? "HTTP/1.1"
+        let text = Self.trimmed(line[...])
+        if text.starts(with: "HTTP/".utf8) {
+            // `HTTP/1.1 200 OK`, `HTTP/2 200`.
+            let words = text.split(separator: UInt8(ascii: " "), maxSplits: 2)
+            version = String(decoding: words[0], as: UTF8.self)
+            status = words.count > 1 ? Int(String(decoding: words[1], as: UTF8.self)) ?? 0 : 0
             headers = []
             head = nil
         } else if text.isEmpty {
@@ -167,7 +168,8 @@ final class CurlTransfer: @unchecked Sendable {
             for (name, value) in headers {
                 fields[name] = fields[name].map { $0 + ", " + value } ?? value
             }
-            let url = effectiveURL ?? request.url ?? URL(string: "http://invalid")!
+            // libcurl follows no redirect here (the engine does), so the response is the request URL's.
+            let url = request.url ?? URL(string: "http://invalid")!
             head = HTTPURLResponse(url: url, statusCode: status, httpVersion: version, headerFields: fields)
             if let head {
                 counter = DownloadCounter(response: head)
@@ -180,10 +182,22 @@ final class CurlTransfer: @unchecked Sendable {
                 body.reset(expectedLength: sink == nil ? SessionTransfer.expectedLength(head) : nil)
                 request.onResponseHead?(head)
             }
-        } else if let colon = text.firstIndex(of: ":") {
-            headers.append((String(text[..<colon]), text[text.index(after: colon)...].trimmingCharacters(in: .whitespaces)))
+        } else if let colon = text.firstIndex(of: UInt8(ascii: ":")) {
+            headers.append((
+                String(decoding: text[..<colon], as: UTF8.self),
+                String(decoding: Self.trimmed(text[(colon + 1)...]), as: UTF8.self)))
         }
         return line.count
+    }
+
+    /// The bytes without leading and trailing spaces, tabs, CRs and LFs.
+    private static func trimmed(_ bytes: Slice<UnsafeRawBufferPointer>) -> Slice<UnsafeRawBufferPointer> {
+        func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0D || byte == 0x0A }
+        var start = bytes.startIndex
+        var end = bytes.endIndex
+        while start < end, isSpace(bytes[start]) { start += 1 }
+        while end > start, isSpace(bytes[end - 1]) { end -= 1 }
+        return bytes[start..<end]
     }
 
     func received(body bytes: UnsafeRawBufferPointer) -> Int {
@@ -231,13 +245,6 @@ final class CurlTransfer: @unchecked Sendable {
     }
 
     // MARK: - Finishing (worker thread)
-
-    private var effectiveURL: URL? {
-        guard let easy else { return nil }
-        var text: UnsafePointer<CChar>?
-        guard sb_easy_getinfo_string(easy, CurlLibrary.effectiveURL, &text) == 0, let text else { return nil }
-        return URL(string: String(cString: text))
-    }
 
     /// Un-pauses the transfer (its stream body has bytes again).
     func resumeSending() {
