@@ -44,6 +44,8 @@ struct RequestBenchmarks {
     let baseURL: String
     let count: Int
     let rounds: Int
+    /// Only the contenders whose `family: name` contains this text (and raw URLSession).
+    var only: String?
 
     static let body = Data(#"{"ok":true,"message":"hello from the loopback server"}"#.utf8)
 
@@ -96,8 +98,9 @@ struct RequestBenchmarks {
                     guard response.status == 200, response.data.count == size else { throw URLError(.badServerResponse) }
                 }))
             }
-            if let only = ProcessInfo.processInfo.environment["BENCH_ONLY"] {
-                contenders = contenders.filter { (ProcessInfo.processInfo.environment["BENCH_STRICT"] == nil && $0.0 == "raw URLSession") || "\(family): \($0.0)".contains(only) }
+            if let only {
+                // Raw URLSession stays: every ratio is against it.
+                contenders = contenders.filter { $0.0 == "raw URLSession" || "\(family): \($0.0)".contains(only) }
             }
             for (_, operation) in contenders { _ = try await measure(count: 64, concurrency: 8, operation) }
             for concurrency in [1, 32] {

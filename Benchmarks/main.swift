@@ -1,7 +1,7 @@
 import Foundation
 import SwitchboardTestSupport
 
-// `swift run -c release Benchmarks [--quick] [--json] [--requests-only]`
+// `swift run -c release Benchmarks [--quick] [--json] [--requests-only] [--only TEXT] [--server URL]`
 //
 // Everything runs in one process against an embedded loopback server. Each comparison interleaves its rounds
 // (raw, Center, raw, Center, ...) and reports the median round, so that a noisy neighbour hurts both sides alike.
@@ -26,14 +26,39 @@ if CommandLine.arguments.count == 2, CommandLine.arguments[1] == "--serve" {
     while true { sleep(3600) }
 }
 
-let arguments = Set(CommandLine.arguments.dropFirst())
-let quick = arguments.contains("--quick")
-let json = arguments.contains("--json")
-let onlyRequests = arguments.contains("--requests-only")
-if arguments.contains("--help") || arguments.contains("-h") {
-    print("usage: Benchmarks [--quick] [--json] [--requests-only]")
-    exit(0)
+let usage = """
+    usage: Benchmarks [--quick] [--json] [--requests-only] [--only TEXT] [--server URL]
+      --quick           fewer requests and rounds, 256 MiB transfers (CI)
+      --json            the results as JSON
+      --requests-only   only the request comparisons (raw URLSession, each engine, the Center on each)
+      --only TEXT       only the request contenders whose "family: name" contains TEXT, beside raw URLSession
+                        (e.g. --only "small GET: Center + CurlEngine"); implies --requests-only
+      --server URL      measure against a server already running (`Benchmarks --serve` prints its URL), so that
+                        a profiler attached to this process sees the client alone
+    """
+var options: [String: String] = [:]
+var flags = Set<String>()
+do {
+    var remaining = CommandLine.arguments.dropFirst()[...]
+    while let argument = remaining.popFirst() {
+        if argument == "--only" || argument == "--server" {
+            guard let value = remaining.popFirst() else {
+                print(usage)
+                exit(2)
+            }
+            options[argument] = value
+        } else if ["--quick", "--json", "--requests-only"].contains(argument) {
+            flags.insert(argument)
+        } else {
+            print(usage)
+            exit(argument == "--help" || argument == "-h" ? 0 : 2)
+        }
+    }
 }
+let quick = flags.contains("--quick")
+let json = flags.contains("--json")
+let onlyContenders = options["--only"]
+let onlyRequests = flags.contains("--requests-only") || onlyContenders != nil
 
 #if DEBUG
 if !json {
@@ -48,12 +73,8 @@ let transferBytes = quick ? 256 << 20 : 1 << 30
 
 /// Runs the benchmarks (only the request comparisons with `--requests-only`) and prints the report.
 func runBenchmarks(baseURL: String) async throws {
-    if ProcessInfo.processInfo.environment["BENCH_OVERHEAD_ONLY"] != nil {
-        let rows = try await OverheadBenchmarks(count: overheadCount, rounds: rounds).run()
-        print(Report.table(rows, requests: requestCount, rounds: rounds))
-        return
-    }
-    var rows = try await RequestBenchmarks(baseURL: baseURL, count: requestCount, rounds: rounds).run()
+    var rows = try await RequestBenchmarks(
+        baseURL: baseURL, count: requestCount, rounds: rounds, only: onlyContenders).run()
     if onlyRequests {
         print(Report.table(rows, requests: requestCount, rounds: rounds))
         return
@@ -73,7 +94,7 @@ func runBenchmarks(baseURL: String) async throws {
 }
 
 do {
-    if let external = ProcessInfo.processInfo.environment["BENCH_SERVER"] {
+    if let external = options["--server"] {
         try await runBenchmarks(baseURL: external)
     } else {
         let server = try ServerProcess()

@@ -84,7 +84,8 @@ public final class CurlEngine: Engine {
                 }
             }
             let response = try await exchange(sent, progress: progress)
-            if let cookies, let url = response.response.url {
+            if let cookies, let url = response.response.url,
+               response.response.value(forHTTPHeaderField: "Set-Cookie") != nil {
                 let received = HTTPCookie.cookies(withResponseHeaderFields: response.response.headerFields, for: url)
                 if !received.isEmpty { cookies.setCookies(received, for: url, mainDocumentURL: nil) }
             }
