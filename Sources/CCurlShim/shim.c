@@ -121,6 +121,9 @@ int sb_easy_setopt_data_callback(SBCurl *easy, int option, SBDataCallback callba
 int sb_easy_setopt_progress_callback(SBCurl *easy, int option, SBProgressCallback callback) {
     return curl.easy_setopt(easy, option, callback);
 }
+int sb_easy_setopt_seek_callback(SBCurl *easy, int option, SBSeekCallback callback) {
+    return curl.easy_setopt(easy, option, callback);
+}
 int sb_easy_getinfo_long(SBCurl *easy, int info, long *value) { return curl.easy_getinfo(easy, info, value); }
 int sb_easy_getinfo_string(SBCurl *easy, int info, const char **value) { return curl.easy_getinfo(easy, info, value); }
 const char *sb_easy_strerror(int code) { return curl.easy_strerror(code); }

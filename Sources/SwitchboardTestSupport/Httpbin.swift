@@ -1,4 +1,5 @@
 import Foundation
+import Switchboard
 
 /// The httpbin-compatible routes of the loopback server, answering as httpbin 0.10 does, so that the same tests run
 /// against this server and against a real httpbin.
@@ -7,7 +8,8 @@ import Foundation
 /// /html /json /redirect/N /relative-redirect/N /absolute-redirect/N /redirect-to /basic-auth/U/P /cookies
 /// /cookies/set`; anything else
 /// is httpbin's HTML 404 page. Routes of the loopback server's own, for tests httpbin cannot serve:
-/// `/fail-times/N/KEY`, `/files/N` (ranges, ETags, dropped connections) and `/sink` (hashes uploads as they stream).
+/// `/fail-times/N/KEY`, `/files/N` (ranges, ETags, dropped connections), `/sink` (hashes uploads as they stream) and
+/// `/drop-reused` (drops a reused connection without answering).
 public enum Httpbin {
     /// Answers one request.
     public static func route(_ request: ServerRequest) -> ServerResponse {
@@ -62,6 +64,17 @@ public enum Httpbin {
             }
             return .json(["authenticated": true, "token": rest[0]])
         case ("sink", _): return sink(request)
+        case ("drop-reused", _):
+            // Loopback only: drops a reused keep-alive connection without answering; on a new one, answers the
+            // length and SHA-256 of the body.
+            guard request.indexOnConnection == 0 else {
+                var dropped = ServerResponse(status: 500)
+                dropped.dropWithoutAnswer = true
+                return dropped
+            }
+            var hasher = SHA256()
+            hasher.update(request.body)
+            return .json(["length": request.body.count, "sha256": hasher.hexDigest(), "method": request.method])
         case ("files-bump", 1): return bump(rest[0])
         case ("files-fail", 1): return fail(rest[0])
         default: return notFound()

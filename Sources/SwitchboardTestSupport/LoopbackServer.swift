@@ -23,6 +23,7 @@ public final class LoopbackServer: Sendable {
     private let handler: Handler
     private let connections = ServerLock<Set<Int32>>([])
     private let accepted = ServerLock(0)
+    private let dropped = ServerLock(0)
     private let stopped = ServerLock(false)
 
     /// A server with the httpbin routes, started on first use and shared by every test.
@@ -50,6 +51,11 @@ public final class LoopbackServer: Sendable {
     /// How many connections the server has accepted so far (keep-alive reuse shows as fewer connections than requests).
     public var acceptedConnections: Int {
         accepted.withLock { $0 }
+    }
+
+    /// How many connections the server dropped instead of answering (`ServerResponse.dropWithoutAnswer`).
+    public var droppedConnections: Int {
+        dropped.withLock { $0 }
     }
 
     /// Stops listening and closes every open connection.
@@ -92,9 +98,16 @@ public final class LoopbackServer: Sendable {
 
     private func serve(_ fd: Int32) {
         let connection = ServerConnection(fd: fd)
+        var index = 0
         while !stopped.withLock({ $0 }) {
-            guard let request = connection.readRequest() else { return }
+            guard var request = connection.readRequest() else { return }
+            request.indexOnConnection = index
+            index += 1
             let response = handler(request)
+            if response.dropWithoutAnswer {
+                dropped.withLock { $0 += 1 }
+                return
+            }
             let keepAlive = Self.keepsAlive(request) && !response.close
             guard connection.write(response, to: request, keepAlive: keepAlive), keepAlive else { return }
         }

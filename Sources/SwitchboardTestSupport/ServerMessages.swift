@@ -14,6 +14,8 @@ public struct ServerRequest: Sendable {
     public var body: Data
     /// Whether the body came with `Transfer-Encoding: chunked`.
     public var wasChunked: Bool
+    /// How many requests came before this one on its connection (0 on a new connection).
+    public var indexOnConnection = 0
     /// For `/sink` routes, the body was hashed as it streamed in instead of being kept: its length and SHA-256.
     public var streamed: (length: Int, sha256: String)?
 
@@ -62,6 +64,8 @@ public struct ServerResponse: Sendable {
     public var truncateAfter: Int?
     /// Whether to close the connection after this response.
     public var close = false
+    /// Whether to close the connection instead of answering at all (a keep-alive connection the server dropped).
+    public var dropWithoutAnswer = false
     /// When set, writing stops for this many seconds after this many body bytes (a stalled server).
     public var pause: (after: Int, seconds: Double)?
     /// A body generated piece by piece instead of `body`, so that large responses need no memory: its length, and

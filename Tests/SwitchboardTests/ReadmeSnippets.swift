@@ -334,6 +334,13 @@ enum ReadmeSnippets {
             request.method = .put
             request.body = .file(photo, contentType: "image/jpeg")
         }
+
+        let log = URL(fileURLWithPath: "/var/log/app.log")
+        Center.shared.send { request in                     // a stream, opened afresh for every attempt and redirect
+            request.api = "logs"
+            request.method = .post
+            request.body = .stream(contentType: "text/plain") { InputStream(url: log)! }
+        }
     }
 
     static func download() async throws {

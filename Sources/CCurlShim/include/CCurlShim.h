@@ -11,6 +11,7 @@ typedef void SBCurlMulti;
 typedef struct SBCurlList SBCurlList;
 
 typedef size_t (*SBDataCallback)(char *data, size_t size, size_t count, void *context);
+typedef int (*SBSeekCallback)(void *context, int64_t offset, int origin);
 typedef int (*SBProgressCallback)(void *context, int64_t downloadTotal, int64_t downloadNow, int64_t uploadTotal,
                                   int64_t uploadNow);
 
@@ -33,6 +34,7 @@ int sb_easy_setopt_offset(SBCurl *easy, int option, int64_t value);
 int sb_easy_setopt_pointer(SBCurl *easy, int option, const void *value);
 int sb_easy_setopt_data_callback(SBCurl *easy, int option, SBDataCallback callback);
 int sb_easy_setopt_progress_callback(SBCurl *easy, int option, SBProgressCallback callback);
+int sb_easy_setopt_seek_callback(SBCurl *easy, int option, SBSeekCallback callback);
 int sb_easy_getinfo_long(SBCurl *easy, int info, long *value);
 int sb_easy_getinfo_string(SBCurl *easy, int info, const char **value);
 const char *sb_easy_strerror(int code);

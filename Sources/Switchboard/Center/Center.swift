@@ -24,7 +24,7 @@ public final class Center: Sendable {
     private let state: Locked<Configuration>
     /// Serialises `setup` calls, so that each one reads and writes the configuration as a whole without the state
     /// lock being held while user code runs.
-    private let setupLock = Locked<Void>(())
+    private let setupLock = NSLock()
     let registry = Registry()
     let inFlight = InFlight()
     /// Where callbacks run when the configuration names no queue.
@@ -54,11 +54,11 @@ public final class Center: Sendable {
     /// and anything can be set back to `nil`. Requests already sent keep the configuration they started with.
     /// Do not call `setup` from inside the closure.
     public func setup(_ configure: (inout Configuration) -> Void) {
-        setupLock.withLock { _ in
-            var configuration = state.snapshot
-            configure(&configuration)
-            state.withLock { $0 = configuration }
-        }
+        setupLock.lock()
+        defer { setupLock.unlock() }
+        var configuration = state.snapshot
+        configure(&configuration)
+        state.withLock { $0 = configuration }
     }
 
     /// Sets a header sent with every request; `nil` removes it.

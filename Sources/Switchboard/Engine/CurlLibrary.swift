@@ -33,6 +33,8 @@ struct CurlLibrary: Sendable {
         case xferInfoFunction = 20219
         case pinnedPublicKey = 10230
         case pipeWait = 237
+        case seekFunction = 20167
+        case seekData = 10168
 
         var name: String {
             switch self {
@@ -64,6 +66,8 @@ struct CurlLibrary: Sendable {
             case .xferInfoFunction: "XFERINFOFUNCTION"
             case .pinnedPublicKey: "PINNEDPUBLICKEY"
             case .pipeWait: "PIPEWAIT"
+            case .seekFunction: "SEEKFUNCTION"
+            case .seekData: "SEEKDATA"
             }
         }
     }

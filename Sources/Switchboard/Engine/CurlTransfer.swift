@@ -24,6 +24,7 @@ final class CurlTransfer: @unchecked Sendable {
     }()
     private var upload: FileHandle?
     private var bodyStream: CurlBodyStream?
+    private var resume: (@Sendable () -> Void)?
     private var status = 0
     private var version = "HTTP/1.1"
     private var headers: [(String, String)] = []
@@ -111,13 +112,20 @@ final class CurlTransfer: @unchecked Sendable {
             sb_easy_setopt_offset(easy, CurlLibrary.Option.inFileSizeLarge.rawValue, request.body.count ?? -1)
             sb_easy_setopt_data_callback(easy, CurlLibrary.Option.readFunction.rawValue, curlRead)
             sb_easy_setopt_pointer(easy, CurlLibrary.Option.readData.rawValue, context)
+            // Lets libcurl send the body again on a new connection when a reused one turns out dead.
+            sb_easy_setopt_seek_callback(easy, CurlLibrary.Option.seekFunction.rawValue, curlSeek)
+            sb_easy_setopt_pointer(easy, CurlLibrary.Option.seekData.rawValue, context)
         case .stream(let stream):
+            self.resume = resume
             bodyStream = CurlBodyStream(stream, ready: resume)
             set(easy, .upload, 1)
             // An unknown length goes chunked over HTTP/1.1.
             sb_easy_setopt_offset(easy, CurlLibrary.Option.inFileSizeLarge.rawValue, stream.length ?? -1)
             sb_easy_setopt_data_callback(easy, CurlLibrary.Option.readFunction.rawValue, curlRead)
             sb_easy_setopt_pointer(easy, CurlLibrary.Option.readData.rawValue, context)
+            // Lets libcurl send the body again on a new connection when a reused one turns out dead.
+            sb_easy_setopt_seek_callback(easy, CurlLibrary.Option.seekFunction.rawValue, curlSeek)
+            sb_easy_setopt_pointer(easy, CurlLibrary.Option.seekData.rawValue, context)
         }
         if url.scheme?.lowercased() == "https" {
             // Wait for a connection that may multiplex (HTTP/2) rather than open one per request.
@@ -238,6 +246,26 @@ final class CurlTransfer: @unchecked Sendable {
         }
     }
 
+    /// Rewinds the body to `offset` (libcurl asks before sending it again): a file seeks, a stream starts over from
+    /// a new one (only to its start). Answers `CURL_SEEKFUNC_OK` (0), or `CURL_SEEKFUNC_CANTSEEK` (2).
+    func seek(to offset: Int64, origin: Int32) -> Int32 {
+        guard origin == 0 /* SEEK_SET */, offset >= 0 else { return 2 }
+        if let upload {
+            do {
+                try upload.seek(toOffset: UInt64(offset))
+                return 0
+            } catch {
+                return 2
+            }
+        }
+        if case .stream(let stream) = request.body, offset == 0, let resume {
+            bodyStream?.close()
+            bodyStream = CurlBodyStream(stream, ready: resume)
+            return 0
+        }
+        return 2
+    }
+
     func reportUpload(total: Int64, sent: Int64) {
         guard sent > uploaded else { return }
         uploaded = sent
@@ -337,6 +365,11 @@ private let curlHeader: SBDataCallback = { data, size, count, context in
 private let curlRead: SBDataCallback = { data, size, count, context in
     let transfer = Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue()
     return transfer.read(into: UnsafeMutableRawBufferPointer(start: data, count: size * count))
+}
+
+private let curlSeek: SBSeekCallback = { context, offset, origin in
+    let transfer = Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue()
+    return transfer.seek(to: offset, origin: origin)
 }
 
 private let curlProgress: SBProgressCallback = { context, _, _, uploadTotal, uploadNow in

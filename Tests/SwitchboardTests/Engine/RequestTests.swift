@@ -203,7 +203,7 @@ import SwitchboardTestSupport
     @Test func cancellingARunningRequestByIdentifier() async {
         let center = center()
         let cancelled = Locked<Request?>(nil)
-        let outcome = await center.sendRecording { $0.api = "delay/5" } afterSending: { id in
+        let outcome = await center.sendRecording { $0.api = "delay/10" } afterSending: { id in
             Task {
                 // Once the URL is composed, the request is on its way to the server.
                 await waitUntil { center.request(for: id)?.request?.url != nil }
@@ -213,7 +213,7 @@ import SwitchboardTestSupport
         }
         #expect(outcome.events == ["failure:cancelled", "finished"])
         #expect(cancelled.snapshot?.id == outcome.id)
-        #expect(cancelled.snapshot?.url == Server.base + "/delay/5")
+        #expect(cancelled.snapshot?.url == Server.base + "/delay/10")
     }
 
     @Test func callbacksOnTheMainQueueOverTheNetwork() async {

@@ -27,7 +27,7 @@ import Testing
     @Test func aBatchWithATimeoutKeepsTheOtherResultsInPlace() async {
         let outcome = await center().groupRecording(batch: { batch in
             batch.add { $0.api = "get" }
-            batch.add { $0.api = "delay/5"; $0.timeout = .seconds(1) }
+            batch.add { $0.api = "delay/10"; $0.timeout = .seconds(1) }
             batch.add { $0.api = "anything"; $0.method = .post }
         })
         #expect(outcome.events == ["failure(3)", "finished"])
@@ -38,7 +38,7 @@ import Testing
         let center = center()
         let outcome = await center.groupRecording(batch: { batch in
             batch.add { $0.api = "get" }
-            batch.add { $0.api = "delay/5" }
+            batch.add { $0.api = "delay/10" }
         }, afterSending: { id in
             Task {
                 // Members start in order: once the slow one is running, the quick one has started, and once the
@@ -88,7 +88,7 @@ import Testing
     @Test func aChainWhoseSecondStepTimesOut() async {
         let outcome = await center().groupRecording(chain: { chain in
             chain.first { $0.api = "get" }
-            chain.next { request, _ in request.api = "delay/5"; request.timeout = .seconds(1) }
+            chain.next { request, _ in request.api = "delay/10"; request.timeout = .seconds(1) }
             chain.next { request, _ in request.api = "get" }
         })
         #expect(outcome.summary == ["ok", "timedOut", "notSent"])
@@ -98,7 +98,7 @@ import Testing
         let center = center()
         let outcome = await center.groupRecording(chain: { chain in
             chain.first { $0.api = "get" }
-            chain.next { request, _ in request.api = "delay/5" }
+            chain.next { request, _ in request.api = "delay/10" }
             chain.next { request, _ in request.api = "get" }
         }, afterSending: { id in
             Task {

@@ -242,3 +242,54 @@ final class StreamFactory: Sendable {
         #expect(outcome.error?.message.contains("1000 it announced") == true)
     }
 }
+
+/// A keep-alive connection the server dropped while idle: the request that reuses it gets no answer, and the engine
+/// must send it again, body and all, on a new connection (libcurl rewinds a file, and starts a stream over; URLSession
+/// asks for a new stream). URLSession on Linux cannot do it for data and file bodies: the request waits for its idle
+/// timeout, which this test keeps short and checks.
+@Suite(.enabled(if: !Server.isRealHttpbin, "the dropping route is the loopback server's own"))
+struct DroppedConnectionTests {
+    enum Kind: String, CaseIterable, Sendable {
+        case data, file, stream
+    }
+
+    @Test(arguments: Kind.allCases)
+    func anUploadOnADroppedConnectionIsSentAgainWhole(kind: Kind) async throws {
+        // A server of its own, so that the connection reused is the one just opened here.
+        let server = try LoopbackServer()
+        defer { server.stop() }
+        let center = Center { $0.server = server.baseURL + "/" }
+        let scratch = Scratch()
+        let file = scratch.write("body.bin", bytes: 200_000, seed: 6)
+        let generated = GeneratedBody(length: 200_000, seed: 6)
+        let factory = Locked(0)
+        _ = try await center.send { $0.api = "get" }
+        // URLSession on Linux never sends a data or file body again: the request hangs until its idle timeout.
+        let urlSessionHangs = !StreamUploadRequestTests.defaultIsCurl && kind != .stream
+        let outcome = await center.sendRecording { request in
+            request.api = "drop-reused"
+            request.method = .put
+            if urlSessionHangs { request.timeout = .seconds(2) }
+            switch kind {
+            case .data: request.body = .data(try! Data(contentsOf: file))
+            case .file: request.body = .file(file)
+            case .stream:
+                request.body = .stream(length: 200_000) {
+                    factory.withLock { $0 += 1 }
+                    return generated.open()
+                }
+            }
+        }
+        if urlSessionHangs {
+            #expect(outcome.error?.code == .timedOut)
+            return
+        }
+        #expect(outcome.response?.json?["length"]?.int == 200_000)
+        #expect(outcome.response?.json?["sha256"]?.string == Scratch.sha256(of: file))
+        // Each connection the server dropped made the engine send the body again on a new one. (Under load the
+        // engine may already have opened a new connection, and then nothing was dropped.)
+        #expect(server.droppedConnections <= 1)
+        #expect(server.acceptedConnections == 2)
+        if kind == .stream { #expect(factory.snapshot == 1 + server.droppedConnections) }
+    }
+}
