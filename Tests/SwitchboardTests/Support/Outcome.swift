@@ -57,6 +57,25 @@ extension Center {
     }
 }
 
+extension Center {
+    /// Sends with callbacks and returns the response with every progress report, in the order delivered.
+    func sendCollectingProgress(
+        _ configure: (inout Request) -> Void
+    ) async throws -> (response: Response, progress: [TransferProgress]) {
+        let reports = Locked<[TransferProgress]>([])
+        let response = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Response, any Error>) in
+            send(configure) { progress in
+                reports.withLock { $0.append(progress) }
+            } onSuccess: {
+                continuation.resume(returning: $0)
+            } onFailure: {
+                continuation.resume(throwing: $0)
+            }
+        }
+        return (response, reports.snapshot)
+    }
+}
+
 /// A `StubEngine` center with a fixed server, for tests above the transport.
 func stubCenter(
     _ stub: StubEngine = StubEngine(), _ configure: (inout Center.Configuration) -> Void = { _ in }

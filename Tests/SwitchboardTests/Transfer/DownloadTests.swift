@@ -60,18 +60,13 @@ import SwitchboardTestSupport
         #expect(DownloadPlan.size(of: partial) == Int64(dropAt))
         #expect(scratch.contents == ["resumed.bin.switchboard-partial", "resumed.bin.switchboard-resume"])
 
-        let reports = Locked<[TransferProgress]>([])
-        let response = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Response, any Error>) in
-            center.send(configure) { progress in
-                reports.withLock { $0.append(progress) }
-            } onSuccess: { continuation.resume(returning: $0) } onFailure: { continuation.resume(throwing: $0) }
-        }
+        let (response, reports) = try await center.sendCollectingProgress(configure)
         #expect(response.status == 206)
         #expect(Scratch.sha256(of: destination) == expectedSHA())
         #expect(scratch.contents == ["resumed.bin"])
         // Progress continues from the offset and ends at the whole length.
-        #expect(reports.snapshot.first.map { $0.completed > Int64(dropAt) } == true)
-        #expect(reports.snapshot.last == TransferProgress(direction: .download, completed: Int64(length), expected: Int64(length)))
+        #expect(reports.first.map { $0.completed > Int64(dropAt) } == true)
+        #expect(reports.last == TransferProgress(direction: .download, completed: Int64(length), expected: Int64(length)))
     }
 
     @Test func aResumeWorksFromANewCenterAsAfterARestart() async throws {

@@ -19,22 +19,18 @@ import SwitchboardTestSupport
 
     @Test func aWholeFileInSegmentsLooksLikeOneResponse() async throws {
         let scratch = Scratch()
-        let reports = Locked<[Int64]>([])
-        let response = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Response, any Error>) in
-            center().send { request in
-                request.kind = .download
-                request.api = "files/\(self.length)"
-                request.destination = .file(scratch.file("whole.bin"))
-            } onProgress: { progress in reports.withLock { $0.append(progress.completed) } } onSuccess: {
-                continuation.resume(returning: $0)
-            } onFailure: { continuation.resume(throwing: $0) }
+        let (response, progress) = try await center().sendCollectingProgress { request in
+            request.kind = .download
+            request.api = "files/\(self.length)"
+            request.destination = .file(scratch.file("whole.bin"))
         }
+        let reports = progress.map(\.completed)
         #expect(response.status == 200)
         #expect(response.headers["Content-Length"] == String(length))
         #expect(response.headers["Content-Range"] == nil)
         #expect(Scratch.sha256(of: scratch.file("whole.bin")) == GeneratedContent(seed: 1).sha256(length: length))
-        #expect(reports.snapshot.last == Int64(length))
-        #expect(zip(reports.snapshot, reports.snapshot.dropFirst()).allSatisfy { $0 <= $1 })
+        #expect(reports.last == Int64(length))
+        #expect(zip(reports, reports.dropFirst()).allSatisfy { $0 <= $1 })
     }
 
     @Test func aResumeInSegments() async throws {

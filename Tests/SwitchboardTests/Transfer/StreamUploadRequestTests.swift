@@ -145,20 +145,11 @@ final class StreamFactory: Sendable {
     @Test(.enabled(if: !Server.isRealHttpbin, "the hashing sink is the loopback server's own"))
     func aFiftyMegabyteStreamOfKnownLengthIsHashedByTheServer() async throws {
         let stream = GeneratedBody(length: 50_000_000)
-        let reports = Locked<[TransferProgress]>([])
         let center = Center { $0.server = Server.loopback.baseURL + "/" }
-        let response = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Response, any Error>) in
-            center.send { request in
-                request.api = "sink"
-                request.method = .put
-                request.body = .stream(length: 50_000_000) { stream.open() }
-            } onProgress: { progress in
-                reports.withLock { $0.append(progress) }
-            } onSuccess: {
-                continuation.resume(returning: $0)
-            } onFailure: {
-                continuation.resume(throwing: $0)
-            }
+        let (response, reports) = try await center.sendCollectingProgress { request in
+            request.api = "sink"
+            request.method = .put
+            request.body = .stream(length: 50_000_000) { stream.open() }
         }
         let json = try #require(response.json)
         #expect(json["length"]?.int == 50_000_000)
@@ -166,7 +157,7 @@ final class StreamFactory: Sendable {
         // CurlEngine sends the known length; URLSession cannot send a stream with one.
         #expect(json["chunked"]?.bool == !Self.defaultIsCurl)
         await waitUntil { stream.closed.snapshot }
-        let upload = reports.snapshot.filter { $0.direction == .upload }
+        let upload = reports.filter { $0.direction == .upload }
         #expect(upload.last?.completed == 50_000_000)
         #expect(upload.allSatisfy { $0.expected == 50_000_000 })
     }

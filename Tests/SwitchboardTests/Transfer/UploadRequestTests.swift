@@ -22,21 +22,12 @@ import SwitchboardTestSupport
         try Data("hello from a file".utf8).write(to: text)
         let binary = scratch.write("photo.png", bytes: 3000)
         let before = Self.leftovers()
-        let reports = Locked<[TransferProgress]>([])
-        let response = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Response, any Error>) in
-            center().send { request in
-                request.kind = .upload
-                request.api = "post"
-                request.parameters = ["title": "Holiday", "tags": "sea, sun"]
-                request.addFormData(name: "notes", fileURL: text)
-                request.addFormData(name: "photo", fileURL: binary)
-            } onProgress: { progress in
-                reports.withLock { $0.append(progress) }
-            } onSuccess: {
-                continuation.resume(returning: $0)
-            } onFailure: {
-                continuation.resume(throwing: $0)
-            }
+        let (response, reports) = try await center().sendCollectingProgress { request in
+            request.kind = .upload
+            request.api = "post"
+            request.parameters = ["title": "Holiday", "tags": "sea, sun"]
+            request.addFormData(name: "notes", fileURL: text)
+            request.addFormData(name: "photo", fileURL: binary)
         }
         let json = try #require(response.json)
         #expect(json["form"] == ["title": "Holiday", "tags": "sea, sun"])
@@ -45,7 +36,7 @@ import SwitchboardTestSupport
         #expect(photo.hasPrefix("data:image/png;base64,"))
         #expect(Data(base64Encoded: String(photo.dropFirst("data:image/png;base64,".count))) == (try Data(contentsOf: binary)))
         #expect(json["headers"]?["Content-Type"]?.string?.hasPrefix("multipart/form-data; boundary=") == true)
-        let upload = reports.snapshot.filter { $0.direction == .upload }
+        let upload = reports.filter { $0.direction == .upload }
         #expect(upload.last?.isComplete == true)
         #expect(upload.last?.expected.map { $0 > 3000 } == true)
         #expect(Self.leftovers() == before)
