@@ -66,7 +66,8 @@ final class HTTP2Server: @unchecked Sendable {
         process.executableURL = URL(fileURLWithPath: Self.hypercorn ?? "/nonexistent")
         process.arguments = [
             "--certfile", made.certificate.path, "--keyfile", made.key.path, "--bind", "127.0.0.1:\(port)",
-            "--log-level", "warning", "h2app:app",
+            // A long keep-alive: Hypercorn closes a connection idle for 5 s, which a slow (sanitizer) build reaches.
+            "--keep-alive", "120", "--log-level", "warning", "h2app:app",
         ]
         process.currentDirectoryURL = scratch.url
         var environment = ProcessInfo.processInfo.environment
