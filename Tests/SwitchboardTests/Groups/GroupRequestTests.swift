@@ -43,9 +43,11 @@ import Testing
             Task {
                 // Members start in order: once the slow one is running, the quick one has started, and once the
                 // quick one has left the registry, it has finished.
-                let members = center.request(for: id)?.batch?.memberIDs ?? []
                 await waitUntil {
-                    members.count == 2 && center.request(for: members[1]) != nil && center.request(for: members[0]) == nil
+                    // Read each time: the members are listed once the batch has started them.
+                    let members = center.request(for: id)?.batch?.memberIDs ?? []
+                    return members.count == 2 && center.request(for: members[1]) != nil
+                        && center.request(for: members[0]) == nil
                 }
                 center.cancel(id)
             }
