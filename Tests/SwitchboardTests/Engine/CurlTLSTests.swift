@@ -1,4 +1,9 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Testing
 @testable import Switchboard
 import SwitchboardTestSupport
@@ -55,11 +60,31 @@ final class TLSServer: @unchecked Sendable {
         await TLSServer.waitForListener(on: port)
     }
 
-    /// Waits until something accepts connections on the port.
+    /// Waits until something accepts connections on the port (a plain `connect`, which on loopback answers at once,
+    /// so that no thread of the shared pool blocks while the server starts).
     static func waitForListener(on port: Int) async {
         for _ in 0..<400 {
-            if (try? run("bash -c 'exec 3<>/dev/tcp/127.0.0.1/\(port)' 2>/dev/null && echo up")) == "up\n" { return }
+            if accepts(port) { return }
             try? await Task.sleep(for: .milliseconds(25))
+        }
+    }
+
+    private static func accepts(_ port: Int) -> Bool {
+        #if canImport(Glibc)
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+        let fd = socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
         }
     }
 
