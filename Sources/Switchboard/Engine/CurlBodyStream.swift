@@ -91,8 +91,10 @@ final class CurlBodyStream: @unchecked Sendable {
     }
 
     private func mismatch(_ count: Int64) -> HTTPError {
-        HTTPError(.encoding, "the body stream yielded \(count > (stream.length ?? 0) ? "more than" : "only") \(count) "
-            + "bytes of the \(stream.length ?? 0) it announced")
+        let length = stream.length ?? 0
+        return HTTPError(.encoding, count > length
+            ? "the body stream yielded more than the \(length) bytes it announced"
+            : "the body stream ended after \(count) of the \(length) bytes it announced")
     }
 
     private func pump() {

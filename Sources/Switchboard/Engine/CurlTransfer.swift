@@ -108,24 +108,11 @@ final class CurlTransfer: @unchecked Sendable {
             }
         case .file(let file):
             upload = try FileHandle(forReadingFrom: file)
-            set(easy, .upload, 1)
-            sb_easy_setopt_offset(easy, CurlLibrary.Option.inFileSizeLarge.rawValue, request.body.count ?? -1)
-            sb_easy_setopt_data_callback(easy, CurlLibrary.Option.readFunction.rawValue, curlRead)
-            sb_easy_setopt_pointer(easy, CurlLibrary.Option.readData.rawValue, context)
-            // Lets libcurl send the body again on a new connection when a reused one turns out dead.
-            sb_easy_setopt_seek_callback(easy, CurlLibrary.Option.seekFunction.rawValue, curlSeek)
-            sb_easy_setopt_pointer(easy, CurlLibrary.Option.seekData.rawValue, context)
+            setUploadCallbacks(easy, length: request.body.count, context: context)
         case .stream(let stream):
             self.resume = resume
             bodyStream = CurlBodyStream(stream, ready: resume)
-            set(easy, .upload, 1)
-            // An unknown length goes chunked over HTTP/1.1.
-            sb_easy_setopt_offset(easy, CurlLibrary.Option.inFileSizeLarge.rawValue, stream.length ?? -1)
-            sb_easy_setopt_data_callback(easy, CurlLibrary.Option.readFunction.rawValue, curlRead)
-            sb_easy_setopt_pointer(easy, CurlLibrary.Option.readData.rawValue, context)
-            // Lets libcurl send the body again on a new connection when a reused one turns out dead.
-            sb_easy_setopt_seek_callback(easy, CurlLibrary.Option.seekFunction.rawValue, curlSeek)
-            sb_easy_setopt_pointer(easy, CurlLibrary.Option.seekData.rawValue, context)
+            setUploadCallbacks(easy, length: stream.length, context: context)
         }
         if url.scheme?.lowercased() == "https" {
             // Wait for a connection that may multiplex (HTTP/2) rather than open one per request.
@@ -144,6 +131,18 @@ final class CurlTransfer: @unchecked Sendable {
         headerList = list
         sb_easy_setopt_pointer(easy, CurlLibrary.Option.httpHeader.rawValue, list.map { UnsafeRawPointer($0) })
         return easy
+    }
+
+    /// A body read through the read callback (a file or a stream): sent with a `Content-Length` when the length is
+    /// known, chunked over HTTP/1.1 otherwise.
+    private func setUploadCallbacks(_ easy: UnsafeMutableRawPointer, length: Int64?, context: UnsafeMutableRawPointer) {
+        set(easy, .upload, 1)
+        sb_easy_setopt_offset(easy, CurlLibrary.Option.inFileSizeLarge.rawValue, length ?? -1)
+        sb_easy_setopt_data_callback(easy, CurlLibrary.Option.readFunction.rawValue, curlRead)
+        sb_easy_setopt_pointer(easy, CurlLibrary.Option.readData.rawValue, context)
+        // Lets libcurl send the body again on a new connection when a reused one turns out dead.
+        sb_easy_setopt_seek_callback(easy, CurlLibrary.Option.seekFunction.rawValue, curlSeek)
+        sb_easy_setopt_pointer(easy, CurlLibrary.Option.seekData.rawValue, context)
     }
 
     private func set(_ easy: UnsafeMutableRawPointer, _ option: CurlLibrary.Option, _ value: Int) {

@@ -230,7 +230,7 @@ final class StreamFactory: Sendable {
             request.body = .stream(length: 1000) { GeneratedBody(length: actual).open() }
         }
         #expect(outcome.error?.code == .encoding)
-        #expect(outcome.error?.message.contains("1000 it announced") == true)
+        #expect(outcome.error?.message.contains("the 1000 bytes it announced") == true)
     }
 }
 
