@@ -52,7 +52,15 @@ final class TLSServer: @unchecked Sendable {
     }
 
     deinit {
-        process.terminate()
+        TLSServer.stop(process)
+    }
+
+    /// Stops a server process for good: with `terminate()` (SIGTERM), every `openssl s_server` started by these tests
+    /// was still running after the test run ended.
+    static func stop(_ process: Process) {
+        guard process.isRunning else { return }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
     }
 
     /// Waits until the server accepts connections.

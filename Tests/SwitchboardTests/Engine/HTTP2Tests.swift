@@ -79,7 +79,7 @@ final class HTTP2Server: @unchecked Sendable {
     }
 
     deinit {
-        process.terminate()
+        TLSServer.stop(process)
     }
 
     var baseURL: String { "https://localhost:\(port)/" }

@@ -271,7 +271,8 @@ struct DroppedConnectionTests {
                 }
             }
         }
-        if urlSessionHangs {
+        if urlSessionHangs && server.droppedConnections > 0 {
+            // (When URLSession happened to open a new connection instead, nothing was dropped and it succeeds.)
             #expect(outcome.error?.code == .timedOut)
             return
         }
