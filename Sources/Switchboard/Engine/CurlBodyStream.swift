@@ -100,9 +100,9 @@ final class CurlBodyStream: @unchecked Sendable {
     private func pump() {
         let input: InputStream
         do {
-            input = try stream.open()
+            input = try stream.makeStream()
         } catch {
-            finish(failure: HTTPError(.fileSystem, "the body stream could not be opened: \(error)", underlying: error))
+            finish(failure: error)
             return
         }
         input.open()

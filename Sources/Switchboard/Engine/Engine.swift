@@ -141,6 +141,18 @@ public struct EngineRequest: Sendable {
         public static func == (lhs: BodyStream, rhs: BodyStream) -> Bool {
             lhs.identity === rhs.identity
         }
+
+        /// Makes a new stream; a failure of `open` becomes the error the center reports (an `HTTPError` stays as it
+        /// is, anything else is `.fileSystem`).
+        func makeStream() throws(HTTPError) -> InputStream {
+            do {
+                return try open()
+            } catch let error as HTTPError {
+                throw error
+            } catch {
+                throw HTTPError(.fileSystem, "the body stream could not be opened: \(error)", underlying: error)
+            }
+        }
     }
 
     /// Where an engine puts the response body.

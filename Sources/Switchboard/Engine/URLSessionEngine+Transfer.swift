@@ -90,12 +90,12 @@ final class SessionTransfer: Sendable {
             // URLSession sends a stream chunked, and sends both framings if given a `Content-Length` too.
             urlRequest.setValue(nil, forHTTPHeaderField: "Content-Length")
             do {
-                let opened = try stream.open()
+                let opened = try stream.makeStream()
                 urlRequest.httpBodyStream = opened
                 state.withLock { $0.bodyStream = opened }
             } catch {
                 state.withLock { state in
-                    if state.stopReason == nil { state.stopReason = .failed(Self.streamError(error)) }
+                    if state.stopReason == nil { state.stopReason = .failed(error) }
                 }
                 completed(nil)
                 return
@@ -171,12 +171,6 @@ final class SessionTransfer: Sendable {
     func newBodyStream() -> InputStream? {
         guard case .stream(let stream) = request.body else { return nil }
         return try? stream.open()
-    }
-
-    /// Why a body stream could not be opened, as the center reports it.
-    static func streamError(_ error: any Error) -> HTTPError {
-        error as? HTTPError
-            ?? HTTPError(.fileSystem, "the body stream could not be opened: \(error)", underlying: error)
     }
 
     /// Decides the request a redirect continues with: credentials stay with their origin, and a `307`/`308` with a

@@ -226,7 +226,6 @@ enum FormEncoding {
     static func escape(_ string: String) -> String {
         let utf8 = string.utf8
         guard utf8.contains(where: { !isAllowed($0) }) else { return string }
-        let hex = Array("0123456789ABCDEF".utf8)
         var escaped: [UInt8] = []
         escaped.reserveCapacity(utf8.count * 3)
         for byte in utf8 {
@@ -234,12 +233,14 @@ enum FormEncoding {
                 escaped.append(byte)
             } else {
                 escaped.append(UInt8(ascii: "%"))
-                escaped.append(hex[Int(byte >> 4)])
-                escaped.append(hex[Int(byte & 0x0F)])
+                escaped.append(hexDigits[Int(byte >> 4)])
+                escaped.append(hexDigits[Int(byte & 0x0F)])
             }
         }
         return String(decoding: escaped, as: UTF8.self)
     }
+
+    private static let hexDigits = Array("0123456789ABCDEF".utf8)
 
     /// Unreserved characters (`A-Z a-z 0-9 - . _ ~`), `/` and `?`.
     private static func isAllowed(_ byte: UInt8) -> Bool {

@@ -22,14 +22,7 @@ final class GeneratedBody: Sendable {
 
     /// The SHA-256 of the whole body, as hex.
     var sha256: String {
-        var hasher = SHA256()
-        var at = 0
-        while at < length {
-            let size = min(1 << 20, length - at)
-            hasher.update(content.bytes(offset: at, count: size))
-            at += size
-        }
-        return hasher.hexDigest()
+        content.sha256(length: length)
     }
 }
 
