@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.2
 import PackageDescription
 
 let package = Package(
@@ -16,6 +16,23 @@ let package = Package(
         .target(name: "Switchboard", dependencies: ["CCurlShim"]),
         .target(name: "SwitchboardTestSupport", dependencies: ["Switchboard"]),
         .testTarget(name: "SwitchboardTests", dependencies: ["Switchboard", "SwitchboardTestSupport"]),
+        // The README's snippets and the first calls of app code, compiled (the same files, linked) where apps write
+        // them: in a `@MainActor` type, in a target whose default isolation is `MainActor`, and in Swift 5 mode with
+        // minimal and with complete concurrency checking. ReadmeScript is the same in top-level code.
+        .testTarget(name: "SwitchboardMainActorTests", dependencies: ["Switchboard"]),
+        .testTarget(
+            name: "SwitchboardDefaultIsolationTests", dependencies: ["Switchboard"],
+            swiftSettings: [.defaultIsolation(MainActor.self)]
+        ),
+        .testTarget(
+            name: "SwitchboardSwift5Tests", dependencies: ["Switchboard"],
+            swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
+        .testTarget(
+            name: "SwitchboardSwift5StrictTests", dependencies: ["Switchboard"],
+            swiftSettings: [.swiftLanguageMode(.v5), .enableUpcomingFeature("StrictConcurrency")]
+        ),
+        .executableTarget(name: "ReadmeScript", dependencies: ["Switchboard"], path: "Tests/ReadmeScript"),
         .executableTarget(
             name: "Benchmarks",
             dependencies: ["Switchboard", "SwitchboardTestSupport"],

@@ -1,12 +1,18 @@
 import Foundation
-import Testing
-@testable import Switchboard
+import Switchboard
 
-// Every Swift block of README.md is copied here, inside a function, so that the compiler checks it. The test below
-// fails when a block of the README is missing from this file, so the two cannot drift apart. Blocks run against a
-// `StubEngine` where running them is cheap.
+// Every Swift block of README.md is copied here, inside an `async` function, so that the compiler checks it; top-level
+// blocks are in ReadmeScript/main.swift. `ReadmeTests` fails when a block of the README is missing from these files,
+// so the two cannot drift apart.
+//
+// This one file is compiled by several test targets (the others hold a link to it), each declaring `ReadmeSnippets`
+// in its own way: a plain enum in Swift 6 mode, a `@MainActor` class, an enum in a target whose default isolation is
+// `MainActor`, and an enum in Swift 5 mode with and without strict concurrency checking. So every snippet must compile,
+// unchanged, in each of those places.
 
-struct User: Codable, Sendable {
+/// The app's model type. `nonisolated`: in a target whose default isolation is `MainActor`, a type's `Codable`
+/// conformance is otherwise main-actor isolated, and endpoints and callbacks decode it off the main actor.
+nonisolated struct User: Codable, Sendable {
     let id: Int
     let name: String
 }
@@ -56,7 +62,7 @@ extension Node {
     static let payment: Node = "payment"
 }
 
-enum ReadmeSnippets {
+extension ReadmeSnippets {
     static func endpoints() async throws {
         let user = try await Center.shared.send(GetUser(id: 7))          // a User
         let profile = try await Center.shared.send(AccountAPI.profile(id: 7))
@@ -70,13 +76,14 @@ enum ReadmeSnippets {
         print(user.name, profile, both.count)
     }
 
-    static func environments() {
+    static func environments() async throws {
         Center.shared.setup { config in
             config.server = "https://api.example.com/v1/"                // the default node
             config.nodes[.payment] = "https://pay.example.com/"
         }
         Center.shared.setNode(.payment, to: "https://pay.staging.example.com/")   // switch at run time
-        Center.shared.send { $0.node = .payment; $0.api = "charges" }             // or `var node: Node` on an endpoint
+        let charges = try await Center.shared.send { $0.node = .payment; $0.api = "charges" }   // or `var node: Node`
+        print(charges.status)
     }
 
     static func pagination() async throws {
@@ -110,8 +117,8 @@ enum ReadmeSnippets {
         cache.invalidate(prefix: "GET https://api.example.com/v1/feed")
     }
 
-    static func authentication() {
-        struct Token: Codable, Sendable {
+    static func authentication() async throws {
+        nonisolated struct Token: Codable, Sendable {      // decoded off the main actor, in `refresh`
             var access: String
             var refresh: String
             var expires: Date
@@ -134,12 +141,12 @@ enum ReadmeSnippets {
         authenticator.setCredential(Optional<Token>.none)          // after a logout; a login sets the new token
     }
 
-    static func deduplication() {
+    static func deduplication() async throws {
         Center.shared.setup { $0.deduplicatesGETs = true }        // identical GETs and HEADs in flight share one transfer
-        Center.shared.send { $0.api = "search"; $0.method = .post; $0.deduplicate = true }   // or per request
+        try await Center.shared.send { $0.api = "search"; $0.method = .post; $0.deduplicate = true }   // or per request
     }
 
-    static func envelopes() {
+    static func envelopes() async throws {
         Center.shared.setup { config in
             config.onResponse = { request, response in
                 try response.unwrapping(code: "code", ok: 0, message: "message", data: "data")
@@ -168,7 +175,7 @@ enum ReadmeSnippets {
         print(user.name)
     }
 
-    static func configure() {
+    static func configure() async throws {
         Center.shared.setup { config in
             config.server = "https://api.example.com/v1/"
             config.headers["X-Client"] = "ios"
@@ -194,7 +201,7 @@ enum ReadmeSnippets {
         Center.shared.setParameter(nil, for: "app_version")
     }
 
-    static func payments() {
+    static func payments() async throws {
         let payments = Center { config in
             config.server = "https://pay.example.com/"
             config.engine = URLSessionEngine(configuration: .ephemeral)
@@ -202,7 +209,7 @@ enum ReadmeSnippets {
         _ = payments
     }
 
-    static func callbacks() -> RequestID {
+    static func callbacks() async throws -> RequestID {
         let id = Center.shared.send { request in
             request.api = "users"
             request.method = .post
@@ -228,8 +235,8 @@ enum ReadmeSnippets {
         print(user.name, page.string ?? "")
     }
 
-    static func requestOptions() {
-        Center.shared.send { request in
+    static func requestOptions() async throws {
+        let response = try await Center.shared.send { request in
             request.api = "search"                        // or request.url = "https://..." (wins over server + api)
             request.method = .get                         // GET by default; any token: "PROPFIND"
             request.parameters = ["q": "swift", "page": 2] // query for GET/HEAD/DELETE, body otherwise
@@ -240,14 +247,16 @@ enum ReadmeSnippets {
             request.acceptableStatusCodes = Set(200...299).union([304])
             request.userInfo["retryable"] = true          // for your hooks
         }
+        print(response.json ?? "empty")
     }
 
-    static func bodies() {
-        Center.shared.send { request in
+    static func bodies() async throws {
+        let created = try await Center.shared.send { request in
             request.api = "users"
             request.method = .post
             request.body = .json(User(id: 0, name: "Ada"))   // wins over parameters
         }
+        print(created.status)
     }
 
     static func groups() async throws {
@@ -287,26 +296,25 @@ enum ReadmeSnippets {
         } onFailure: { results in
             print(results.map { (try? $0.get()) != nil })
         }
-        cancelAndRetry(id: batchID, batchID: batchID, chainID: chainID)
+        try await cancelAndRetry(id: batchID, batchID: batchID, chainID: chainID)
         _ = responses
     }
 
-    static func cancelAndRetry(id: RequestID, batchID: RequestID, chainID: RequestID) {
+    static func cancelAndRetry(id: RequestID, batchID: RequestID, chainID: RequestID) async throws {
         Center.shared.cancel(id) { cancelled in
             print("cancelled:", cancelled?.id.map(String.init(describing:)) ?? "nothing was running")
         }
         Center.shared.cancel(batchID)          // cancels the running members, starts no other
+        Center.shared.cancel(tag: "feed")      // every request and group whose tag is "feed"
 
-        switch Center.shared.retry(chainID) {  // re-runs what failed or never ran, keeps what succeeded
-        case .retrying: print("the original callbacks will fire again")
-        case .running, .succeeded, .unknown: break
-        }
+        let retried = try await Center.shared.retry(chainID)   // re-runs what failed or never ran, keeps what succeeded
+        print(retried.responses.count)                          // the original callbacks fire again too
 
         let task = Task { try await Center.shared.send { $0.api = "reports/slow" } }
         task.cancel()   // the transfer stops; the call throws HTTPError with code .cancelled
     }
 
-    static func engines() throws {
+    static func engines() async throws {
         let engine = try CurlEngine(tls: .init(
             caCertificates: URL(fileURLWithPath: "/etc/myapp/ca.pem"),              // trust a private CA
             pinnedPublicKeys: ["api.example.com": ["sha256//r8udi/Mxd6pLOS73Hy6QZ/TY6hNHXz6ydyD2nRGc2VQ="]]
@@ -314,7 +322,7 @@ enum ReadmeSnippets {
         Center.shared.setup { $0.engine = engine }
     }
 
-    static func upload() {
+    static func upload() async throws {
         let photo = URL(fileURLWithPath: "/path/to/photo.jpg")
         Center.shared.send { request in
             request.kind = .upload                         // POST unless you choose another method
@@ -328,7 +336,7 @@ enum ReadmeSnippets {
             print(response.status)
         }
 
-        Center.shared.send { request in                     // a raw body from a file, any method: a presigned PUT
+        try await Center.shared.send { request in           // a raw body from a file, any method: a presigned PUT
             request.kind = .upload
             request.url = "https://bucket.example.com/object?signature=abc"
             request.method = .put
@@ -336,7 +344,7 @@ enum ReadmeSnippets {
         }
 
         let log = URL(fileURLWithPath: "/var/log/app.log")
-        Center.shared.send { request in                     // a stream, opened afresh for every attempt and redirect
+        try await Center.shared.send { request in           // a stream, opened afresh for every attempt and redirect
             request.api = "logs"
             request.method = .post
             request.body = .stream(contentType: "text/plain") { InputStream(url: log)! }
@@ -359,19 +367,19 @@ enum ReadmeSnippets {
         print(file?.path ?? "")
     }
 
-    static func retryPolicy() {
+    static func retryPolicy() async throws {
         Center.shared.setup { config in
             config.retryPolicy = .default                   // 3 attempts; .never is the default
         }
-        Center.shared.send { request in
+        try await Center.shared.send { request in
             request.api = "orders"
             request.method = .post
             request.retry = RetryPolicy(maxAttempts: 4, initialDelay: .seconds(1), methods: [.post])
         }
-        Center.shared.send { $0.api = "feed"; $0.retryCount = 2 }   // XMNetworking's shorthand: 3 attempts
+        try await Center.shared.send { $0.api = "feed"; $0.retryCount = 2 }   // XMNetworking's shorthand: 3 attempts
     }
 
-    static func errors() async {
+    static func errors() async throws {
         do {
             _ = try await Center.shared.send { $0.api = "users/9" }
         } catch {
@@ -399,45 +407,62 @@ enum ReadmeSnippets {
         assert(user.name == "Ada")
         assert(stub.requests.count == 1)
     }
-}
 
-@Suite struct ReadmeTests {
-    static let root = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static func nestedParameters() async throws {
+        let results = try await Center.shared.send { request in
+            request.api = "search"
+            request.method = .post
+            request.requestSerializer = .json
+            request.parameters = [
+                "query": "swift",
+                "filter": ["tags": ["linux", "ios"], "limit": 3, "open": true] as JSON,   // mixed values: JSON
+            ]
+        }
+        print(results.status)
+    }
 
-    /// The Swift blocks of the README, with import lines dropped and white space folded.
-    static func readmeBlocks() throws -> [String] {
-        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
-        var blocks: [String] = []
-        var current: [String]?
-        for line in readme.components(separatedBy: "\n") {
-            if current == nil, line.trimmingCharacters(in: .whitespaces) == "```swift" {
-                current = []
-            } else if current != nil, line.trimmingCharacters(in: .whitespaces) == "```" {
-                blocks.append(current!.filter { !$0.hasPrefix("import ") }.joined(separator: "\n"))
-                current = nil
-            } else {
-                current?.append(line)
+    static func emptyBodies() async throws {
+        try await Center.shared.send(EmptyBody.self) { $0.api = "users/7"; $0.method = .delete }   // a 204
+        let head = try await Center.shared.send { $0.api = "files/big.iso"; $0.method = .head }
+        print(head.headers["Content-Length"] ?? "unknown")
+    }
+
+    static func ownersAndTags() async throws {
+        final class FeedScreen {
+            func appear() {
+                Center.shared.send { request in
+                    request.api = "feed"
+                    request.owner = self                    // the screen is deallocated: the request is cancelled
+                    request.tag = "feed"                    // Center.shared.cancel(tag: "feed") cancels it too
+                    request.callbackQueue = .main           // this request's callbacks, whatever the center's queue
+                } onSuccess: { response in
+                    print(response.status)
+                }
             }
         }
-        return blocks
+        FeedScreen().appear()
     }
+}
 
-    static func fold(_ text: String) -> String {
-        text.split(whereSeparator: \.isWhitespace).joined(separator: " ")
-    }
+// MARK: - From SwiftUI and @MainActor code
 
-    @Test func everyReadmeBlockIsCompiledHere() throws {
-        let blocks = try Self.readmeBlocks()
-        #expect(blocks.count >= 8)
-        let source = Self.fold(try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8))
-        for block in blocks {
-            let compiled = source.contains(Self.fold(block))
-            #expect(compiled, "README block not compiled by ReadmeSnippets.swift:\n\(block)")
+@MainActor
+final class ProfileModel {                          // an @Observable or ObservableObject in a SwiftUI app
+    var userID = 7
+    var user: User?
+    var posts: [JSON] = []
+    var failure: String?
+
+    func load() async {
+        do {
+            user = try await Center.shared.send(User.self) { $0.api = "users/\(userID)" }
+            let page = try await Center.shared.send { request in
+                request.api = "users/\(userID)/posts"
+                request.parameters = ["page": 1]
+            }
+            posts = page.json?["items"]?.array ?? []
+        } catch {
+            failure = error.message                 // HTTPError: the async API throws nothing else
         }
-    }
-
-    @Test func theStubExampleRuns() async throws {
-        try await ReadmeSnippets.stubs()
     }
 }

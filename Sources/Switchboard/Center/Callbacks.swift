@@ -2,36 +2,41 @@ import Foundation
 
 /// The callbacks of a single request, kept together so that a retry can fire them again.
 struct SingleCallbacks: Sendable {
-    var onProgress: (@Sendable (TransferProgress) -> Void)?
-    var onSuccess: (@Sendable (Response) throws -> Void)?
-    var onFailure: (@Sendable (HTTPError) -> Void)?
-    var onFinished: (@Sendable (Result<Response, HTTPError>) -> Void)?
+    var onProgress: (@Sendable (TransferProgress) -> Void)? = nil
+    var onSuccess: (@Sendable (Response) throws -> Void)? = nil
+    var onFailure: (@Sendable (HTTPError) -> Void)? = nil
+    var onFinished: (@Sendable (Result<Response, HTTPError>) -> Void)? = nil
 
     /// Success then finished, or failure then finished; a throwing `onSuccess` turns the outcome into a failure.
-    func deliver(_ result: Result<Response, HTTPError>) {
+    /// Returns the outcome the callbacks saw.
+    @discardableResult
+    func deliver(_ result: Result<Response, HTTPError>) -> Result<Response, HTTPError> {
         switch result {
         case .success(let response):
             do {
                 try onSuccess?(response)
                 onFinished?(.success(response))
+                return result
             } catch {
                 let error = HTTPError.from(error, request: response.request)
                 onFailure?(error)
                 onFinished?(.failure(error))
+                return .failure(error)
             }
         case .failure(let error):
             onFailure?(error)
             onFinished?(.failure(error))
+            return result
         }
     }
 }
 
 /// The callbacks of a batch or chain.
 struct GroupCallbacks: Sendable {
-    var onProgress: (@Sendable (TransferProgress) -> Void)?
-    var onSuccess: (@Sendable ([Response]) -> Void)?
-    var onFailure: (@Sendable ([Result<Response, HTTPError>]) -> Void)?
-    var onFinished: (@Sendable ([Result<Response, HTTPError>]) -> Void)?
+    var onProgress: (@Sendable (TransferProgress) -> Void)? = nil
+    var onSuccess: (@Sendable ([Response]) -> Void)? = nil
+    var onFailure: (@Sendable ([Result<Response, HTTPError>]) -> Void)? = nil
+    var onFinished: (@Sendable ([Result<Response, HTTPError>]) -> Void)? = nil
 
     /// Success then finished, or failure then finished, with results in member order. A group succeeds when every
     /// member did and it was not cancelled before it finished.

@@ -17,22 +17,47 @@ extension Center {
     /// ```
     ///
     /// Each member goes through the whole request path (merging, hooks, validation, decoding). `onSuccess` runs when
-    /// every member succeeded, `onFailure` otherwise, then `onFinished`, each once, on the callback queue.
-    /// `onProgress` sums the members' progress. Under `.failFast` the first failure cancels the other members.
-    /// Members that never ran are `.notSent`; an empty batch fails with one `.invalidGroup` result.
+    /// every member succeeded, `onFailure` otherwise, then `onFinished`, each once, on the batch's `callbackQueue`
+    /// (else the configuration's). `onProgress` sums the members' progress. Under `.failFast` the first failure
+    /// cancels the other members. Members that never ran are `.notSent`; an empty batch fails with one
+    /// `.invalidGroup` result. The callback form needs at least one of `onSuccess`, `onFailure` or `onFinished`.
     ///
     /// - Returns: the batch's identifier, valid before any member starts; `request(for:)` lists the members'.
     @discardableResult
     public func sendBatch(
         _ configure: (inout BatchRequest) -> Void,
         onProgress: (@Sendable (TransferProgress) -> Void)? = nil,
-        onSuccess: (@Sendable ([Response]) -> Void)? = nil,
+        onSuccess: @escaping @Sendable ([Response]) -> Void,
         onFailure: (@Sendable ([Result<Response, HTTPError>]) -> Void)? = nil,
         onFinished: (@Sendable ([Result<Response, HTTPError>]) -> Void)? = nil
     ) -> RequestID {
+        sendBatch(configure, GroupCallbacks(
+            onProgress: onProgress, onSuccess: onSuccess, onFailure: onFailure, onFinished: onFinished))
+    }
+
+    /// Sends a batch, and reports a failure through `onFailure` (then `onFinished`).
+    @discardableResult
+    public func sendBatch(
+        _ configure: (inout BatchRequest) -> Void,
+        onProgress: (@Sendable (TransferProgress) -> Void)? = nil,
+        onFailure: @escaping @Sendable ([Result<Response, HTTPError>]) -> Void,
+        onFinished: (@Sendable ([Result<Response, HTTPError>]) -> Void)? = nil
+    ) -> RequestID {
+        sendBatch(configure, GroupCallbacks(onProgress: onProgress, onFailure: onFailure, onFinished: onFinished))
+    }
+
+    /// Sends a batch, and reports every member's result to `onFinished`, once, in member order.
+    @discardableResult
+    public func sendBatch(
+        _ configure: (inout BatchRequest) -> Void,
+        onProgress: (@Sendable (TransferProgress) -> Void)? = nil,
+        onFinished: @escaping @Sendable ([Result<Response, HTTPError>]) -> Void
+    ) -> RequestID {
+        sendBatch(configure, GroupCallbacks(onProgress: onProgress, onFinished: onFinished))
+    }
+
+    private func sendBatch(_ configure: (inout BatchRequest) -> Void, _ callbacks: GroupCallbacks) -> RequestID {
         let batch = Center.numbered(configure)
-        let callbacks = GroupCallbacks(
-            onProgress: onProgress, onSuccess: onSuccess, onFailure: onFailure, onFinished: onFinished)
         startGroup(.batch(batch), previous: nil, callbacks: callbacks, registered: false)
         return batch.id!
     }
@@ -48,6 +73,8 @@ extension Center {
     ///
     /// - Throws: `HTTPError` whose `memberResults` holds every member's outcome; its code is that of the failure that
     ///   decided the outcome (`.cancelled` when the batch or its task was cancelled).
+    @discardableResult
+    nonisolated(nonsending)
     public func batch(_ configure: (inout BatchRequest) -> Void) async throws(HTTPError) -> [Response] {
         try await runGroup(.batch(Center.numbered(configure)))
     }
@@ -71,17 +98,42 @@ extension Center {
     ///
     /// A step that throws declines to send: the chain fails, and that step and the later ones are `.notSent`. A chain
     /// without `first` fails with one `.invalidGroup` result. Step closures run off the callback queue, between steps.
+    /// The callback form needs at least one of `onSuccess`, `onFailure` or `onFinished`.
     @discardableResult
     public func sendChain(
         _ configure: (inout ChainRequest) -> Void,
         onProgress: (@Sendable (TransferProgress) -> Void)? = nil,
-        onSuccess: (@Sendable ([Response]) -> Void)? = nil,
+        onSuccess: @escaping @Sendable ([Response]) -> Void,
         onFailure: (@Sendable ([Result<Response, HTTPError>]) -> Void)? = nil,
         onFinished: (@Sendable ([Result<Response, HTTPError>]) -> Void)? = nil
     ) -> RequestID {
+        sendChain(configure, GroupCallbacks(
+            onProgress: onProgress, onSuccess: onSuccess, onFailure: onFailure, onFinished: onFinished))
+    }
+
+    /// Sends a chain, and reports a failure through `onFailure` (then `onFinished`).
+    @discardableResult
+    public func sendChain(
+        _ configure: (inout ChainRequest) -> Void,
+        onProgress: (@Sendable (TransferProgress) -> Void)? = nil,
+        onFailure: @escaping @Sendable ([Result<Response, HTTPError>]) -> Void,
+        onFinished: (@Sendable ([Result<Response, HTTPError>]) -> Void)? = nil
+    ) -> RequestID {
+        sendChain(configure, GroupCallbacks(onProgress: onProgress, onFailure: onFailure, onFinished: onFinished))
+    }
+
+    /// Sends a chain, and reports every step's result to `onFinished`, once, in step order.
+    @discardableResult
+    public func sendChain(
+        _ configure: (inout ChainRequest) -> Void,
+        onProgress: (@Sendable (TransferProgress) -> Void)? = nil,
+        onFinished: @escaping @Sendable ([Result<Response, HTTPError>]) -> Void
+    ) -> RequestID {
+        sendChain(configure, GroupCallbacks(onProgress: onProgress, onFinished: onFinished))
+    }
+
+    private func sendChain(_ configure: (inout ChainRequest) -> Void, _ callbacks: GroupCallbacks) -> RequestID {
         let chain = Center.numbered(configure)
-        let callbacks = GroupCallbacks(
-            onProgress: onProgress, onSuccess: onSuccess, onFailure: onFailure, onFinished: onFinished)
         startGroup(.chain(chain), previous: nil, callbacks: callbacks, registered: false)
         return chain.id!
     }
@@ -89,20 +141,24 @@ extension Center {
     /// Sends a chain and returns every step's response, in step order.
     ///
     /// - Throws: `HTTPError` whose `memberResults` holds every step's outcome.
+    @discardableResult
+    nonisolated(nonsending)
     public func chain(_ configure: (inout ChainRequest) -> Void) async throws(HTTPError) -> [Response] {
         try await runGroup(.chain(Center.numbered(configure)))
     }
 
     // MARK: - Running groups
 
-    /// Runs a batch or chain and delivers its results to callbacks; `retry` uses it too.
+    /// Runs a batch or chain and delivers its results to callbacks; `retry` uses it too, with `then` to hear the
+    /// outcome after the callbacks.
     func startGroup(
-        _ group: AnyRequest, previous: [Result<Response, HTTPError>]?, callbacks: GroupCallbacks, registered: Bool
+        _ group: AnyRequest, previous: [Result<Response, HTTPError>]?, callbacks: GroupCallbacks, registered: Bool,
+        then: (@Sendable ([Result<Response, HTTPError>], HTTPError?) -> Void)? = nil
     ) {
         let id = group.id!
         if registered { registry.update(id, group) } else { registry.insert(id, group) }
         let configuration = configuration
-        let (queue, relay) = delivery(configuration, onProgress: callbacks.onProgress)
+        let (queue, relay) = delivery(group.callbackQueue, configuration, onProgress: callbacks.onProgress)
         let task = Task.detached(priority: Task.currentPriority) { [self, queue] in
             let (results, error) = await runMembers(group, configuration, previous: previous, relay: relay)
             relay?.finish()
@@ -113,12 +169,16 @@ extension Center {
             case .single: nil
             }
             registry.remember(id, failure: record, limit: configuration.retainedFailures)
-            queue.async { callbacks.deliver(results, succeeded: !failed) }
+            queue.async {
+                callbacks.deliver(results, succeeded: !failed)
+                then?(results, error)
+            }
         }
         registry.attach(task, to: id)
     }
 
     /// Runs a batch or chain for an `async` caller.
+    nonisolated(nonsending)
     private func runGroup(_ group: AnyRequest) async throws(HTTPError) -> [Response] {
         let id = group.id!
         registry.insert(id, group)

@@ -23,8 +23,52 @@ extension Center {
     /// // later, when the user taps it:
     /// center.retry(id)
     /// ```
+    ///
+    /// In `async` code, `try await center.retry(id)` is the form that waits for the new outcome.
     @discardableResult
     public func retry(_ id: RequestID) -> RetryAnswer {
+        retry(id, then: nil)
+    }
+
+    /// Runs a finished, failed request or group again, like `retry(_:)`, and returns its new outcome.
+    ///
+    /// ```swift
+    /// let outcome = try await center.retry(batchID)   // the original callbacks fire too
+    /// print(outcome.responses.count)                  // every member's response, in member order
+    /// ```
+    ///
+    /// Cancelling the calling task cancels the retried work.
+    ///
+    /// - Throws: `HTTPError`: the new failure (for a group, with every member's outcome in `memberResults`), or
+    ///   `.notRetryable` when the identifier names nothing that failed (still running, succeeded, unknown to this
+    ///   center, or sent with `async`: call that again instead).
+    @discardableResult
+    nonisolated(nonsending)
+    public func retry(_ id: RequestID) async throws(HTTPError) -> RetryOutcome {
+        let outcome = await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Result<RetryOutcome, HTTPError>, Never>)
+                in
+                let answer = retry(id) { continuation.resume(returning: $0) }
+                if answer != .retrying {
+                    let reason = switch answer {
+                    case .running: "it is still running"
+                    case .succeeded: "it succeeded"
+                    default: "this center has no failure on record for it"
+                    }
+                    let error = HTTPError(.notRetryable, "nothing to retry for \(id): \(reason)")
+                    continuation.resume(returning: .failure(error))
+                } else if Task.isCancelled {
+                    cancel(id)
+                }
+            }
+        } onCancel: {
+            cancel(id)
+        }
+        return try outcome.get()
+    }
+
+    /// Runs failed work again; `then` hears its outcome after the original callbacks.
+    private func retry(_ id: RequestID, then: (@Sendable (Result<RetryOutcome, HTTPError>) -> Void)?) -> RetryAnswer {
         switch registry.takeForRetry(id) {
         case .running:
             return .running
@@ -33,12 +77,53 @@ extension Center {
         case .unknown:
             return .unknown
         case .failed(.single(let request, let callbacks)):
-            start(request, id: id, callbacks: callbacks, registered: true)
+            var single: (@Sendable (Result<Response, HTTPError>) -> Void)?
+            if let then { single = { result in then(result.map { RetryOutcome.response($0) }) } }
+            start(request, id: id, callbacks: callbacks, registered: true, then: single)
         case .failed(.batch(let batch, let results, let callbacks)):
-            startGroup(.batch(batch), previous: results, callbacks: callbacks, registered: true)
+            startGroup(
+                .batch(batch), previous: results, callbacks: callbacks, registered: true, then: Center.groupThen(then))
         case .failed(.chain(let chain, let results, let callbacks)):
-            startGroup(.chain(chain), previous: results, callbacks: callbacks, registered: true)
+            startGroup(
+                .chain(chain), previous: results, callbacks: callbacks, registered: true, then: Center.groupThen(then))
         }
         return .retrying
+    }
+
+    private static func groupThen(
+        _ then: (@Sendable (Result<RetryOutcome, HTTPError>) -> Void)?
+    ) -> (@Sendable ([Result<Response, HTTPError>], HTTPError?) -> Void)? {
+        guard let then else { return nil }
+        return { results, error in
+            if let error {
+                then(.failure(error))
+            } else {
+                then(.success(.responses(results.compactMap { try? $0.get() })))
+            }
+        }
+    }
+}
+
+/// The new outcome of work run again with `try await center.retry(id)`.
+public enum RetryOutcome: Sendable {
+    /// A single request's response.
+    case response(Response)
+    /// A batch's or chain's responses, in member order.
+    case responses([Response])
+
+    /// The response of a single request; for a group, its last member's.
+    public var response: Response? {
+        switch self {
+        case .response(let response): response
+        case .responses(let responses): responses.last
+        }
+    }
+
+    /// Every response: the single request's alone, or the group's in member order.
+    public var responses: [Response] {
+        switch self {
+        case .response(let response): [response]
+        case .responses(let responses): responses
+        }
     }
 }

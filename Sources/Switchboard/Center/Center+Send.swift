@@ -17,31 +17,67 @@ extension Center {
     /// }
     /// ```
     ///
-    /// Every callback runs on the configuration's `callbackQueue` (a private queue when it is `nil`), at most once:
-    /// `onSuccess` then `onFinished`, or `onFailure` then `onFinished`. `onProgress` runs before them, in order.
-    /// If `onSuccess` throws, for example because `decode(_:)` failed, the error is reported through `onFailure`
-    /// and `onFinished` as the outcome of the request.
+    /// Every callback runs on the request's `callbackQueue`, else the configuration's (a private queue when both are
+    /// `nil`), at most once: `onSuccess` then `onFinished`, or `onFailure` then `onFinished`. `onProgress` runs
+    /// before them, in order. If `onSuccess` throws, for example because `decode(_:)` failed, the error is reported
+    /// through `onFailure` and `onFinished` as the outcome of the request.
+    ///
+    /// The callback form needs at least one of `onSuccess`, `onFailure` or `onFinished`: without a callback,
+    /// `send { ... }` is the `async` form, which returns the response.
     ///
     /// - Returns: the identifier, which can cancel the request or look it up while it runs.
     @discardableResult
     public func send(
         _ configure: (inout Request) -> Void,
         onProgress: (@Sendable (TransferProgress) -> Void)? = nil,
-        onSuccess: (@Sendable (Response) throws -> Void)? = nil,
+        onSuccess: @escaping @Sendable (Response) throws -> Void,
         onFailure: (@Sendable (HTTPError) -> Void)? = nil,
         onFinished: (@Sendable (Result<Response, HTTPError>) -> Void)? = nil
     ) -> RequestID {
+        send(configure, SingleCallbacks(
+            onProgress: onProgress, onSuccess: onSuccess, onFailure: onFailure, onFinished: onFinished))
+    }
+
+    /// Sends a request configured by a closure, and reports a failure through `onFailure` (then `onFinished`).
+    ///
+    /// The same as the form with `onSuccess`, for callers who only act when the request fails.
+    @discardableResult
+    public func send(
+        _ configure: (inout Request) -> Void,
+        onProgress: (@Sendable (TransferProgress) -> Void)? = nil,
+        onFailure: @escaping @Sendable (HTTPError) -> Void,
+        onFinished: (@Sendable (Result<Response, HTTPError>) -> Void)? = nil
+    ) -> RequestID {
+        send(configure, SingleCallbacks(onProgress: onProgress, onFailure: onFailure, onFinished: onFinished))
+    }
+
+    /// Sends a request configured by a closure, and reports its outcome to `onFinished`, once.
+    ///
+    /// The same as the form with `onSuccess`, for callers who handle both outcomes in one place.
+    @discardableResult
+    public func send(
+        _ configure: (inout Request) -> Void,
+        onProgress: (@Sendable (TransferProgress) -> Void)? = nil,
+        onFinished: @escaping @Sendable (Result<Response, HTTPError>) -> Void
+    ) -> RequestID {
+        send(configure, SingleCallbacks(onProgress: onProgress, onFinished: onFinished))
+    }
+
+    /// The callback forms' common path.
+    func send(_ configure: (inout Request) -> Void, _ callbacks: SingleCallbacks) -> RequestID {
         let id = RequestID.next()
-        let callbacks = SingleCallbacks(
-            onProgress: onProgress, onSuccess: onSuccess, onFailure: onFailure, onFinished: onFinished)
         var request = Request(configure)
         if Authenticator.isRefreshing { request.usesAuthenticator = false }
         start(request, id: id, callbacks: callbacks, registered: false)
         return id
     }
 
-    /// Runs a single request under an identifier and delivers its outcome to callbacks; `retry` uses it too.
-    func start(_ request: Request, id: RequestID, callbacks: SingleCallbacks, registered: Bool) {
+    /// Runs a single request under an identifier and delivers its outcome to callbacks; `retry` uses it too, with
+    /// `then` to hear the outcome after the callbacks.
+    func start(
+        _ request: Request, id: RequestID, callbacks: SingleCallbacks, registered: Bool,
+        then: (@Sendable (Result<Response, HTTPError>) -> Void)? = nil
+    ) {
         var request = request
         request.id = id
         if registered {
@@ -50,7 +86,7 @@ extension Center {
             registry.insert(id, .single(request))
         }
         let configuration = configuration
-        let (queue, relay) = delivery(configuration, onProgress: callbacks.onProgress)
+        let (queue, relay) = delivery(request.callbackQueue, configuration, onProgress: callbacks.onProgress)
         // `.cacheThenNetwork`: the cached response reaches `onSuccess` first (an error it throws is ignored: the
         // outcome is the network's).
         var early: (@Sendable (Response) -> Void)?
@@ -63,19 +99,23 @@ extension Center {
             registry.remember(
                 id, failure: result.isSuccess ? nil : .single(request, callbacks),
                 limit: configuration.retainedFailures)
-            queue.async { callbacks.deliver(result) }
+            queue.async {
+                let outcome = callbacks.deliver(result)
+                then?(outcome)
+            }
         }
         registry.attach(task, to: id)
     }
 
-    /// The queue that delivers a request's or group's callbacks, and the relay for its progress reports.
+    /// The queue that delivers a request's or group's callbacks (its own `callbackQueue`, else the configuration's),
+    /// and the relay for its progress reports.
     ///
     /// With progress, a serial queue of its own (targeting the callback queue) keeps the reports ahead of the final
     /// callbacks, even when the callback queue is concurrent.
     func delivery(
-        _ configuration: Configuration, onProgress: (@Sendable (TransferProgress) -> Void)?
+        _ own: DispatchQueue?, _ configuration: Configuration, onProgress: (@Sendable (TransferProgress) -> Void)?
     ) -> (DispatchQueue, ProgressRelay?) {
-        let queue = callbackQueue(configuration)
+        let queue = own ?? callbackQueue(configuration)
         guard let onProgress else { return (queue, nil) }
         let serial = DispatchQueue(label: "Switchboard.delivery", target: queue)
         return (serial, ProgressRelay(queue: serial, handler: onProgress))
@@ -91,7 +131,12 @@ extension Center {
     ///
     /// Cancelling the calling task cancels the transfer; the call then throws `HTTPError` with code `.cancelled`.
     ///
+    /// The closure runs at once, in the caller's isolation (a `@MainActor` view model can read its own state in
+    /// it); the transfer then runs off the caller's actor.
+    ///
     /// - Throws: `HTTPError`, after the `onError` hook mapped it.
+    @discardableResult
+    nonisolated(nonsending)
     public func send(_ configure: (inout Request) -> Void) async throws(HTTPError) -> Response {
         let (request, configuration) = prepare(configure)
         // The request runs in a task of its own, so that `cancel(id)` cancels it and not the caller. (Starting it
@@ -142,6 +187,8 @@ extension Center {
     /// ```
     ///
     /// - Throws: `HTTPError`; a body that does not decode as `T` gives `.decoding`.
+    @discardableResult
+    nonisolated(nonsending)
     public func send<T: Decodable>(
         _ type: T.Type,
         decoder: @Sendable () -> JSONDecoder = { JSONDecoder() },

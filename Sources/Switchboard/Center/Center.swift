@@ -98,6 +98,21 @@ public final class Center: Sendable {
         registry.cancelAll().count
     }
 
+    /// Cancels every running request and group that carries this tag (`Request.tag`, `BatchRequest.tag`,
+    /// `ChainRequest.tag`); returns how many there were.
+    ///
+    /// ```swift
+    /// center.send { $0.api = "search"; $0.tag = "search" } onSuccess: { response in show(response) }
+    /// center.cancel(tag: "search")          // when the user types again
+    /// ```
+    ///
+    /// Each ends as `cancel(_:)` ends it: `.cancelled`, exactly once. A cancelled group cancels all its members,
+    /// whatever their tags; a member with the tag is cancelled on its own, and its group sees it fail.
+    @discardableResult
+    public func cancel(tag: String) -> Int {
+        registry.cancel(tag: tag).count
+    }
+
     func callbackQueue(_ configuration: Configuration) -> DispatchQueue {
         configuration.callbackQueue ?? privateQueue
     }

@@ -1,3 +1,5 @@
+import Dispatch
+
 /// What a center is running, by identifier, and what it remembers of finished work for `retry`.
 ///
 /// Cancellation is decided here, under the lock, so that work that finishes and a cancel that arrives at the same
@@ -8,6 +10,15 @@ final class Registry: Sendable {
         var work: AnyRequest
         var cancelTask: (@Sendable () -> Void)?
         var cancelled = false
+        /// Kept apart from `work`, which `update` replaces: what `cancel(tag:)` and the owner watch look at.
+        let tag: String?
+        let owner: WeakOwner?
+
+        init(work: AnyRequest) {
+            self.work = work
+            tag = work.tag
+            owner = work.ownerReference
+        }
     }
 
     private struct State {
@@ -16,15 +27,28 @@ final class Registry: Sendable {
         var failureOrder: [RequestID] = []
         var successes: Set<RequestID> = []
         var successOrder: [RequestID] = []
+        /// Whether a check for deallocated owners is scheduled.
+        var watchingOwners = false
+
+        /// Adds an entry; returns whether a check for deallocated owners must be scheduled.
+        mutating func add(_ id: RequestID, _ work: AnyRequest) -> Bool {
+            let entry = Entry(work: work)
+            entries[id] = entry
+            guard entry.owner != nil, !watchingOwners else { return false }
+            watchingOwners = true
+            return true
+        }
     }
 
     private let state = Locked(State())
+    /// How often running work with an owner is checked for a deallocated owner.
+    static let ownerCheckInterval = DispatchTimeInterval.milliseconds(100)
 
     // MARK: - Running
 
     /// Records work that is about to start.
     func insert(_ id: RequestID, _ work: AnyRequest) {
-        state.withLock { $0.entries[id] = Entry(work: work) }
+        if state.withLock({ $0.add(id, work) }) { scheduleOwnerCheck() }
     }
 
     /// Attaches the way to cancel the task running the work, cancelling it at once if a cancel came first.
@@ -57,9 +81,20 @@ final class Registry: Sendable {
 
     /// Cancels every running request and group; returns what was cancelled.
     func cancelAll() -> [AnyRequest] {
+        cancel { _ in true }
+    }
+
+    /// Cancels every running request and group with this tag; returns what was cancelled.
+    func cancel(tag: String) -> [AnyRequest] {
+        cancel { $0.tag == tag }
+    }
+
+    /// Marks the running entries that match cancelled (under the lock), then cancels their tasks (outside it).
+    @discardableResult
+    private func cancel(where matches: (Entry) -> Bool) -> [AnyRequest] {
         let found = state.withLock { state -> [(AnyRequest, (@Sendable () -> Void)?)] in
             var found: [(AnyRequest, (@Sendable () -> Void)?)] = []
-            for (id, entry) in state.entries where !entry.cancelled {
+            for (id, entry) in state.entries where !entry.cancelled && matches(entry) {
                 state.entries[id]!.cancelled = true
                 found.append((entry.work, entry.cancelTask))
             }
@@ -67,6 +102,21 @@ final class Registry: Sendable {
         }
         for (_, cancelTask) in found { cancelTask?() }
         return found.map(\.0)
+    }
+
+    // MARK: - Owners
+
+    /// Checks for deallocated owners after the interval: their work is cancelled, and the check repeats while any
+    /// running work has an owner.
+    private func scheduleOwnerCheck() {
+        DispatchQueue.global().asyncAfter(deadline: .now() + Registry.ownerCheckInterval) { [self] in
+            cancel { $0.owner?.isGone == true }
+            let again = state.withLock { state -> Bool in
+                state.watchingOwners = state.entries.values.contains { $0.owner != nil && !$0.cancelled }
+                return state.watchingOwners
+            }
+            if again { scheduleOwnerCheck() }
+        }
     }
 
     /// Removes finished work; returns whether it had been cancelled.
@@ -119,11 +169,13 @@ final class Registry: Sendable {
     }
 
     func takeForRetry(_ id: RequestID) -> Lookup {
-        state.withLock { state in
+        var watch = false
+        defer { if watch { scheduleOwnerCheck() } }
+        return state.withLock { state in
             if state.entries[id] != nil { return .running }
             if let record = state.failures.removeValue(forKey: id) {
                 state.failureOrder.removeAll { $0 == id }
-                state.entries[id] = Entry(work: record.work)
+                watch = state.add(id, record.work)
                 return .failed(record)
             }
             return state.successes.contains(id) ? .succeeded : .unknown

@@ -63,6 +63,8 @@ public struct HTTPError: Error, Sendable, CustomStringConvertible, CustomDebugSt
         public static let fileSystem = Code(rawValue: "fileSystem")
         /// A batch or chain that cannot run: a batch without members, a chain without its first step.
         public static let invalidGroup = Code(rawValue: "invalidGroup")
+        /// `retry` found nothing to run again: the work is still running, succeeded, or is unknown to the center.
+        public static let notRetryable = Code(rawValue: "notRetryable")
     }
 
     /// What kind of failure happened.

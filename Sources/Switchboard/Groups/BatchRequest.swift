@@ -1,3 +1,5 @@
+import Dispatch
+
 /// A batch: requests that run concurrently and report together, in member order.
 ///
 /// You configure one in `Center.sendBatch` or `Center.batch`:
@@ -29,6 +31,16 @@ public struct BatchRequest: Sendable {
     public var policy: Policy = .waitAll
     /// How many members may run at once; `nil` (the default) starts them all at once.
     public var maxConcurrent: Int?
+    /// Where the batch's callbacks run; the center's `callbackQueue` when nil.
+    public var callbackQueue: DispatchQueue?
+    /// A label that `Center.cancel(tag:)` cancels by; the members may carry tags of their own.
+    public var tag: String?
+    /// The object the batch belongs to, held weakly: when it is deallocated, the batch is cancelled.
+    public var owner: AnyObject? {
+        get { ownerReference?.object }
+        set { ownerReference = newValue.map(WeakOwner.init) }
+    }
+    var ownerReference: WeakOwner?
 
     /// Creates an empty batch.
     public init() {}
@@ -69,6 +81,16 @@ public struct ChainRequest: Sendable {
     public internal(set) var firstRequest: Request?
     /// The identifiers of the steps, in step order (assigned when the chain is sent).
     public internal(set) var memberIDs: [RequestID] = []
+    /// Where the chain's callbacks run; the center's `callbackQueue` when nil.
+    public var callbackQueue: DispatchQueue?
+    /// A label that `Center.cancel(tag:)` cancels by; the steps may carry tags of their own.
+    public var tag: String?
+    /// The object the chain belongs to, held weakly: when it is deallocated, the chain is cancelled.
+    public var owner: AnyObject? {
+        get { ownerReference?.object }
+        set { ownerReference = newValue.map(WeakOwner.init) }
+    }
+    var ownerReference: WeakOwner?
     var steps: [Step] = []
     var firstCalls = 0
 
@@ -112,6 +134,33 @@ public enum AnyRequest: Sendable {
         case .single(let request): request.id
         case .batch(let batch): batch.id
         case .chain(let chain): chain.id
+        }
+    }
+
+    /// Where its callbacks run, when it names a queue of its own.
+    var callbackQueue: DispatchQueue? {
+        switch self {
+        case .single(let request): request.callbackQueue
+        case .batch(let batch): batch.callbackQueue
+        case .chain(let chain): chain.callbackQueue
+        }
+    }
+
+    /// Its tag, if it has one.
+    public var tag: String? {
+        switch self {
+        case .single(let request): request.tag
+        case .batch(let batch): batch.tag
+        case .chain(let chain): chain.tag
+        }
+    }
+
+    /// The weak reference to its owner, if it has one.
+    var ownerReference: WeakOwner? {
+        switch self {
+        case .single(let request): request.ownerReference
+        case .batch(let batch): batch.ownerReference
+        case .chain(let chain): chain.ownerReference
         }
     }
 

@@ -92,6 +92,24 @@ public struct Request: Sendable {
     /// Your own values, for the hooks to read (a per-request API version, a flag to skip a token, ...).
     /// The center's `userInfo` is merged in under these (the request's own win).
     public var userInfo: [String: any Sendable] = [:]
+    /// Where this request's callbacks run; the center's `callbackQueue` when nil.
+    public var callbackQueue: DispatchQueue?
+    /// A label that `Center.cancel(tag:)` cancels by, with every other request and group that carries it.
+    public var tag: String?
+    /// The object this request belongs to, held weakly: when it is deallocated while the request runs, the request
+    /// is cancelled (its callbacks then report `.cancelled`, once).
+    ///
+    /// ```swift
+    /// center.send { request in
+    ///     request.api = "feed"
+    ///     request.owner = self          // a view controller: leaving the screen cancels the request
+    /// } onSuccess: { response in ... }
+    /// ```
+    public var owner: AnyObject? {
+        get { ownerReference?.object }
+        set { ownerReference = newValue.map(WeakOwner.init) }
+    }
+    var ownerReference: WeakOwner?
 
     /// Creates a request with every property at its default.
     public init() {}

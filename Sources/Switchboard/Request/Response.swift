@@ -99,9 +99,20 @@ public struct Response: Sendable {
 
     /// Decodes the body into a `Decodable` type, from JSON (or a property list for the `.plist` serializer).
     ///
-    /// - Throws: `HTTPError` with code `.decoding`, naming the type and what did not match.
+    /// `EmptyBody` decodes from any response, with or without a body (`HEAD`, `204`, `205`).
+    ///
+    /// - Throws: `HTTPError` with code `.decoding`, naming the type and what did not match, or the status when the
+    ///   body is empty.
     public func decode<T: Decodable>(_ type: T.Type = T.self, using decoder: JSONDecoder = JSONDecoder())
         throws(HTTPError) -> T {
+        if let empty = EmptyBody() as? T { return empty }
+        if data.isEmpty {
+            throw HTTPError(
+                .decoding,
+                "the body of the \(status) response is empty, so it cannot be decoded as \(T.self); "
+                    + "decode EmptyBody for responses without a body",
+                request: request, response: self)
+        }
         do {
             if request.responseSerializer == .plist {
                 return try PropertyListDecoder().decode(T.self, from: data)

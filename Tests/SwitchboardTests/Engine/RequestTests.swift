@@ -144,6 +144,39 @@ import SwitchboardTestSupport
         #expect(response.data.isEmpty)
     }
 
+    @Test(arguments: [(HTTPMethod.head, "get", 200), (.get, "status/204", 204), (.get, "status/205", 205)])
+    func responsesWithoutABodyDecodeAsEmptyBody(method: HTTPMethod, api: String, status: Int) async throws {
+        let center = center()
+        try await center.send(EmptyBody.self) { $0.api = api; $0.method = method }
+        try await center.send(NoBodyEndpoint(path: api, method: method))
+        do {
+            _ = try await center.send(JSON.self) { $0.api = api; $0.method = method }
+            Issue.record("an empty \(status) body decoded as JSON")
+        } catch {
+            #expect(error.code == .decoding)
+            #expect(error.message.contains("\(status)"), "\(error.message)")
+            #expect(error.status == status)
+        }
+    }
+
+    @Test func nestedParametersOfMixedTypesAsAJSONLiteral() async throws {
+        let filter: JSON = ["tags": ["linux", "ios"], "limit": 3, "open": true]
+        let posted = try await center().send { request in
+            request.api = "post"
+            request.method = .post
+            request.requestSerializer = .json
+            request.useGeneralParameters = false
+            request.parameters = ["query": "swift", "filter": filter]
+        }
+        #expect(posted.json?["json"] == ["query": "swift", "filter": filter])
+        let queried = try await center().send { request in
+            request.api = "get"
+            request.useGeneralParameters = false
+            request.parameters = ["filter": ["tags": ["linux", "ios"], "limit": 3] as JSON]
+        }
+        #expect(queried.json?["args"] == ["filter[limit]": "3", "filter[tags][]": ["linux", "ios"]])
+    }
+
     @Test func put() async throws {
         let response = try await center().send { $0.api = "put"; $0.method = .put; $0.parameters = ["k": "v"] }
         #expect(response.json?["form"]?["k"]?.string == "v")
@@ -357,4 +390,11 @@ struct CompressionRequestTests {
         let response = try await Server.center().send { $0.api = route }
         #expect(response.json?[flag]?.bool == true)
     }
+}
+
+/// An endpoint that answers without a body.
+struct NoBodyEndpoint: Endpoint {
+    typealias Response = EmptyBody
+    var path: String
+    var method: HTTPMethod
 }

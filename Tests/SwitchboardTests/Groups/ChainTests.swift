@@ -155,7 +155,7 @@ import Testing
         stub.on(nil, "/v1/slow", reply: .status(200).delayed(by: .seconds(30)))
         stub.on(nil, "/v1/fail", reply: .status(500))
         let (center, _) = stubCenter(stub)
-        let id: RequestID = center.send { $0.api = "slow" }
+        let id = center.send { $0.api = "slow" } onFinished: { _ in }
         #expect(center.retry(id) == .running)
         center.cancel(id)
         #expect(center.retry(RequestID(rawValue: .max)) == .unknown)

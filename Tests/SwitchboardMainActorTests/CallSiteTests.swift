@@ -1,0 +1,1 @@
+../SwitchboardTests/CallSiteTests.swift

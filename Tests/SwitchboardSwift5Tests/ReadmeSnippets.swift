@@ -1,0 +1,1 @@
+../SwitchboardTests/ReadmeSnippets.swift

@@ -1,0 +1,110 @@
+import Foundation
+import Switchboard
+import Testing
+
+// The call sites app code writes first, checked where apps write them. Like ReadmeSnippets.swift, this one file is
+// compiled by every snippet target (Swift 6, a `@MainActor` host, default `MainActor` isolation, Swift 5 with and
+// without strict concurrency), and it uses the public API only, as an app does.
+
+/// A view model as an app writes it: `@MainActor`, with state that the configuration closures read.
+@MainActor
+final class CallSiteModel {
+    let center: Center
+    var userID = 7
+    var pageSize = 2
+    var user: User?
+    var statuses: [Int] = []
+
+    init(center: Center) {
+        self.center = center
+    }
+
+    func loadEverything() async throws {
+        user = try await center.send(User.self) { $0.api = "users/\(userID)" }
+        let response = try await center.send { $0.api = "users/\(userID)"; $0.parameters = ["size": pageSize] }
+        statuses.append(response.status)
+        let members = try await center.batch { batch in
+            batch.add { $0.api = "users/\(userID)" }
+            batch.add { $0.api = "users/\(userID)" }
+        }
+        statuses += members.map(\.status)
+        let steps = try await center.chain { chain in
+            chain.first { $0.api = "users/\(userID)" }
+            chain.next { request, previous in request.api = "users/\(previous.json?["id"]?.int ?? 0)" }
+        }
+        statuses += steps.map(\.status)
+        let transfer = center.transfer { $0.api = "users/\(userID)" }
+        statuses.append(try await transfer.response().status)
+        for try await response in center.responses({ $0.api = "users/\(userID)" }) {
+            statuses.append(response.status)
+        }
+        let endpoint = try await center.send(CallSiteUser(id: userID))
+        statuses.append(endpoint.id)
+        try await center.send(EmptyBody.self) { $0.api = "users/\(userID)"; $0.method = .delete }
+        var pages = Paginator(pageSize: pageSize)
+        let page = try await center.send { request in
+            request.api = "users/\(userID)"
+            pages.apply(to: &request)
+        }
+        pages.advance(after: page)
+        statuses.append(page.status)
+    }
+
+    func sendWithCallbacks(done: @escaping @Sendable (Int) -> Void) -> RequestID {
+        center.send { $0.api = "users/\(userID)" } onSuccess: { response in
+            done(response.status)
+        }
+    }
+}
+
+/// An endpoint declared beside the model.
+struct CallSiteUser: Endpoint {
+    typealias Response = User
+    var id: Int
+    var path: String { "users/\(id)" }
+}
+
+/// A center answering every user path from a stub.
+func callSiteCenter() -> Center {
+    let stub = StubEngine()
+    stub.on(.get, "/v1/users/*", reply: .json(["id": 7, "name": "Ada"]))
+    stub.on(.delete, "/v1/users/*", reply: .status(204))
+    return Center { config in
+        config.engine = stub
+        config.server = "https://api.example.com/v1/"
+    }
+}
+
+/// A plain `nonisolated` async function.
+nonisolated func sendFromAPlainAsyncFunction(_ center: Center, id: Int) async throws -> Int {
+    let response = try await center.send { $0.api = "users/\(id)" }
+    return response.status
+}
+
+@Suite struct CallSiteTests {
+    @Test @MainActor func aMainActorModelSendsEveryAsyncFormReadingItsOwnState() async throws {
+        let model = CallSiteModel(center: callSiteCenter())
+        try await model.loadEverything()
+        #expect(model.user?.name == "Ada")
+        #expect(model.statuses == [200, 200, 200, 200, 200, 200, 200, 7, 200])
+    }
+
+    @Test @MainActor func aMainActorModelSendsWithCallbacks() async {
+        let model = CallSiteModel(center: callSiteCenter())
+        let status = await withCheckedContinuation { (continuation: CheckedContinuation<Int, Never>) in
+            _ = model.sendWithCallbacks { continuation.resume(returning: $0) }
+        }
+        #expect(status == 200)
+    }
+
+    @Test func aPlainAsyncFunctionSends() async throws {
+        #expect(try await sendFromAPlainAsyncFunction(callSiteCenter(), id: 3) == 200)
+    }
+
+    @Test func theBareSendInAnAsyncContextIsTheAwaitedForm() async throws {
+        let center = callSiteCenter()
+        let response = try await center.send { $0.api = "users/1" }
+        let typed: Response = response          // a `RequestID` here would not compile
+        #expect(typed.json?["name"]?.string == "Ada")
+    }
+}

@@ -1,0 +1,150 @@
+import Dispatch
+import Foundation
+import Testing
+@testable import Switchboard
+
+/// Stands in for a view controller or view model that requests belong to.
+private final class Screen {}
+
+/// Owners, tags and per-request callback queues: the ways app code scopes and places its requests.
+@Suite struct OwnershipTests {
+    /// A center whose `/slow` answers after 30 s and everything else at once.
+    func slowCenter() -> (Center, StubEngine) {
+        let stub = StubEngine()
+        stub.on(nil, "*", reply: .json(["ok": true]))
+        stub.on(nil, "/v1/slow", reply: .status(200).delayed(by: .seconds(30)))   // the later route wins
+        return stubCenter(stub)
+    }
+
+    /// Sends with every callback recorded; returns the identifier and a wait for `onFinished`.
+    func send(
+        _ center: Center, log: EventLog, _ configure: (inout Request) -> Void
+    ) -> (RequestID, AsyncStream<Void>) {
+        let (finished, continuation) = AsyncStream<Void>.makeStream()
+        let id = center.send(configure) { _ in
+            log.record("success")
+        } onFailure: { error in
+            log.record("failure:\(error.code)")
+        } onFinished: { _ in
+            log.record("finished")
+            continuation.yield()
+            continuation.finish()
+        }
+        return (id, finished)
+    }
+
+    @Test func aRequestIsCancelledOnceWhenItsOwnerIsDeallocated() async throws {
+        let (center, stub) = slowCenter()
+        var screen: Screen? = Screen()
+        let log = EventLog()
+        let (id, finished) = send(center, log: log) { $0.api = "slow"; $0.owner = screen }
+        #expect(center.request(for: id)?.request?.owner === screen)
+        try await Task.sleep(for: .milliseconds(300))       // three owner checks: the owner is alive
+        #expect(log.all.isEmpty)
+        #expect(center.request(for: id) != nil)
+
+        screen = nil
+        for await _ in finished {}
+        try await Task.sleep(for: .milliseconds(250))       // a second outcome would arrive by now
+        #expect(log.all == ["failure:cancelled", "finished"])
+        #expect(stub.statistics.cancellations == 1)
+        #expect(center.request(for: id) == nil)
+    }
+
+    @Test func aBatchIsCancelledWhenItsOwnerIsDeallocated() async {
+        let (center, _) = slowCenter()
+        var screen: Screen? = Screen()
+        let results = Locked<[[Result<Response, HTTPError>]]>([])
+        center.sendBatch { batch in
+            batch.owner = screen
+            batch.add { $0.api = "fast" }
+            batch.add { $0.api = "slow" }
+        } onFinished: { outcome in
+            results.withLock { $0.append(outcome) }
+        }
+        screen = nil
+        await waitUntil { !results.snapshot.isEmpty }
+        try? await Task.sleep(for: .milliseconds(250))
+        let outcome = results.snapshot
+        #expect(outcome.count == 1)
+        #expect(outcome.first?.count == 2)
+        if case .failure(let error) = outcome.first?.last { #expect(error.code == .cancelled) } else {
+            Issue.record("the slow member was not cancelled: \(outcome)")
+        }
+    }
+
+    @Test func anOwnerThatOutlivesTheRequestChangesNothing() async throws {
+        let (center, _) = slowCenter()
+        let screen = Screen()
+        let response = try await center.send { $0.api = "fast"; $0.owner = screen }
+        #expect(response.status == 200)
+        #expect(response.request.owner === screen)
+    }
+
+    @Test func cancelByTagCancelsTaggedRequestsAndGroupsOnly() async {
+        let (center, stub) = slowCenter()
+        let tagged = EventLog()
+        let other = EventLog()
+        let (_, first) = send(center, log: tagged) { $0.api = "slow"; $0.tag = "feed" }
+        let (_, second) = send(center, log: tagged) { $0.api = "slow"; $0.tag = "feed" }
+        let (untaggedID, _) = send(center, log: other) { $0.api = "slow"; $0.tag = "search" }
+        let groupResults = Locked<[[Result<Response, HTTPError>]]>([])
+        let batchID = center.sendBatch { batch in
+            batch.tag = "feed"
+            batch.add { $0.api = "slow" }
+            batch.add { $0.api = "slow" }
+        } onFailure: { results in
+            groupResults.withLock { $0.append(results) }
+        }
+        await waitUntil { stub.statistics.inFlight == 5 }
+
+        #expect(center.cancel(tag: "feed") == 3)           // two requests and the batch (its members have no tag)
+        for await _ in first {}
+        for await _ in second {}
+        await waitUntil { !groupResults.snapshot.isEmpty }
+        try? await Task.sleep(for: .milliseconds(100))
+        #expect(tagged.all == ["failure:cancelled", "finished", "failure:cancelled", "finished"])
+        #expect(groupResults.snapshot.count == 1)
+        #expect(center.request(for: batchID) == nil)
+        #expect(other.all.isEmpty)
+        #expect(center.request(for: untaggedID) != nil)
+        #expect(center.cancel(tag: "feed") == 0)
+        center.cancel(untaggedID)
+    }
+
+    @Test func aRequestsOwnCallbackQueueWinsOverTheCentersQueue() async {
+        let key = DispatchSpecificKey<String>()
+        let centerQueue = DispatchQueue(label: "center")
+        let ownQueue = DispatchQueue(label: "own")
+        centerQueue.setSpecific(key: key, value: "center")
+        ownQueue.setSpecific(key: key, value: "own")
+        let stub = StubEngine()
+        stub.on(.get, "/v1/a", reply: .json(["ok": true]))
+        let (center, _) = stubCenter(stub) { $0.callbackQueue = centerQueue }
+        let seen = EventLog()
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            center.send { $0.api = "a"; $0.callbackQueue = ownQueue } onSuccess: { _ in
+                seen.record("success on \(DispatchQueue.getSpecific(key: key) ?? "?")")
+            } onFinished: { _ in
+                seen.record("finished on \(DispatchQueue.getSpecific(key: key) ?? "?")")
+                continuation.resume()
+            }
+        }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            center.sendBatch { batch in
+                batch.callbackQueue = ownQueue
+                batch.add { $0.api = "a" }
+            } onFinished: { _ in
+                seen.record("batch on \(DispatchQueue.getSpecific(key: key) ?? "?")")
+                continuation.resume()
+            }
+        }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            center.send { $0.api = "a" } onFinished: { _ in
+                seen.record("default on \(DispatchQueue.getSpecific(key: key) ?? "?")")
+                continuation.resume()
+            }
+        }
+        #expect(seen.all == ["success on own", "finished on own", "batch on own", "default on center"])
+    }
+}
