@@ -158,7 +158,7 @@ extension Center {
         let id = group.id!
         if registered { registry.update(id, group) } else { registry.insert(id, group) }
         let configuration = configuration
-        let (queue, relay) = delivery(group.callbackQueue, configuration, onProgress: callbacks.onProgress)
+        let (queue, relay) = delivery(group.scope.callbackQueue, configuration, onProgress: callbacks.onProgress)
         let task = Task.detached(priority: Task.currentPriority) { [self, queue] in
             let (results, error) = await runMembers(group, configuration, previous: previous, relay: relay)
             relay?.finish()

@@ -86,7 +86,7 @@ extension Center {
             registry.insert(id, .single(request))
         }
         let configuration = configuration
-        let (queue, relay) = delivery(request.callbackQueue, configuration, onProgress: callbacks.onProgress)
+        let (queue, relay) = delivery(request.scope.callbackQueue, configuration, onProgress: callbacks.onProgress)
         // `.cacheThenNetwork`: the cached response reaches `onSuccess` first (an error it throws is ignored: the
         // outcome is the network's).
         var early: (@Sendable (Response) -> Void)?

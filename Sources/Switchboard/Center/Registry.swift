@@ -16,8 +16,9 @@ final class Registry: Sendable {
 
         init(work: AnyRequest) {
             self.work = work
-            tag = work.tag
-            owner = work.ownerReference
+            let scope = work.scope
+            tag = scope.tag
+            owner = scope.owner
         }
     }
 

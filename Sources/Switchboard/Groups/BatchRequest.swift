@@ -32,15 +32,21 @@ public struct BatchRequest: Sendable {
     /// How many members may run at once; `nil` (the default) starts them all at once.
     public var maxConcurrent: Int?
     /// Where the batch's callbacks run; the center's `callbackQueue` when nil.
-    public var callbackQueue: DispatchQueue?
+    public var callbackQueue: DispatchQueue? {
+        get { scope.callbackQueue }
+        set { scope.callbackQueue = newValue }
+    }
     /// A label that `Center.cancel(tag:)` cancels by; the members may carry tags of their own.
-    public var tag: String?
+    public var tag: String? {
+        get { scope.tag }
+        set { scope.tag = newValue }
+    }
     /// The object the batch belongs to, held weakly: when it is deallocated, the batch is cancelled.
     public var owner: AnyObject? {
-        get { ownerReference?.object }
-        set { ownerReference = newValue.map(WeakOwner.init) }
+        get { scope.owner?.object }
+        set { scope.owner = newValue.map(WeakOwner.init) }
     }
-    var ownerReference: WeakOwner?
+    var scope = WorkScope()
 
     /// Creates an empty batch.
     public init() {}
@@ -82,15 +88,21 @@ public struct ChainRequest: Sendable {
     /// The identifiers of the steps, in step order (assigned when the chain is sent).
     public internal(set) var memberIDs: [RequestID] = []
     /// Where the chain's callbacks run; the center's `callbackQueue` when nil.
-    public var callbackQueue: DispatchQueue?
+    public var callbackQueue: DispatchQueue? {
+        get { scope.callbackQueue }
+        set { scope.callbackQueue = newValue }
+    }
     /// A label that `Center.cancel(tag:)` cancels by; the steps may carry tags of their own.
-    public var tag: String?
+    public var tag: String? {
+        get { scope.tag }
+        set { scope.tag = newValue }
+    }
     /// The object the chain belongs to, held weakly: when it is deallocated, the chain is cancelled.
     public var owner: AnyObject? {
-        get { ownerReference?.object }
-        set { ownerReference = newValue.map(WeakOwner.init) }
+        get { scope.owner?.object }
+        set { scope.owner = newValue.map(WeakOwner.init) }
     }
-    var ownerReference: WeakOwner?
+    var scope = WorkScope()
     var steps: [Step] = []
     var firstCalls = 0
 
@@ -137,31 +149,18 @@ public enum AnyRequest: Sendable {
         }
     }
 
-    /// Where its callbacks run, when it names a queue of its own.
-    var callbackQueue: DispatchQueue? {
+    /// Its callback queue, tag and owner.
+    var scope: WorkScope {
         switch self {
-        case .single(let request): request.callbackQueue
-        case .batch(let batch): batch.callbackQueue
-        case .chain(let chain): chain.callbackQueue
+        case .single(let request): request.scope
+        case .batch(let batch): batch.scope
+        case .chain(let chain): chain.scope
         }
     }
 
     /// Its tag, if it has one.
     public var tag: String? {
-        switch self {
-        case .single(let request): request.tag
-        case .batch(let batch): batch.tag
-        case .chain(let chain): chain.tag
-        }
-    }
-
-    /// The weak reference to its owner, if it has one.
-    var ownerReference: WeakOwner? {
-        switch self {
-        case .single(let request): request.ownerReference
-        case .batch(let batch): batch.ownerReference
-        case .chain(let chain): chain.ownerReference
-        }
+        scope.tag
     }
 
     /// The request, when this is a single request.

@@ -93,9 +93,15 @@ public struct Request: Sendable {
     /// The center's `userInfo` is merged in under these (the request's own win).
     public var userInfo: [String: any Sendable] = [:]
     /// Where this request's callbacks run; the center's `callbackQueue` when nil.
-    public var callbackQueue: DispatchQueue?
+    public var callbackQueue: DispatchQueue? {
+        get { scope.callbackQueue }
+        set { scope.callbackQueue = newValue }
+    }
     /// A label that `Center.cancel(tag:)` cancels by, with every other request and group that carries it.
-    public var tag: String?
+    public var tag: String? {
+        get { scope.tag }
+        set { scope.tag = newValue }
+    }
     /// The object this request belongs to, held weakly: when it is deallocated while the request runs, the request
     /// is cancelled (its callbacks then report `.cancelled`, once).
     ///
@@ -106,10 +112,10 @@ public struct Request: Sendable {
     /// } onSuccess: { response in ... }
     /// ```
     public var owner: AnyObject? {
-        get { ownerReference?.object }
-        set { ownerReference = newValue.map(WeakOwner.init) }
+        get { scope.owner?.object }
+        set { scope.owner = newValue.map(WeakOwner.init) }
     }
-    var ownerReference: WeakOwner?
+    var scope = WorkScope()
 
     /// Creates a request with every property at its default.
     public init() {}
