@@ -29,6 +29,11 @@ extension Center {
         public var consoleLog = false
         /// Where console banners go when `consoleLog` is on. Standard output by default.
         public var consoleLogHandler: @Sendable (String) -> Void = { print($0) }
+        /// More words that make a name secret in the console log, beside the built-in ones (`token`, `secret`,
+        /// `key`, `password`, `passwd`, `session`, `auth`, `signature`, `cookie`, `credential`): a header, query
+        /// item, form field, parameter or JSON member whose name contains one, without regard to case, is printed
+        /// as `<redacted>`.
+        public var consoleLogSecretNames: Set<String> = []
         /// The longest a request may wait without receiving anything (the idle timeout). 60 seconds by default.
         public var timeout: Duration = .seconds(60)
         /// The longest a whole exchange may take, however steadily data arrives. `nil` (no limit) by default.

@@ -12,7 +12,7 @@ extension Center {
         early: (@Sendable (Response) -> Void)? = nil
     ) async -> Result<Response, HTTPError> {
         let id = request.id!
-        let log = configuration.consoleLog ? ConsoleLog(configuration.consoleLogHandler) : nil
+        let log = configuration.consoleLog ? ConsoleLog(configuration.consoleLogHandler, secretNames: configuration.consoleLogSecretNames) : nil
         let policy = request.retryPolicy(in: configuration)
         var current = request
         var result: Result<Response, HTTPError>

@@ -122,7 +122,7 @@ public struct HTTPError: Error, Sendable, CustomStringConvertible, CustomDebugSt
     private var target: String? {
         guard let request else { return nil }
         let url = response?.url?.absoluteString ?? request.url ?? request.api ?? ""
-        return url.isEmpty ? "\(request.method)" : "\(request.method) \(Redaction.url(url))"
+        return url.isEmpty ? "\(request.method)" : "\(request.method) \(Redaction.standard.url(url))"
     }
 
     /// A copy with the request filled in when it was not known where the error was made.

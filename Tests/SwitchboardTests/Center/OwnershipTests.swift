@@ -51,23 +51,30 @@ private final class Screen {}
         #expect(center.request(for: id) == nil)
     }
 
-    @Test func aBatchIsCancelledWhenItsOwnerIsDeallocated() async {
-        let (center, _) = slowCenter()
+    @Test func aBatchIsCancelledOnceWhenItsOwnerIsDeallocated() async {
+        let (center, stub) = slowCenter()
         var screen: Screen? = Screen()
+        let log = EventLog()
         let results = Locked<[[Result<Response, HTTPError>]]>([])
         center.sendBatch { batch in
             batch.owner = screen
             batch.add { $0.api = "fast" }
             batch.add { $0.api = "slow" }
+        } onSuccess: { _ in
+            log.record("success")
+        } onFailure: { _ in
+            log.record("failure")
         } onFinished: { outcome in
             results.withLock { $0.append(outcome) }
         }
+        await waitUntil { stub.statistics.calls == 2 && stub.statistics.inFlight == 1 }   // fast done, slow running
         screen = nil
         await waitUntil { !results.snapshot.isEmpty }
         try? await Task.sleep(for: .milliseconds(250))
+        #expect(log.all == ["failure"])
         let outcome = results.snapshot
         #expect(outcome.count == 1)
-        #expect(outcome.first?.count == 2)
+        #expect((try? outcome.first?.first?.get())?.status == 200)   // the member that finished keeps its response
         if case .failure(let error) = outcome.first?.last { #expect(error.code == .cancelled) } else {
             Issue.record("the slow member was not cancelled: \(outcome)")
         }

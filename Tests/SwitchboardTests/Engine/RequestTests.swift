@@ -344,6 +344,20 @@ import SwitchboardTestSupport
         #expect(outcome.error?.description.contains("http://127.0.0.1:1/get") == true)
     }
 
+    @Test func theConsoleLogHidesSecretsInTheEnginesOwnErrorText() async {
+        let log = EventLog()
+        let center = center { config in
+            config.consoleLog = true
+            config.consoleLogHandler = { log.record($0) }
+        }
+        let outcome = await center.sendRecording { $0.url = "http://ada:pw-HHH@127.0.0.1:1/get?token=tok-AAA&page=2" }
+        #expect(outcome.error?.code == .cannotConnect)
+        let printed = log.all.joined(separator: "\n")
+        #expect(printed.contains("underlying:"))
+        #expect(printed.contains("page=2"))
+        for secret in ["tok-AAA", "pw-HHH"] { #expect(!printed.contains(secret), "\(secret) leaked:\n\(printed)") }
+    }
+
     @Test func aBodyThatIsNotJSONFailsDecodingAndKeepsTheResponse() async {
         let outcome = await center().sendRecording { $0.api = "html" }
         #expect(outcome.error?.code == .decoding)

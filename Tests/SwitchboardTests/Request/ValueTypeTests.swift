@@ -74,7 +74,7 @@ import Testing
         let response = Response(request: request, status: 404)
         let error = HTTPError(.unacceptableStatus, "the server answered 404", request: request, response: response)
         #expect(error.description
-            == "HTTPError.unacceptableStatus (404) DELETE https://api.example.com/v1/users/9?token=REDACTED: "
+            == "HTTPError.unacceptableStatus (404) DELETE https://api.example.com/v1/users/9?token=<redacted>: "
             + "the server answered 404")
     }
 
