@@ -34,6 +34,9 @@ extension Center {
         /// item, form field, parameter or JSON member whose name contains one, without regard to case, is printed
         /// as `<redacted>`.
         public var consoleLogSecretNames: Set<String> = []
+        /// Whether redirects from `https` to plain `http` are followed. `false` (the default) fails them with
+        /// `HTTPError.Code.insecureRedirect`, on every engine.
+        public var allowsInsecureRedirects = false
         /// The longest a request may wait without receiving anything (the idle timeout). 60 seconds by default.
         public var timeout: Duration = .seconds(60)
         /// The longest a whole exchange may take, however steadily data arrives. `nil` (no limit) by default.

@@ -150,6 +150,7 @@ extension Center {
         // starts again from zero.
         for pass in 1...2 {
             var engineRequest = try RequestEncoding.encode(request)
+            engineRequest.allowsInsecureRedirects = configuration.allowsInsecureRedirects
             defer { for file in engineRequest.temporaryFiles { try? FileManager.default.removeItem(at: file) } }
             var download: DownloadPlan?
             if request.kind == .download {

@@ -71,6 +71,7 @@ public final class CurlEngine: Engine {
         progress: @escaping @Sendable (TransferProgress) -> Void
     ) async throws -> EngineResponse {
         try Task.checkCancellation()
+        _ = try Redirects.checkedURL(request)
         var current = request
         let clock = ContinuousClock()
         let deadline = request.totalTimeout.map { clock.now + $0 }
@@ -90,6 +91,7 @@ public final class CurlEngine: Engine {
                 if !received.isEmpty { cookies.setCookies(received, for: url, mainDocumentURL: nil) }
             }
             guard let next = Redirects.next(after: response.response, for: current) else { return response }
+            if let refusal = Redirects.refusal(from: current.url, to: next.url, for: current) { throw refusal }
             current = next
         }
         throw URLError(.httpTooManyRedirects, userInfo: [NSLocalizedDescriptionKey: "more than \(Redirects.maximum) redirects"])

@@ -35,6 +35,7 @@ struct CurlLibrary: Sendable {
         case pipeWait = 237
         case seekFunction = 20167
         case seekData = 10168
+        case protocols = 181
 
         var name: String {
             switch self {
@@ -65,6 +66,7 @@ struct CurlLibrary: Sendable {
             case .copyPostFields: "COPYPOSTFIELDS"
             case .xferInfoFunction: "XFERINFOFUNCTION"
             case .pinnedPublicKey: "PINNEDPUBLICKEY"
+            case .protocols: "PROTOCOLS"
             case .pipeWait: "PIPEWAIT"
             case .seekFunction: "SEEKFUNCTION"
             case .seekData: "SEEKDATA"
@@ -73,6 +75,8 @@ struct CurlLibrary: Sendable {
     }
 
     static let responseCode: Int32 = 0x200002
+    /// CURLPROTO_HTTP | CURLPROTO_HTTPS, for CURLOPT_PROTOCOLS.
+    static let httpProtocols = 1 | 2
 
     let version: String
 

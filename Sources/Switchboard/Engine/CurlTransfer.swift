@@ -63,6 +63,7 @@ final class CurlTransfer: @unchecked Sendable {
         set(easy, .url, url.absoluteString)
         set(easy, .noSignal, 1)
         set(easy, .followLocation, 0)
+        set(easy, .protocols, CurlLibrary.httpProtocols)   // never file://, dict:// or any other scheme
         set(easy, .errorBuffer, UnsafeRawPointer(errorBuffer))
         sb_easy_setopt_data_callback(easy, CurlLibrary.Option.writeFunction.rawValue, curlWrite)
         sb_easy_setopt_pointer(easy, CurlLibrary.Option.writeData.rawValue, context)

@@ -54,6 +54,10 @@ public struct EngineRequest: Sendable {
     /// The center uses it to remember what a resumable download needs (`ETag`, length) even if the body is cut
     /// off. Engines should call it; one that does not still resumes, without `If-Range`.
     public var onResponseHead: (@Sendable (HTTPURLResponse) -> Void)?
+    /// Whether a redirect from `https` to plain `http` is followed. `false` by default: such a redirect fails with
+    /// `HTTPError.Code.insecureRedirect`, so that nothing (a `307`/`308` body, cookies, the response) crosses the
+    /// network in clear without the caller asking for it. The center sets it from `allowsInsecureRedirects`.
+    public var allowsInsecureRedirects = false
     /// Files the center made for this exchange (a multipart body), deleted when the exchange ends.
     var temporaryFiles: [URL] = []
 

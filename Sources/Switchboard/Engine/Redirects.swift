@@ -12,11 +12,9 @@ enum Redirects {
 
     /// The request that follows a redirect response, or `nil` when the response is not one to follow.
     static func next(after response: HTTPURLResponse, for request: EngineRequest) -> EngineRequest? {
-        guard [301, 302, 303, 307, 308].contains(response.statusCode),
-              let location = response.value(forHTTPHeaderField: "Location"),
-              let from = response.url ?? request.url,
-              let target = URL(string: location, relativeTo: from)?.absoluteURL,
-              let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https"
+        let from = response.url ?? request.url
+        guard [301, 302, 303, 307, 308].contains(response.statusCode), let target = target(of: response, from: from),
+              isHTTP(target)
         else { return nil }
         var next = request
         next.urlRequest.url = target
@@ -31,6 +29,36 @@ enum Redirects {
             next.urlRequest.setValue(nil, forHTTPHeaderField: "Content-Length")
         }
         return next
+    }
+
+    /// Where a redirect response points: its `Location`, resolved against the URL it answered.
+    static func target(of response: HTTPURLResponse, from: URL?) -> URL? {
+        guard let location = response.value(forHTTPHeaderField: "Location"), let from else { return nil }
+        return URL(string: location, relativeTo: from)?.absoluteURL
+    }
+
+    /// Whether a URL is one an engine may send: `http` or `https` only (no `file`, `dict`, `ftp`, ...).
+    static func isHTTP(_ url: URL?) -> Bool {
+        guard let scheme = url?.scheme?.lowercased() else { return false }
+        return scheme == "http" || scheme == "https"
+    }
+
+    /// The URL of a request an engine is asked to perform, refused unless it is `http` or `https`.
+    static func checkedURL(_ request: EngineRequest) throws(HTTPError) -> URL {
+        guard let url = request.url, isHTTP(url) else {
+            throw HTTPError(.invalidURL, "only http and https URLs can be sent, not \(request.url?.scheme ?? "none")")
+        }
+        return url
+    }
+
+    /// The error for a redirect from `https` to plain `http`, unless the request allows it.
+    static func refusal(from: URL?, to target: URL?, for request: EngineRequest) -> HTTPError? {
+        guard !request.allowsInsecureRedirects, from?.scheme?.lowercased() == "https",
+              target?.scheme?.lowercased() == "http"
+        else { return nil }
+        return HTTPError(
+            .insecureRedirect,
+            "refused a redirect from https to plain http (\(target?.host ?? "")); set allowsInsecureRedirects to allow it")
     }
 
     static func sameOrigin(_ lhs: URL?, _ rhs: URL?) -> Bool {

@@ -122,6 +122,13 @@ final class SessionTransfer: Sendable {
         task?.cancel()
     }
 
+    /// The error the transfer was stopped with, if it was stopped by one.
+    var stopError: (any Error)? {
+        state.withLock { state in
+            if case .failed(let error)? = state.stopReason { error } else { nil }
+        }
+    }
+
     // MARK: - Task events
 
     func received(_ response: URLResponse) {
@@ -176,6 +183,16 @@ final class SessionTransfer: Sendable {
     /// Decides the request a redirect continues with: credentials stay with their origin, and a `307`/`308` with a
     /// body is not followed by URLSession (which would drop the body) but re-sent by `completed`.
     func redirect(_ response: HTTPURLResponse, to proposed: URLRequest) -> URLRequest? {
+        // Only http and https are followed; the redirect response itself is the answer otherwise, as on CurlEngine.
+        // The Location header decides: URLSession on Linux proposes an http URL with the path of a `file:` target.
+        let from = response.url ?? request.url
+        guard Redirects.isHTTP(proposed.url), Redirects.isHTTP(Redirects.target(of: response, from: from)) else {
+            return nil
+        }
+        if let refusal = Redirects.refusal(from: from, to: proposed.url, for: request) {
+            stop(.failed(refusal))
+            return nil
+        }
         var next = proposed
         if !Redirects.sameOrigin(response.url ?? request.url, proposed.url) {
             for name in Redirects.credentialHeaders { next.setValue(nil, forHTTPHeaderField: name) }

@@ -51,6 +51,7 @@ public final class URLSessionEngine: Engine {
     ) async throws -> EngineResponse {
         // URLSession on Linux performs a request even when the task was cancelled before the call.
         try Task.checkCancellation()
+        _ = try Redirects.checkedURL(request)
         let transfer = SessionTransfer(
             request: request, progress: progress, session: session, delegate: delegate,
             segmentSize: downloadSegmentSize)
@@ -106,7 +107,13 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
         _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
         newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
     ) {
-        completionHandler(transfer(for: task)?.redirect(response, to: request) ?? request)
+        // `nil` means "do not follow" (the transfer re-sends a 307/308 itself, or refuses the target); only a task
+        // that belongs to no transfer follows URLSession's own proposal.
+        guard let transfer = transfer(for: task) else {
+            completionHandler(request)
+            return
+        }
+        completionHandler(transfer.redirect(response, to: request))
     }
 
     func urlSession(

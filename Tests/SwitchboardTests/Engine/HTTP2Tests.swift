@@ -18,8 +18,8 @@ final class HTTP2Server: @unchecked Sendable {
     let certificate: URL
     private let process = Process()
 
-    /// What each response carries: `GET /bytes/N` answers N bytes of `0123456789abcdef` repeated; anything else
-    /// answers JSON about the request.
+    /// What each response carries: `GET /bytes/N` answers N bytes of `0123456789abcdef` repeated;
+    /// `/redirect?to=URL&status=N` redirects there (unescaped); anything else answers JSON about the request.
     static let app = """
         import hashlib, json
 
@@ -41,6 +41,12 @@ final class HTTP2Server: @unchecked Sendable {
                 if not message.get("more_body"):
                     break
             path = scope["path"]
+            if path == "/redirect":
+                query = dict(pair.split("=", 1) for pair in scope["query_string"].decode().split("&") if "=" in pair)
+                await send({"type": "http.response.start", "status": int(query.get("status", "302")),
+                            "headers": [(b"location", query["to"].encode()), (b"content-length", b"0")]})
+                await send({"type": "http.response.body", "body": b""})
+                return
             if path.startswith("/bytes/"):
                 count = int(path.split("/")[2])
                 payload = (b"0123456789abcdef" * (count // 16 + 1))[:count]
@@ -97,6 +103,26 @@ final class HTTP2Server: @unchecked Sendable {
 
 @Suite(.enabled(if: HTTP2Server.isAvailable, "needs Hypercorn (SWITCHBOARD_HYPERCORN), openssl and libcurl"))
 struct HTTP2Tests {
+    @Test(arguments: [false, true])
+    func anHTTPSToHTTPRedirectIsRefusedUnlessTheCenterAllowsIt(allowed: Bool) async throws {
+        let server = try HTTP2Server()
+        let center = try await server.center()
+        center.setup { $0.allowsInsecureRedirects = allowed }
+        let target = LoopbackServer.shared.baseURL + "/anything"
+        let outcome = await center.sendRecording { request in
+            request.url = server.baseURL + "redirect?status=307&to=" + target
+            request.method = .post
+            request.body = .json(["password": "pw-HHH"])     // must not cross to plain http unasked
+        }
+        if allowed {
+            #expect(outcome.response?.json?["method"]?.string == "POST")
+            #expect(outcome.response?.url?.absoluteString.hasPrefix(LoopbackServer.shared.baseURL) == true)
+        } else {
+            #expect(outcome.error?.code == .insecureRedirect, "\(String(describing: outcome.error))")
+            #expect(outcome.response == nil)
+        }
+    }
+
     @Test func curlEngineNegotiatesHTTP2OverTLS() async throws {
         let server = try HTTP2Server()
         let response = try await server.center().send { $0.api = "hello" }

@@ -1,0 +1,90 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+@testable import Switchboard
+import SwitchboardTestSupport
+
+/// What an engine refuses to send or follow, the same on both: schemes other than http and https, and redirects from
+/// https down to plain http (the HTTPS half of that runs on CurlEngine in `HTTP2Tests`, since URLSession on Linux
+/// cannot trust a test certificate authority; here URLSessionEngine's redirect decision is driven directly).
+@Suite struct RedirectSafetyTests {
+    static let engineNames = ["URLSessionEngine", "CurlEngine"]
+
+    static func engine(_ name: String) throws -> any Engine {
+        name == "CurlEngine" ? try CurlEngine() : URLSessionEngine()
+    }
+
+    @Test(arguments: engineNames)
+    func onlyHTTPAndHTTPSURLsArePerformed(engineName: String) async throws {
+        let engine = try Self.engine(engineName)
+        for url in ["file:///etc/hostname", "dict://127.0.0.1:1/info", "ftp://127.0.0.1:1/x"] {
+            do {
+                _ = try await engine.perform(EngineRequest(urlRequest: URLRequest(url: URL(string: url)!))) { _ in }
+                Issue.record("\(engineName) performed \(url)")
+            } catch let error as HTTPError {
+                #expect(error.code == .invalidURL, "\(engineName), \(url): \(error)")
+            }
+        }
+    }
+
+    @Test(arguments: engineNames)
+    func aRedirectToAnotherSchemeIsAnsweredNotFollowed(engineName: String) async throws {
+        let engine = try Self.engine(engineName)
+        let center = Center { $0.engine = engine }
+        let outcome = await center.sendRecording { request in
+            request.url = LoopbackServer.shared.baseURL + "/redirect-to?url=file%3A%2F%2F%2Fetc%2Fhostname"
+        }
+        #expect(outcome.error?.code == .unacceptableStatus)
+        #expect(outcome.error?.status == 302, "\(String(describing: outcome.error))")
+        #expect(outcome.error?.response?.headers["Location"] == "file:///etc/hostname")
+    }
+
+    /// A 307/308 with a body is re-sent by the engine itself; URLSession must not also follow its own (body-less)
+    /// proposal, which reached the target as a second request before.
+    @Test(arguments: engineNames)
+    func aRedirectedPostReachesItsTargetOnce(engineName: String) async throws {
+        let engine = try Self.engine(engineName)
+        let center = Center { $0.engine = engine }
+        let key = "redirect-once-\(engineName)-\(UUID().uuidString)"
+        let response = try await center.send { request in
+            request.url = LoopbackServer.shared.baseURL + "/redirect-to?status_code=307&url=%2Ffail-times%2F0%2F" + key
+            request.method = .post
+            request.body = .json(["payload": "kept"])
+        }
+        #expect(response.json?["call"]?.int == 1)
+    }
+
+    /// URLSessionEngine's side of the downgrade rule: the decision URLSession's redirect delegate asks for.
+    @Test(arguments: [false, true])
+    func urlSessionEngineRefusesAnHTTPSToHTTPRedirectUnlessAllowed(allowed: Bool) throws {
+        var request = EngineRequest(urlRequest: URLRequest(url: URL(string: "https://secure.example.com/login")!))
+        request.body = .data(Data("password=pw".utf8))
+        request.allowsInsecureRedirects = allowed
+        let transfer = SessionTransfer(
+            request: request, progress: { _ in }, session: URLSession.shared, delegate: SessionDelegate(),
+            segmentSize: nil)
+        let response = try #require(HTTPURLResponse(
+            url: URL(string: "https://secure.example.com/login")!, statusCode: 308, httpVersion: "HTTP/1.1",
+            headerFields: ["Location": "http://plain.example.com/login"]))
+        let next = transfer.redirect(response, to: URLRequest(url: URL(string: "http://plain.example.com/login")!))
+        #expect(next == nil)   // a 308 with a body is always re-sent by hand, never by URLSession
+        if allowed {
+            #expect(transfer.stopError == nil)
+        } else {
+            #expect((transfer.stopError as? HTTPError)?.code == .insecureRedirect)
+        }
+    }
+
+    @Test func theSharedRuleRefusesOnlyHTTPSToHTTP() {
+        var request = EngineRequest(urlRequest: URLRequest(url: URL(string: "https://a.example/")!))
+        let https = URL(string: "https://a.example/")!, http = URL(string: "http://b.example/")!
+        #expect(Redirects.refusal(from: https, to: http, for: request)?.code == .insecureRedirect)
+        #expect(Redirects.refusal(from: https, to: https, for: request) == nil)
+        #expect(Redirects.refusal(from: http, to: http, for: request) == nil)
+        #expect(Redirects.refusal(from: URL(string: "HTTPS://a.example/"), to: URL(string: "HTTP://b.example/"), for: request) != nil)
+        request.allowsInsecureRedirects = true
+        #expect(Redirects.refusal(from: https, to: http, for: request) == nil)
+    }
+}
