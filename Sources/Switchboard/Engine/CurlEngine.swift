@@ -24,7 +24,9 @@ public final class CurlEngine: Engine {
         /// A PEM file of certificate authorities to trust instead of the system's (a private CA).
         public var caCertificates: URL?
         /// Public keys a host must present, per host name: `sha256//` followed by the base-64 SHA-256 of the
-        /// key's DER form. A host with pins is refused unless one matches.
+        /// key's DER form. A host with pins is refused unless one matches. Host names compare without case and
+        /// without a trailing dot; a pin that could never apply (a scheme, port or path in the host, a malformed key)
+        /// makes `CurlEngine.init` throw instead of being ignored.
         public var pinnedPublicKeys: [String: [String]]
 
         /// Creates TLS options.
@@ -44,14 +46,14 @@ public final class CurlEngine: Engine {
     /// Loads libcurl (once per process) and starts the engine's thread.
     ///
     /// - Throws: `HTTPError` with code `.unsupported` when libcurl is missing, too old (7.68 is needed) or numbers
-    ///   its options differently.
+    ///   its options differently, or when a pin could never apply (see `TLS.pinnedPublicKeys`).
     ///
     /// - Parameters:
     ///   - tls: a private CA, and public-key pins per host.
     ///   - cookies: where cookies are kept and taken from, as URLSession does; `nil` sends and keeps none.
     public init(tls: TLS = TLS(), cookies: HTTPCookieStorage? = .shared) throws(HTTPError) {
         _ = try CurlLibrary.shared.get()
-        self.tls = tls
+        self.tls = try tls.validated()
         self.cookies = cookies
         worker = CurlWorker()
     }

@@ -85,7 +85,7 @@ final class CurlTransfer: @unchecked Sendable {
         if let authorities = tls.caCertificates {
             set(easy, .caInfo, authorities.path)
         }
-        if let host = url.host?.lowercased(), let pins = tls.pinnedPublicKeys.first(where: { $0.key.lowercased() == host })?.value,
+        if let host = url.host, let pins = tls.pinnedPublicKeys[CurlEngine.TLS.pinHost(host)],
            !pins.isEmpty {
             set(easy, .pinnedPublicKey, pins.joined(separator: ";"))
         }

@@ -165,6 +165,44 @@ struct CurlTLSTests {
         #expect(outcome.error?.code == .pinning)
         #expect(outcome.error?.message.contains("localhost") == true)
     }
+
+    /// A pin's host compares without case and without a trailing dot: it used to be ignored for `localhost.`.
+    @Test(arguments: ["localhost.", "LocalHost.", " localhost"])
+    func aPinIsAppliedWhateverTheCaseOrTrailingDotOfItsHost(host: String) async throws {
+        let server = try TLSServer()
+        await server.ready()
+        let wrong = "sha256//" + Data(repeating: 7, count: 32).base64EncodedString()
+        let outcome = await send(server, tls: .init(caCertificates: server.certificate, pinnedPublicKeys: [host: [wrong]]))
+        #expect(outcome.error?.code == .pinning)
+    }
+}
+
+@Suite struct CurlPinConfigurationTests {
+    static let key = "sha256//" + Data(repeating: 7, count: 32).base64EncodedString()
+
+    @Test(arguments: [
+        ["https://api.example.com": [key]], ["api.example.com:443": [key]], ["api.example.com/v1": [key]],
+        ["*.example.com": [key]], ["": [key]], ["api.example.com": []], ["api.example.com": ["sha256//c2hvcnQ="]],
+        ["api.example.com": [String(key.dropFirst(8))]],
+    ])
+    func aPinThatCanNeverApplyIsAConfigurationError(pins: [String: [String]]) {
+        do {
+            _ = try CurlEngine(tls: .init(pinnedPublicKeys: pins))
+            Issue.record("accepted \(pins)")
+        } catch {
+            #expect(error.code == .unsupported)
+            #expect(error.message.contains("can never apply"))
+        }
+    }
+
+    @Test func hostsThatNameTheSameHostAreMerged() throws {
+        let other = "sha256//" + Data(repeating: 8, count: 32).base64EncodedString()
+        let tls = try CurlEngine.TLS(pinnedPublicKeys: ["API.example.com.": [Self.key], "api.example.com": [other], "::1": [other]])
+            .validated()
+        #expect(Set(tls.pinnedPublicKeys["api.example.com"] ?? []) == [Self.key, other])
+        #expect(tls.pinnedPublicKeys["::1"] == [other])
+        #expect(tls.pinnedPublicKeys.count == 2)
+    }
 }
 
 @Suite struct CurlEngineTests {
