@@ -36,6 +36,10 @@ public enum Httpbin {
             return response
         case ("bytes", 1): return bytes(Int(rest[0]) ?? 0, seed: request.queryValue("seed").flatMap { UInt64($0) })
         case ("drip", 0): return drip(request)
+        case ("garbage-status", 0):
+            var response = ServerResponse.text("ok")
+            response.rawHead = Data("HTJP/1.1 2OO SURE\r\nContent-Length: 2\r\n\r\n".utf8)
+            return response
         case ("xml", 0): return .text(sampleXML, type: "application/xml")
         case ("html", 0): return .text(sampleHTML, type: "text/html; charset=utf-8")
         case ("json", 0): return .json(sampleJSON)

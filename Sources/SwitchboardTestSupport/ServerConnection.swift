@@ -153,6 +153,10 @@ final class ServerConnection {
 
     func write(_ response: ServerResponse, to request: ServerRequest, keepAlive: Bool) -> Bool {
         if response.delay > 0 { Thread.sleep(forTimeInterval: response.delay) }
+        if let rawHead = response.rawHead {
+            _ = write(rawHead + response.body)
+            return false
+        }
         var head = "HTTP/1.1 \(response.status) \(HTTPStatus.reason(response.status))\r\n"
         var hasLength = false
         for (name, value) in response.headers {

@@ -66,6 +66,8 @@ public struct ServerResponse: Sendable {
     public var close = false
     /// Whether to close the connection instead of answering at all (a keep-alive connection the server dropped).
     public var dropWithoutAnswer = false
+    /// Bytes written verbatim in place of the status line and headers (a malformed head), then the body.
+    public var rawHead: Data?
     /// When set, writing stops for this many seconds after this many body bytes (a stalled server).
     public var pause: (after: Int, seconds: Double)?
     /// A body generated piece by piece instead of `body`, so that large responses need no memory: its length, and

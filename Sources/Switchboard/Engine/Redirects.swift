@@ -48,6 +48,12 @@ enum Redirects {
         guard let url = request.url, isHTTP(url) else {
             throw HTTPError(.invalidURL, "only http and https URLs can be sent, not \(request.url?.scheme ?? "none")")
         }
+        if let port = url.port, !(1...65535).contains(port) {
+            throw HTTPError(.invalidURL, "the port \(port) is outside 1-65535")
+        }
+        if url.host?.isEmpty ?? true {
+            throw HTTPError(.invalidURL, "the URL has no host")
+        }
         return url
     }
 

@@ -326,14 +326,24 @@ final class SessionTransfer: Sendable {
 
     /// Errors from swift-corelibs-foundation arrive as `NSError`s in `NSURLErrorDomain`.
     static func urlError(_ error: any Error) -> any Error {
-        if error is URLError { return error }
-        let nsError = error as NSError
-        guard nsError.domain == NSURLErrorDomain else { return error }
-        #if canImport(Darwin)
-        let code = URLError.Code(rawValue: nsError.code)
-        #else
-        let code = URLError.Code(rawValue: nsError.code) ?? .unknown
-        #endif
-        return URLError(code, userInfo: nsError.userInfo)
+        let urlError: URLError
+        if let error = error as? URLError {
+            urlError = error
+        } else {
+            let nsError = error as NSError
+            guard nsError.domain == NSURLErrorDomain else { return error }
+            #if canImport(Darwin)
+            urlError = URLError(URLError.Code(rawValue: nsError.code), userInfo: nsError.userInfo)
+            #else
+            urlError = URLError(URLError.Code(rawValue: nsError.code) ?? .unknown, userInfo: nsError.userInfo)
+            #endif
+        }
+        // The URL was checked before sending (`Redirects.checkedURL`), so a "bad" or "unsupported URL" now is the
+        // server's fault: URLSession on Linux reports a malformed status line that way. It is a transport failure,
+        // as on CurlEngine (and so retryable).
+        if urlError.code == .unsupportedURL || urlError.code == .badURL {
+            return URLError(.badServerResponse, userInfo: urlError.userInfo)
+        }
+        return urlError
     }
 }

@@ -6,10 +6,11 @@ import Testing
 @testable import Switchboard
 import SwitchboardTestSupport
 
-/// What an engine refuses to send or follow, the same on both: schemes other than http and https, and redirects from
+/// Rules both engines keep alike, each fault giving the same outcome and code: schemes other than http and https, a
+/// malformed status line, a port out of range, and redirects from
 /// https down to plain http (the HTTPS half of that runs on CurlEngine in `HTTP2Tests`, since URLSession on Linux
 /// cannot trust a test certificate authority; here URLSessionEngine's redirect decision is driven directly).
-@Suite struct RedirectSafetyTests {
+@Suite struct EngineRulesTests {
     static let engineNames = ["URLSessionEngine", "CurlEngine"]
 
     static func engine(_ name: String) throws -> any Engine {
@@ -86,5 +87,24 @@ import SwitchboardTestSupport
         #expect(Redirects.refusal(from: URL(string: "HTTPS://a.example/"), to: URL(string: "HTTP://b.example/"), for: request) != nil)
         request.allowsInsecureRedirects = true
         #expect(Redirects.refusal(from: https, to: http, for: request) == nil)
+    }
+
+    /// The same fault gives the same code on both engines.
+    @Test(arguments: engineNames)
+    func aGarbageStatusLineIsATransportFailure(engineName: String) async throws {
+        let engine = try Self.engine(engineName)
+        let outcome = await Center { $0.engine = engine }.sendRecording { request in
+            request.url = LoopbackServer.shared.baseURL + "/garbage-status"
+        }
+        #expect(outcome.error?.code == .transport, "\(engineName): \(String(describing: outcome.error))")
+    }
+
+    @Test(arguments: engineNames)
+    func aPortOutsideTheRangeIsAnInvalidURL(engineName: String) async throws {
+        let engine = try Self.engine(engineName)
+        for url in ["http://127.0.0.1:70000/get", "http://127.0.0.1:0/get"] {
+            let outcome = await Center { $0.engine = engine }.sendRecording { $0.url = url }
+            #expect(outcome.error?.code == .invalidURL, "\(engineName), \(url): \(String(describing: outcome.error))")
+        }
     }
 }
