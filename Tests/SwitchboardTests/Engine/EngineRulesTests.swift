@@ -7,9 +7,9 @@ import Testing
 import SwitchboardTestSupport
 
 /// Rules both engines keep alike, each fault giving the same outcome and code: schemes other than http and https, a
-/// malformed status line, a port out of range, and redirects from
-/// https down to plain http (the HTTPS half of that runs on CurlEngine in `HTTP2Tests`, since URLSession on Linux
-/// cannot trust a test certificate authority; here URLSessionEngine's redirect decision is driven directly).
+/// malformed status line, a port out of range, and redirects from https down to plain http (the HTTPS half of that
+/// runs on CurlEngine in `HTTP2Tests`, since URLSession on Linux cannot trust a test certificate authority; here
+/// URLSessionEngine's redirect decision is driven directly).
 @Suite struct EngineRulesTests {
     static let engineNames = ["URLSessionEngine", "CurlEngine"]
 
