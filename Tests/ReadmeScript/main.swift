@@ -31,8 +31,31 @@ let status: Int = response.status
 let userID = 2
 let grace = try await Center.shared.send(User.self) { $0.api = "users/\(userID)" }
 
-guard user.name == "Ada", status == 200, grace.name == "Grace", stub.requests.count == 3 else {
-    print("ReadmeScript: unexpected outcome: \(user), \(status), \(grace), \(stub.requests.count) requests")
+// The other async forms, from top-level code too.
+
+struct GetUser: Endpoint {
+    typealias Response = User
+    var id: Int
+    var path: String { "users/\(id)" }
+}
+let endpointUser = try await Center.shared.send(GetUser(id: userID))
+let members = try await Center.shared.batch { batch in
+    batch.add { $0.api = "users/1" }
+    batch.add { $0.api = "users/\(userID)" }
+}
+let steps = try await Center.shared.chain { chain in
+    chain.first { $0.api = "users/1" }
+    chain.next { request, previous in request.api = "users/\((previous.json?["id"]?.int ?? 0) + 1)" }
+}
+let transferred = try await Center.shared.transfer { $0.api = "users/\(userID)" }.response()
+
+let outcome = [
+    user.name == "Ada", status == 200, grace.name == "Grace", endpointUser.name == "Grace",
+    members.map(\.status) == [200, 200], steps.last?.json?["name"]?.string == "Grace", transferred.status == 200,
+    stub.requests.count == 9,
+]
+guard !outcome.contains(false) else {
+    print("ReadmeScript: unexpected outcome: \(outcome), \(stub.requests.count) requests")
     exit(1)
 }
 print("ReadmeScript: every top-level call was awaited")
