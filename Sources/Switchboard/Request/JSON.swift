@@ -13,8 +13,8 @@ public enum JSON: Sendable, Hashable, Codable, CustomStringConvertible {
     case null
     /// `true` or `false`.
     case bool(Bool)
-    /// A number. Integers up to 2^53 round-trip exactly.
-    case number(Double)
+    /// A number, kept exactly: see `JSON.Number`.
+    case number(Number)
     /// A string.
     case string(String)
     /// An array.
@@ -40,16 +40,33 @@ public enum JSON: Sendable, Hashable, Codable, CustomStringConvertible {
     }
 
     /// The number, if this is a number.
-    public var double: Double? {
+    public var number: Number? {
         if case .number(let value) = self { value } else { nil }
     }
 
-    /// The number as an `Int`, if this is a number with no fractional part that fits.
+    /// The number as the nearest `Double`, if this is a number.
+    public var double: Double? {
+        number?.double
+    }
+
+    /// The number as an `Int`, if this is an integer that fits (exactly: `9007199254740993` stays itself).
     public var int: Int? {
-        guard case .number(let value) = self, value.rounded() == value, let exact = Int(exactly: value) else {
-            return nil
-        }
-        return exact
+        number?.int64.flatMap { Int(exactly: $0) }
+    }
+
+    /// The number as an `Int64`, if this is an integer in that range.
+    public var int64: Int64? {
+        number?.int64
+    }
+
+    /// The number as a `UInt64`, if this is an integer in that range.
+    public var uint64: UInt64? {
+        number?.uint64
+    }
+
+    /// The number as a `Decimal`, if this is a number `Decimal` can hold.
+    public var decimal: Decimal? {
+        number?.decimal
     }
 
     /// The Boolean, if this is `true` or `false`.
@@ -141,15 +158,49 @@ public enum JSON: Sendable, Hashable, Codable, CustomStringConvertible {
         // swift-corelibs-foundation reports Booleans (and only those, from JSON and property lists) as `char`.
         let isBoolean = String(cString: number.objCType) == "c"
         #endif
-        self = isBoolean ? .bool(number.boolValue) : .number(number.doubleValue)
+        if isBoolean {
+            self = .bool(number.boolValue)
+        } else if let decimal = number as? NSDecimalNumber {
+            self = .number(Number(validText: decimal.stringValue))
+        } else {
+            switch String(cString: number.objCType) {
+            case "f", "d": self = .number(Number(number.doubleValue))
+            case "Q", "L", "I", "S", "C": self = .number(Number(number.uint64Value))
+            default: self = .number(Number(number.int64Value))
+            }
+        }
     }
 
-    /// The value as compact JSON text with sorted keys.
+    /// The value as compact JSON text with sorted keys; numbers are written exactly (see `JSON.Number`).
     public var description: String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        guard let data = try? encoder.encode(self) else { return "null" }
-        return String(decoding: data, as: UTF8.self)
+        var text = ""
+        write(to: &text)
+        return text
+    }
+
+    private func write(to out: inout String) {
+        switch self {
+        case .null: out += "null"
+        case .bool(let value): out += value ? "true" : "false"
+        case .number(let value): out += value.description
+        case .string(let value): ParameterValue.writeJSONString(value, to: &out)
+        case .array(let elements):
+            out += "["
+            for (index, element) in elements.enumerated() {
+                if index > 0 { out += "," }
+                element.write(to: &out)
+            }
+            out += "]"
+        case .object(let members):
+            out += "{"
+            for (index, key) in members.keys.sorted().enumerated() {
+                if index > 0 { out += "," }
+                ParameterValue.writeJSONString(key, to: &out)
+                out += ":"
+                members[key]!.write(to: &out)
+            }
+            out += "}"
+        }
     }
 
     // MARK: - Codable
@@ -161,8 +212,12 @@ public enum JSON: Sendable, Hashable, Codable, CustomStringConvertible {
             self = .null
         } else if let value = try? container.decode(Bool.self) {
             self = .bool(value)
+        } else if let value = try? container.decode(Int64.self) {
+            self = .number(Number(value))
+        } else if let value = try? container.decode(UInt64.self) {
+            self = .number(Number(value))
         } else if let value = try? container.decode(Double.self) {
-            self = .number(value)
+            self = .number(Number(value))
         } else if let value = try? container.decode(String.self) {
             self = .string(value)
         } else if let value = try? container.decode([JSON].self) {
@@ -179,7 +234,19 @@ public enum JSON: Sendable, Hashable, Codable, CustomStringConvertible {
         case .null: try container.encodeNil()
         case .bool(let value): try container.encode(value)
         case .number(let value):
-            if let exact = Int64(exactly: value) { try container.encode(exact) } else { try container.encode(value) }
+            switch value.storage {
+            case .int(let exact): try container.encode(exact)
+            case .uint(let exact): try container.encode(exact)
+            case .text(_, let nearest):
+                // An encoder takes a number as a Swift value: a `Decimal` when it holds this one exactly, else the
+                // nearest `Double`.
+                if let decimal = value.decimal, Number(validText: decimal.description) == value,
+                   decimal.description.count <= value.description.count + 2 {
+                    try container.encode(decimal)
+                } else {
+                    try container.encode(nearest)
+                }
+            }
         case .string(let value): try container.encode(value)
         case .array(let value): try container.encode(value)
         case .object(let value): try container.encode(value)
@@ -196,9 +263,9 @@ extension JSON: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, Expressibl
     /// A Boolean.
     public init(booleanLiteral value: Bool) { self = .bool(value) }
     /// An integer.
-    public init(integerLiteral value: Int) { self = .number(Double(value)) }
+    public init(integerLiteral value: Int) { self = .number(Number(value)) }
     /// A floating-point number.
-    public init(floatLiteral value: Double) { self = .number(value) }
+    public init(floatLiteral value: Double) { self = .number(Number(value)) }
     /// A string.
     public init(stringLiteral value: String) { self = .string(value) }
     /// An array.

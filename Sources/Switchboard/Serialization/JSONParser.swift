@@ -27,6 +27,75 @@ struct JSONParser {
         return try result.get()
     }
 
+    /// Whether the text is one JSON number and nothing else.
+    static func isNumber(_ text: String) -> Bool {
+        var text = text
+        return text.withUTF8 { buffer in
+            guard let first = buffer.first,
+                  first == UInt8(ascii: "-") || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(first)
+            else { return false }
+            var parser = JSONParser(bytes: UnsafeRawBufferPointer(buffer))
+            return (try? parser.parseNumber()) != nil && parser.index == buffer.count
+        }
+    }
+
+    /// Where, in valid JSON text, the value at a dotted path (`data`, `result.items.0`) is: the byte offsets of its
+    /// text, as `JSON`'s `subscript(path:)` finds it (numbers index arrays, a repeated key's last value wins).
+    static func range(ofPath path: String, in data: Data) -> Range<Int>? {
+        let components = path.split(separator: ".", omittingEmptySubsequences: true).map(String.init)
+        return data.withUnsafeBytes { buffer -> Range<Int>? in
+            var parser = JSONParser(bytes: buffer)
+            if buffer.count >= 3, buffer[0] == 0xEF, buffer[1] == 0xBB, buffer[2] == 0xBF { parser.index = 3 }
+            parser.skipWhitespace()
+            return try? parser.locate(components[...])
+        }
+    }
+
+    /// The range of the value at `components` below the value that starts at `index`.
+    private mutating func locate(_ components: ArraySlice<String>) throws(Failure) -> Range<Int>? {
+        let start = index
+        guard let component = components.first else {
+            _ = try parseValue()
+            return start..<index
+        }
+        guard index < bytes.count else { return nil }
+        if bytes[index] == UInt8(ascii: "["), let wanted = Int(component) {
+            index += 1
+            var position = 0
+            skipWhitespace()
+            if index < bytes.count, bytes[index] == UInt8(ascii: "]") { return nil }
+            while true {
+                skipWhitespace()
+                if position == wanted { return try locate(components.dropFirst()) }
+                _ = try parseValue()
+                skipWhitespace()
+                guard index < bytes.count, bytes[index] == UInt8(ascii: ",") else { return nil }
+                index += 1
+                position += 1
+            }
+        }
+        guard bytes[index] == UInt8(ascii: "{") else { return nil }
+        index += 1
+        var found: Int?
+        while true {
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { break }
+            let key = try parseString()
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { return nil }
+            index += 1
+            skipWhitespace()
+            if key == component { found = index }
+            _ = try parseValue()
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: ",") else { break }
+            index += 1
+        }
+        guard let found else { return nil }
+        index = found
+        return try locate(components.dropFirst())
+    }
+
     private init(bytes: UnsafeRawBufferPointer) {
         self.bytes = bytes
     }
@@ -236,7 +305,7 @@ struct JSONParser {
     }
 
     /// A number, checked against the JSON grammar: `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`.
-    private mutating func parseNumber() throws(Failure) -> Double {
+    private mutating func parseNumber() throws(Failure) -> JSON.Number {
         let start = index
         if bytes[index] == UInt8(ascii: "-") { index += 1 }
         guard index < bytes.count, isDigit(bytes[index]) else { throw fail("invalid number") }
@@ -258,10 +327,7 @@ struct JSONParser {
             skipDigits()
         }
         let text = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
-        guard let value = Double(text), value.isFinite else {
-            throw Failure(message: "number out of range", offset: start)
-        }
-        return value
+        return JSON.Number(validText: text)
     }
 
     private func isDigit(_ byte: UInt8) -> Bool {

@@ -6,6 +6,8 @@ indirect enum ParameterValue: Sendable, Equatable {
     case int(Int64)
     case uint(UInt64)
     case double(Double)
+    /// A number from a `JSON` value, as it was written (beyond 64-bit integers, or with a fraction or exponent).
+    case literal(String)
     case bool(Bool)
     case null
     case array([ParameterValue])
@@ -17,6 +19,7 @@ indirect enum ParameterValue: Sendable, Equatable {
         case let (.int(a), .int(b)): a == b
         case let (.uint(a), .uint(b)): a == b
         case let (.double(a), .double(b)): a == b
+        case let (.literal(a), .literal(b)): a == b
         case let (.bool(a), .bool(b)): a == b
         case (.null, .null): true
         case let (.array(a), .array(b)): a == b
@@ -78,7 +81,11 @@ indirect enum ParameterValue: Sendable, Equatable {
         case .null: self = .null
         case .bool(let value): self = .bool(value)
         case .number(let value):
-            if let exact = Int64(exactly: value) { self = .int(exact) } else { self = .double(value) }
+            switch value.storage {
+            case .int(let exact): self = .int(exact)
+            case .uint(let exact): self = .uint(exact)
+            case .text(let text, _): self = .literal(text)
+            }
         case .string(let value): self = .string(value)
         case .array(let value): self = .array(value.map(ParameterValue.init))
         case .object(let value): self = .object(value.keys.sorted().map { ($0, ParameterValue(value[$0]!)) })
@@ -116,6 +123,7 @@ extension ParameterValue {
         case .int(let value): String(value)
         case .uint(let value): String(value)
         case .double(let value): ParameterValue.numberText(value)
+        case .literal(let text): text
         case .bool(let value): value ? "true" : "false"
         case .null: ""
         case .array, .object: ""
@@ -138,6 +146,7 @@ extension ParameterValue {
                 throw HTTPError(.encoding, "parameter \"\(path)\" is \(value), which JSON cannot represent")
             }
             out += ParameterValue.numberText(value)
+        case .literal(let text): out += text
         case .bool(let value): out += value ? "true" : "false"
         case .null: out += "null"
         case .array(let elements):
@@ -184,6 +193,7 @@ extension ParameterValue {
         case .int(let value): return NSNumber(value: value)
         case .uint(let value): return NSNumber(value: value)
         case .double(let value): return NSNumber(value: value)
+        case .literal(let text): return NSNumber(value: Double(text) ?? .nan)
         case .bool(let value): return NSNumber(value: value)
         case .null: throw HTTPError(.encoding, "parameter \"\(path)\" is null, which a property list cannot hold")
         case .array(let elements):

@@ -21,7 +21,7 @@ final class ManualDate: Sendable {
             if request.urlRequest.value(forHTTPHeaderField: "If-None-Match") == "\"v1\"" {
                 return .status(304, headers: ["ETag": "\"v1\""])
             }
-            return .json(["call": .number(Double(call))], headers: ["ETag": "\"v1\""])
+            return .json(["call": .number(JSON.Number(call))], headers: ["ETag": "\"v1\""])
         }
         let cache = cache ?? ResponseCache(now: { date.now })
         let center = stubCenter(stub) { $0.cache = cache }.0
@@ -66,7 +66,7 @@ final class ManualDate: Sendable {
         let (center, stub, _, _) = setup()
         // No ETag here, so the second round's network response is new, not a 304.
         let calls = Locked(0)
-        stub.on(nil, "/v1/feed") { _ in .json(["call": .number(Double(calls.withLock { $0 += 1; return $0 }))]) }
+        stub.on(nil, "/v1/feed") { _ in .json(["call": .number(JSON.Number(calls.withLock { $0 += 1; return $0 }))]) }
         let log = EventLog()
         for round in 1...2 {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in

@@ -156,7 +156,7 @@ struct StubbedProfile: Endpoint {
             let query = URLComponents(url: request.url!, resolvingAgainstBaseURL: false)?.queryItems ?? []
             let page = Int(query.first { $0.name == "page" }?.value ?? "") ?? 0
             let size = Int(query.first { $0.name == "per_page" }?.value ?? "") ?? 0
-            let items = (0..<min(size, 50 - (page - 1) * size)).map { JSON.number(Double((page - 1) * size + $0)) }
+            let items = (0..<min(size, 50 - (page - 1) * size)).map { JSON.number(JSON.Number((page - 1) * size + $0)) }
             return .json(["total": 50, "items": .array(items)])
         }
         let (center, _) = stubCenter(stub)

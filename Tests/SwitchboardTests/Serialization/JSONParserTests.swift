@@ -27,7 +27,7 @@ import Testing
     static let invalid = [
         "", " ", "{", "[1,]", "{\"a\":1,}", "[1 2]", "{\"a\" 1}", "{a:1}", "01", "-", "1.", ".5", "1e", "+1", "NaN",
         "Infinity", "tru", "nul", "[1]x", "\"unterminated", "\"bad \\x escape\"", "\"\\u12\"", "\"\\ud83c\"",
-        "\"\\udf89\"", "\"tab\tinside\"", "1e400", "// comment\n1", "[1,,2]", "{\"a\":1 \"b\":2}",
+        "\"\\udf89\"", "\"tab\tinside\"", "// comment\n1", "[1,,2]", "{\"a\":1 \"b\":2}",
     ]
 
     @Test(arguments: invalid)
@@ -93,7 +93,7 @@ import Testing
     static func alike(_ a: JSON, _ b: JSON) -> Bool {
         switch (a, b) {
         case (.number(let x), .number(let y)):
-            return x == y || abs(x - y) <= 1e-12 * max(abs(x), abs(y))
+            return x == y || abs(x.double - y.double) <= 1e-12 * max(abs(x.double), abs(y.double))
         case (.array(let x), .array(let y)):
             return x.count == y.count && zip(x, y).allSatisfy { alike($0, $1) }
         case (.object(let x), .object(let y)):

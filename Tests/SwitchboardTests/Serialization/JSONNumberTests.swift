@@ -1,0 +1,84 @@
+import Foundation
+import Testing
+@testable import Switchboard
+
+/// Numbers pass through unchanged: in `JSON` values, and through an envelope to `decode`.
+@Suite struct JSONNumberTests {
+    static let literals = [
+        "9007199254740993", "-9223372036854775808", "18446744073709551615", "1e400", "0.1", "-0.0", "19.99",
+        "123456789012345678901234567890", "6.02214076e23",
+    ]
+
+    struct Value<T: Decodable & Sendable>: Decodable, Sendable {
+        let v: T
+    }
+
+    /// What Foundation's decoder makes of `{"v": literal}` as `T`, and what it makes of the same member after
+    /// Switchboard unwrapped it from an envelope: the same value, or a failure on both sides.
+    func differential<T: Decodable & Sendable>(_ type: T.Type, _ literal: String, same: (T, T) -> Bool) async throws {
+        let direct = Result { try JSONDecoder().decode(Value<T>.self, from: Data("{\"v\":\(literal)}".utf8)).v }
+        let stub = StubEngine()
+        stub.on(nil, "*", reply: .data(Data("{\"code\":0,\"data\":{\"v\":\(literal)}}".utf8),
+                                       headers: ["Content-Type": "application/json"]))
+        let (center, _) = stubCenter(stub) { config in
+            config.onResponse = { _, response in try response.unwrapping(code: "code", ok: 0, data: "data") }
+        }
+        let response = try await center.send { $0.api = "n" }
+        let unwrapped = Result { try response.decode(Value<T>.self).v }
+        switch (direct, unwrapped) {
+        case (.success(let a), .success(let b)):
+            #expect(same(a, b), "\(T.self) from \(literal): \(a) directly, \(b) through the envelope")
+        case (.failure, .failure):
+            break
+        default:
+            Issue.record("\(T.self) from \(literal): \(direct) directly, \(unwrapped) through the envelope")
+        }
+    }
+
+    @Test(arguments: literals)
+    func anEnvelopeHandsDecodeTheNumberAsTheServerSentIt(literal: String) async throws {
+        try await differential(Int64.self, literal, same: ==)
+        try await differential(UInt64.self, literal, same: ==)
+        try await differential(Double.self, literal) { $0.bitPattern == $1.bitPattern }
+        try await differential(Decimal.self, literal, same: ==)
+        try await differential(JSON.self, literal, same: ==)
+    }
+
+    @Test(arguments: literals)
+    func aJSONValueKeepsEveryNumberExactly(literal: String) throws {
+        let json = try JSON(data: Data("[\(literal)]".utf8))
+        let number = try #require(json[0]?.number)
+        #expect(json.description == "[\(literal)]")              // printed as it came, in full
+        #expect(try JSON(data: Data(json.description.utf8)) == json)
+        // An integral value is an integer whatever its spelling: `-0.0` is 0.
+        #expect(number.int64 == Int64(literal) ?? (literal == "-0.0" ? 0 : nil))
+        #expect(number.uint64 == UInt64(literal) ?? (literal == "-0.0" ? 0 : nil))
+        #expect(number.double.bitPattern == Double(literal)!.bitPattern)
+    }
+
+    @Test func integersAcrossBothRangesAreExact() throws {
+        let json = try JSON(data: Data(#"{"a":9007199254740993,"b":-9223372036854775808,"c":18446744073709551615}"#.utf8))
+        #expect(json["a"]?.int64 == 9_007_199_254_740_993)
+        #expect(json["a"]?.int == 9_007_199_254_740_993)
+        #expect(json["b"]?.int64 == .min)
+        #expect(json["c"]?.uint64 == .max)
+        #expect(json["c"]?.int64 == nil)
+        #expect(json["a"] != JSON.number(9_007_199_254_740_992))   // the same Double, not the same number
+        #expect(JSON.number(1) == (try JSON(data: Data("1.0".utf8))))
+        #expect(Set([JSON.number(1), try JSON(data: Data("1e0".utf8))]).count == 1)
+        #expect(try JSON(data: Data("19.99".utf8)).decimal == Decimal(string: "19.99"))
+    }
+
+    @Test func parametersFromJSONKeepTheirNumbers() throws {
+        let filter = try JSON(data: Data(#"{"id":9007199254740993,"max":18446744073709551615,"ratio":0.1}"#.utf8))
+        var request = Request()
+        request.url = "https://api.example.com/search"
+        request.method = .post
+        request.requestSerializer = .json
+        request.parameters = ["filter": filter]
+        let encoded = try RequestEncoding.encode(request)
+        guard case .data(let body) = encoded.body else { Issue.record("no body"); return }
+        #expect(String(decoding: body, as: UTF8.self)
+            == #"{"filter":{"id":9007199254740993,"max":18446744073709551615,"ratio":0.1}}"#)
+    }
+}
