@@ -237,14 +237,14 @@ public enum JSON: Sendable, Hashable, Codable, CustomStringConvertible {
             switch value.storage {
             case .int(let exact): try container.encode(exact)
             case .uint(let exact): try container.encode(exact)
-            case .text(_, let nearest):
+            case .text:
                 // An encoder takes a number as a Swift value: a `Decimal` when it holds this one exactly, else the
                 // nearest `Double`.
                 if let decimal = value.decimal, Number(validText: decimal.description) == value,
                    decimal.description.count <= value.description.count + 2 {
                     try container.encode(decimal)
                 } else {
-                    try container.encode(nearest)
+                    try container.encode(value.double)
                 }
             }
         case .string(let value): try container.encode(value)

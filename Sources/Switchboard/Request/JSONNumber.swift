@@ -17,8 +17,8 @@ extension JSON {
         enum Storage: Sendable {
             case int(Int64)
             case uint(UInt64)
-            /// Not an integer that fits 64 bits: its text and the nearest `Double` (infinite beyond its range).
-            case text(String, Double)
+            /// Not an integer that fits 64 bits: its text (a `JSON` value stays as small as a string).
+            case text(String)
         }
 
         let storage: Storage
@@ -34,7 +34,7 @@ extension JSON {
             if value != 0 || value.sign == .plus, let exact = Int64(exactly: value), abs(exact) < 1 << 53 {
                 storage = .int(exact)
             } else {
-                storage = .text("\(value)", value)
+                storage = .text("\(value)")
             }
         }
         /// An integer literal.
@@ -61,7 +61,7 @@ extension JSON {
                     return
                 }
             }
-            storage = .text(text, Double(text) ?? .nan)
+            storage = .text(text)
         }
 
         // MARK: - Reading
@@ -89,7 +89,7 @@ extension JSON {
             switch storage {
             case .int(let value): Double(value)
             case .uint(let value): Double(value)
-            case .text(_, let value): value
+            case .text(let text): Double(text) ?? .nan
             }
         }
 
@@ -98,7 +98,7 @@ extension JSON {
             switch storage {
             case .int(let value): return Decimal(value)
             case .uint(let value): return Decimal(value)
-            case .text(let text, _):
+            case .text(let text):
                 guard let value = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")), !value.isNaN
                 else { return nil }
                 return value
@@ -110,7 +110,7 @@ extension JSON {
             switch storage {
             case .int(let value): String(value)
             case .uint(let value): String(value)
-            case .text(let text, _): text
+            case .text(let text): text
             }
         }
 

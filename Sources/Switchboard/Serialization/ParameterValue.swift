@@ -84,7 +84,7 @@ indirect enum ParameterValue: Sendable, Equatable {
             switch value.storage {
             case .int(let exact): self = .int(exact)
             case .uint(let exact): self = .uint(exact)
-            case .text(let text, _): self = .literal(text)
+            case .text(let text): self = .literal(text)
             }
         case .string(let value): self = .string(value)
         case .array(let value): self = .array(value.map(ParameterValue.init))
