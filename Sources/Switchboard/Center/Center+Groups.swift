@@ -248,7 +248,11 @@ extension Center {
         var batch = BatchRequest()
         configure(&batch)
         batch.id = RequestID.next()
-        for index in batch.members.indices { batch.members[index].id = RequestID.next() }
+        let refreshing = Authenticator.isRefreshing
+        for index in batch.members.indices {
+            batch.members[index].id = RequestID.next()
+            if refreshing { batch.members[index].usesAuthenticator = false }   // sent by a token refresh
+        }
         return batch
     }
 
@@ -259,6 +263,10 @@ extension Center {
         chain.id = RequestID.next()
         chain.memberIDs = (0..<chain.count).map { _ in RequestID.next() }
         chain.firstRequest?.id = chain.memberIDs.first
+        if Authenticator.isRefreshing {   // sent by a token refresh: no step waits on the authenticator
+            chain.sentByRefresh = true
+            chain.firstRequest?.usesAuthenticator = false
+        }
         return chain
     }
 }

@@ -105,6 +105,8 @@ public struct ChainRequest: Sendable {
     var scope = WorkScope()
     var steps: [Step] = []
     var firstCalls = 0
+    /// Whether the chain was sent by an `Authenticator` refreshing its credential: its steps skip the authenticator.
+    var sentByRefresh = false
 
     /// Creates an empty chain.
     public init() {}

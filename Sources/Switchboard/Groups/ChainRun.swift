@@ -44,6 +44,7 @@ struct ChainRun: Sendable {
                 }
             }
             request.id = chain.memberIDs[step]
+            if chain.sentByRefresh { request.usesAuthenticator = false }
             let result = await send(request, step: step)
             results[step] = result
             switch result {

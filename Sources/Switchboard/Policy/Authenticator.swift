@@ -93,13 +93,15 @@ public final class Authenticator: Sendable {
     func authenticate(_ request: inout Request, center: Center) async throws(HTTPError) -> UInt64 {
         while true {
             enum Next { case wait(Task<Void, any Error>), refresh(UInt64), use(any Sendable, UInt64), fail(HTTPError) }
-            let next = state.withLock { state -> Next in
+            var next = state.withLock { state -> Next in
                 if let refreshing = state.refreshing { return .wait(refreshing) }
                 if let failed = state.failed, failed.generation == state.generation { return .fail(failed.error) }
                 guard let credential = state.credential else { return .refresh(state.generation) }
-                if needsRefresh(credential) { return .refresh(state.generation) }
                 return .use(credential, state.generation)
             }
+            // The user's `needsRefresh` runs outside the lock; the generation read with the credential keeps the
+            // decision tied to that credential.
+            if case .use(let credential, let generation) = next, needsRefresh(credential) { next = .refresh(generation) }
             switch next {
             case .wait(let task):
                 _ = try? await task.value

@@ -44,6 +44,70 @@ import SwitchboardTestSupport
         #expect(fresh.count == 20)
     }
 
+    /// A refresh that sends a batch and a chain through the same center: their members skip the authenticator
+    /// (they used to wait on the refresh that waits on them, for ever).
+    @Test func aRefreshMaySendABatchAndAChain() async throws {
+        let stub = StubEngine()
+        stub.on(.get, "/v1/data") { request in
+            request.urlRequest.value(forHTTPHeaderField: "Authorization") == "Bearer fresh" ? .json(["ok": true]) : .status(401)
+        }
+        stub.on(.post, "/v1/token/*") { _ in .json(["token": "fre"]) }
+        stub.on(.post, "/v1/token/step") { _ in .json(["token": "sh"]) }
+        let authenticator = Authenticator(credential: "stale") { token, request in
+            request.headers["Authorization"] = "Bearer \(token)"
+        } refresh: { _, center in
+            let parts = try await center.batch { batch in
+                batch.add { $0.api = "token/a"; $0.method = .post }
+                batch.add { $0.api = "token/b"; $0.method = .post }
+            }
+            let steps = try await center.chain { chain in
+                chain.first { $0.api = "token/first"; $0.method = .post }
+                chain.next { request, _ in request.api = "token/step"; request.method = .post }
+            }
+            return (parts.first?.json?["token"]?.string ?? "") + (steps.last?.json?["token"]?.string ?? "")
+        } needsRefresh: { token in
+            token == "stale"
+        }
+        let center = stubCenter(stub) { $0.authenticator = authenticator }.0
+        // Waited for by polling, so that a hang fails the test instead of hanging it.
+        let outcome = Locked<Result<Response, HTTPError>?>(nil)
+        Task {
+            do {
+                let response = try await center.send { $0.api = "data" }
+                outcome.withLock { $0 = .success(response) }
+            } catch {
+                outcome.withLock { $0 = .failure(HTTPError.from(error)) }
+            }
+        }
+        await waitUntil({ outcome.snapshot != nil }, timeout: .seconds(30))
+        #expect((try? outcome.snapshot?.get())?.status == 200)
+        #expect(authenticator.credential(as: String.self) == "fresh")
+        #expect(authenticator.refreshCount == 1)
+    }
+
+    /// `needsRefresh` is the user's code: it runs outside the authenticator's lock, so it may read the authenticator.
+    @Test func needsRefreshMayReadTheAuthenticator() async {
+        let stub = StubEngine()
+        stub.on(.get, "/v1/data", reply: .json(["ok": true]))
+        let box = Locked<Authenticator?>(nil)
+        let authenticator = Authenticator(credential: "fresh") { token, request in
+            request.headers["Authorization"] = "Bearer \(token)"
+        } refresh: { token, _ in
+            token ?? ""
+        } needsRefresh: { _ in
+            box.snapshot?.credential(as: String.self) == nil   // took the lock again: a deadlock before
+        }
+        box.withLock { $0 = authenticator }
+        let center = stubCenter(stub) { $0.authenticator = authenticator }.0
+        let outcome = Locked<Int?>(nil)
+        Task { outcome.withLock { $0 = 0 }; let status = (try? await center.send { $0.api = "data" })?.status
+            outcome.withLock { $0 = status ?? -1 }
+        }
+        await waitUntil({ (outcome.snapshot ?? 0) != 0 }, timeout: .seconds(30))
+        #expect(outcome.snapshot == 200)
+        #expect(authenticator.refreshCount == 0)
+    }
+
     @Test func aFailingRefreshFailsEveryoneAndDoesNotRefreshAgain() async {
         let (center, _, authenticator, refreshRequests) = setup(refreshFails: true)
         let outcomes = await withTaskGroup(of: Outcome.self) { group in
