@@ -133,6 +133,8 @@ final class CurlWorker: @unchecked Sendable {
     // as callable from any thread.
     private let multi: UnsafeMutableRawPointer
     private var running: [UnsafeMutableRawPointer: CurlTransfer] = [:]
+    /// When the running transfers are next checked for idleness (worker thread).
+    private var nextIdleCheck = ContinuousClock.now
     private let inbox = Locked<Inbox>(Inbox())
 
     private struct Inbox {
@@ -209,6 +211,15 @@ final class CurlWorker: @unchecked Sendable {
                 guard let transfer = running.removeValue(forKey: done) else { continue }
                 sb_multi_remove_handle(multi, done)
                 transfer.complete(code: code)
+            }
+            let now = ContinuousClock.now
+            if now >= nextIdleCheck {
+                nextIdleCheck = now + .milliseconds(50)
+                for (easy, transfer) in running where transfer.isIdle(at: now) {
+                    running.removeValue(forKey: easy)
+                    sb_multi_remove_handle(multi, easy)
+                    transfer.idledOut()
+                }
             }
             var descriptors: Int32 = 0
             sb_multi_poll(multi, running.isEmpty ? 1000 : 100, &descriptors)

@@ -11,8 +11,6 @@ struct CurlLibrary: Sendable {
         case errorBuffer = 10010
         case writeFunction = 20011
         case readFunction = 20012
-        case lowSpeedLimit = 19
-        case lowSpeedTime = 20
         case httpHeader = 10023
         case headerData = 10029
         case customRequest = 10036
@@ -45,8 +43,6 @@ struct CurlLibrary: Sendable {
             case .errorBuffer: "ERRORBUFFER"
             case .writeFunction: "WRITEFUNCTION"
             case .readFunction: "READFUNCTION"
-            case .lowSpeedLimit: "LOW_SPEED_LIMIT"
-            case .lowSpeedTime: "LOW_SPEED_TIME"
             case .httpHeader: "HTTPHEADER"
             case .headerData: "HEADERDATA"
             case .customRequest: "CUSTOMREQUEST"

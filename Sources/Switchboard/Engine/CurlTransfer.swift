@@ -34,6 +34,14 @@ final class CurlTransfer: @unchecked Sendable {
     private var counter = DownloadCounter()
     private var failure: (any Error)?
     private var uploaded: Int64 = 0
+    /// When a byte last went either way, or the exchange started: the idle timeout counts from here.
+    private var lastActivity = ContinuousClock.now
+    /// Whether the transfer waits for its own body stream, which is not the server being idle.
+    private var waitingForBody = false
+    /// The idle timeout: the longest wait without a single byte sent or received.
+    private var idleLimit: Duration {
+        .seconds(max(0.001, request.urlRequest.timeoutInterval))
+    }
 
     init(request: EngineRequest, tls: CurlEngine.TLS, progress: @escaping @Sendable (TransferProgress) -> Void) {
         self.request = request
@@ -73,9 +81,9 @@ final class CurlTransfer: @unchecked Sendable {
         sb_easy_setopt_pointer(easy, CurlLibrary.Option.xferInfoData.rawValue, context)
         set(easy, .noProgress, 0)
 
-        let idle = max(1, Int(request.urlRequest.timeoutInterval.rounded(.up)))
-        set(easy, .lowSpeedLimit, 1)
-        set(easy, .lowSpeedTime, idle)
+        // The idle timeout is measured here (`isIdle`), not with libcurl's low-speed limit, which averages over
+        // its window: it cut off a server dripping a byte now and then, and fired late on one that stalled.
+        lastActivity = .now
         if let total = request.totalTimeout {
             set(easy, .timeoutMilliseconds, max(1, Int(total.seconds * 1000)))
         }
@@ -161,6 +169,7 @@ final class CurlTransfer: @unchecked Sendable {
     // MARK: - Callbacks (worker thread)
 
     func received(header line: UnsafeRawBufferPointer) -> Int {
+        lastActivity = .now
         let text = Self.trimmed(line[...])
         if text.starts(with: "HTTP/".utf8) {
             // `HTTP/1.1 200 OK`, `HTTP/2 200`.
@@ -210,6 +219,7 @@ final class CurlTransfer: @unchecked Sendable {
 
     func received(body bytes: UnsafeRawBufferPointer) -> Int {
         guard !bytes.isEmpty else { return 0 }
+        lastActivity = .now
         if let sink {
             do {
                 try sink.write(Data(bytes))
@@ -228,7 +238,9 @@ final class CurlTransfer: @unchecked Sendable {
         if let bodyStream {
             switch bodyStream.read(into: buffer) {
             case .bytes(let count): return count
-            case .pause: return 0x1000_0001  // CURL_READFUNC_PAUSE
+            case .pause:
+                waitingForBody = true
+                return 0x1000_0001  // CURL_READFUNC_PAUSE
             case .end: return 0
             case .failed(let error):
                 failure = error
@@ -269,6 +281,7 @@ final class CurlTransfer: @unchecked Sendable {
     func reportUpload(total: Int64, sent: Int64) {
         guard sent > uploaded else { return }
         uploaded = sent
+        lastActivity = .now
         progress(TransferProgress(direction: .upload, completed: sent, expected: total > 0 ? total : nil))
     }
 
@@ -277,7 +290,25 @@ final class CurlTransfer: @unchecked Sendable {
     /// Un-pauses the transfer (its stream body has bytes again).
     func resumeSending() {
         guard let easy else { return }
+        waitingForBody = false
+        lastActivity = .now
         sb_easy_pause(easy, 0)  // CURLPAUSE_CONT
+    }
+
+    /// Whether nothing went either way for longer than the idle timeout (waiting for the body stream aside).
+    func isIdle(at now: ContinuousClock.Instant) -> Bool {
+        !waitingForBody && now - lastActivity > idleLimit
+    }
+
+    /// Removed from the multi handle for idleness: ends as URLSession's idle timeout does.
+    func idledOut() {
+        bodyStream?.close()
+        sink?.abandon()
+        sink = nil
+        let limit = String(format: "%.3g s", idleLimit.seconds)
+        finish(.failure(URLError(.timedOut, userInfo: [
+            NSLocalizedDescriptionKey: "nothing was sent or received for \(limit), the idle timeout",
+        ])))
     }
 
     func complete(code: Int32) {
@@ -323,7 +354,7 @@ final class CurlTransfer: @unchecked Sendable {
         var detail = String(cString: errorBuffer)
         if detail.isEmpty { detail = String(cString: sb_easy_strerror(code)) }
         if code == 28, detail.hasPrefix("Operation timed out"), let total = request.totalTimeout {
-            // CURLOPT_TIMEOUT_MS fired (the idle limit says "Operation too slow" instead).
+            // CURLOPT_TIMEOUT_MS fired: the total timeout (the idle one is measured by the worker, `isIdle`).
             detail = String(format: "the exchange did not complete within its total timeout of %.3g s", total.seconds)
                 + " (\(detail))"
         }

@@ -107,4 +107,31 @@ import SwitchboardTestSupport
             #expect(outcome.error?.code == .invalidURL, "\(engineName), \(url): \(String(describing: outcome.error))")
         }
     }
+
+    /// The idle timeout is the longest wait without a single byte: a server that stalls for 5 s fails a 3 s idle
+    /// timeout (libcurl's low-speed limit fired only after about twice the limit, so the answer came first), never
+    /// before 3 s, and a server that drips a byte every 2 s is never cut off (the low-speed limit did cut it off).
+    /// The checks hold however slow a loaded machine makes the test itself.
+    @Test(arguments: engineNames)
+    func theIdleTimeoutIsTheLongestWaitWithoutAByte(engineName: String) async throws {
+        let engine = try Self.engine(engineName)
+        let center = Center { $0.engine = engine }
+        let clock = ContinuousClock()
+        for (what, path) in [("no answer for 5 s", "/delay/5"), ("5 s without a byte after the head", "/drip?numbytes=2&duration=10")] {
+            let start = clock.now
+            let stalled = await center.sendRecording { request in
+                request.url = LoopbackServer.shared.baseURL + path
+                request.timeout = .seconds(3)
+            }
+            let waited = clock.now - start
+            #expect(stalled.error?.code == .timedOut, "\(engineName), \(what)")
+            #expect(waited >= .seconds(2.9), "\(engineName), \(what): gave up after \(waited)")
+        }
+        let dripping = await center.sendRecording { request in
+            request.url = LoopbackServer.shared.baseURL + "/drip?numbytes=4&duration=8"   // a byte every 2 s
+            request.timeout = .seconds(3)
+            request.responseSerializer = .raw
+        }
+        #expect(dripping.response?.data.count == 4, "\(engineName): \(String(describing: dripping.error))")
+    }
 }
