@@ -34,7 +34,10 @@ final class CurlTransfer: @unchecked Sendable {
     private var counter = DownloadCounter()
     private var failure: (any Error)?
     private var uploaded: Int64 = 0
-    /// When a byte last went either way, or the exchange started: the idle timeout counts from here.
+    /// Bumped whenever a byte goes either way; the idle check reads it (the callbacks need no clock).
+    private var activity = 0
+    /// The `activity` the last idle check saw, and when it first saw it (or when the exchange started).
+    private var checkedActivity = 0
     private var lastActivity = ContinuousClock.now
     /// Whether the transfer waits for its own body stream, which is not the server being idle.
     private var waitingForBody = false
@@ -169,7 +172,7 @@ final class CurlTransfer: @unchecked Sendable {
     // MARK: - Callbacks (worker thread)
 
     func received(header line: UnsafeRawBufferPointer) -> Int {
-        lastActivity = .now
+        activity &+= 1
         let text = Self.trimmed(line[...])
         if text.starts(with: "HTTP/".utf8) {
             // `HTTP/1.1 200 OK`, `HTTP/2 200`.
@@ -219,7 +222,7 @@ final class CurlTransfer: @unchecked Sendable {
 
     func received(body bytes: UnsafeRawBufferPointer) -> Int {
         guard !bytes.isEmpty else { return 0 }
-        lastActivity = .now
+        activity &+= 1
         if let sink {
             do {
                 try sink.write(Data(bytes))
@@ -281,7 +284,7 @@ final class CurlTransfer: @unchecked Sendable {
     func reportUpload(total: Int64, sent: Int64) {
         guard sent > uploaded else { return }
         uploaded = sent
-        lastActivity = .now
+        activity &+= 1
         progress(TransferProgress(direction: .upload, completed: sent, expected: total > 0 ? total : nil))
     }
 
@@ -291,13 +294,19 @@ final class CurlTransfer: @unchecked Sendable {
     func resumeSending() {
         guard let easy else { return }
         waitingForBody = false
-        lastActivity = .now
+        activity &+= 1
         sb_easy_pause(easy, 0)  // CURLPAUSE_CONT
     }
 
-    /// Whether nothing went either way for longer than the idle timeout (waiting for the body stream aside).
+    /// Whether nothing went either way for longer than the idle timeout (waiting for the body stream aside). Called
+    /// by the worker every 50 ms, so activity is timed to within that.
     func isIdle(at now: ContinuousClock.Instant) -> Bool {
-        !waitingForBody && now - lastActivity > idleLimit
+        if activity != checkedActivity || waitingForBody {
+            checkedActivity = activity
+            lastActivity = now
+            return false
+        }
+        return now - lastActivity > idleLimit
     }
 
     /// Removed from the multi handle for idleness: ends as URLSession's idle timeout does.
