@@ -63,6 +63,18 @@ public final class CurlEngine: Engine {
         try? CurlLibrary.shared.get().version
     }
 
+    /// Whether `CurlEngine` can run here: libcurl 7.68 or newer loads. When it cannot, `unavailableReason` says why
+    /// and `CurlEngine()` throws that reason.
+    public static var isAvailable: Bool {
+        libraryVersion != nil
+    }
+
+    /// Why `CurlEngine` cannot run here (libcurl missing, too old, or numbering its options differently), or `nil`
+    /// when it can.
+    public static var unavailableReason: String? {
+        if case .failure(let error) = CurlLibrary.shared { error.message } else { nil }
+    }
+
     deinit {
         worker.shutdown()
     }
@@ -116,14 +128,27 @@ public final class CurlEngine: Engine {
 
 extension Center.Configuration {
     /// The engine a configuration starts with: `URLSessionEngine.shared`, or `CurlEngine` when the environment
-    /// variable `SWITCHBOARD_ENGINE` is `curl` (and libcurl loads). Decided once per process.
+    /// variable `SWITCHBOARD_ENGINE` is `curl`. Decided once per process. When `curl` is asked for and libcurl
+    /// cannot run here, every request fails with `.unsupported` saying why: never a silent URLSession instead.
     static let defaultEngine: any Engine = {
-        if ProcessInfo.processInfo.environment["SWITCHBOARD_ENGINE"]?.lowercased() == "curl",
-           let curl = CurlEngine.shared {
-            return curl
+        guard ProcessInfo.processInfo.environment["SWITCHBOARD_ENGINE"]?.lowercased() == "curl" else {
+            return URLSessionEngine.shared
         }
-        return URLSessionEngine.shared
+        if let curl = CurlEngine.shared { return curl }
+        let reason = CurlEngine.unavailableReason ?? "libcurl did not load"
+        return UnavailableEngine(reason: "SWITCHBOARD_ENGINE=curl, but " + reason)
     }()
+}
+
+/// An engine that cannot run here: every request fails with `.unsupported`, saying why.
+struct UnavailableEngine: Engine {
+    let reason: String
+
+    func perform(
+        _ request: EngineRequest, progress: @escaping @Sendable (TransferProgress) -> Void
+    ) async throws -> EngineResponse {
+        throw HTTPError(.unsupported, reason)
+    }
 }
 
 /// The thread that owns the multi handle: it adds and removes transfers, runs libcurl, and finishes transfers.

@@ -209,7 +209,17 @@ struct CurlTLSTests {
     @Test func itLoadsTheSystemLibrary() throws {
         let version = try #require(CurlEngine.libraryVersion)
         #expect(version.split(separator: ".").count >= 2)
+        #expect(CurlEngine.isAvailable)
+        #expect(CurlEngine.unavailableReason == nil)
         _ = try CurlEngine()
+    }
+
+    /// What a center gets when `SWITCHBOARD_ENGINE=curl` and libcurl cannot run: a clear failure, not URLSession.
+    @Test func anUnavailableEngineFailsEveryRequestSayingWhy() async {
+        let center = Center { $0.engine = UnavailableEngine(reason: "CurlEngine: libcurl.so.4 not found") }
+        let outcome = await center.sendRecording { $0.url = "https://api.example.com/" }
+        #expect(outcome.error?.code == .unsupported)
+        #expect(outcome.error?.message.contains("libcurl.so.4 not found") == true)
     }
 
     @Test func cancellingTheTaskRemovesTheTransferAtOnce() async throws {
