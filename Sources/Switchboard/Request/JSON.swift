@@ -240,8 +240,7 @@ public enum JSON: Sendable, Hashable, Codable, CustomStringConvertible {
             case .text:
                 // An encoder takes a number as a Swift value: a `Decimal` when it holds this one exactly, else the
                 // nearest `Double`.
-                if let decimal = value.decimal, Number(validText: decimal.description) == value,
-                   decimal.description.count <= value.description.count + 2 {
+                if let decimal = value.decimal {
                     try container.encode(decimal)
                 } else {
                     try container.encode(value.double)

@@ -50,7 +50,9 @@ extension JSON {
 
         /// A number from text already checked to be a JSON number.
         init(validText text: String) {
-            let isInteger = !text.utf8.contains { $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "e") || $0 == UInt8(ascii: "E") }
+            let isInteger = !text.utf8.contains {
+                $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "e") || $0 == UInt8(ascii: "E")
+            }
             if isInteger, text != "-0" {
                 if let value = Int64(text) {
                     storage = .int(value)
@@ -93,16 +95,29 @@ extension JSON {
             }
         }
 
-        /// The value as a `Decimal`, when `Decimal` can hold it (38 significant digits, exponents -128 to 127).
+        /// The value as a `Decimal`, when `Decimal` holds it exactly (38 significant digits, exponents -128 to 127);
+        /// `nil` otherwise, never a rounded value.
         public var decimal: Decimal? {
             switch storage {
             case .int(let value): return Decimal(value)
             case .uint(let value): return Decimal(value)
             case .text(let text):
-                guard let value = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")), !value.isNaN
+                // `Decimal(string:)` rounds a longer mantissa without saying so.
+                guard Self.significantDigits(text) <= 38,
+                      let value = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")), !value.isNaN
                 else { return nil }
                 return value
             }
+        }
+
+        /// The digits of a number's mantissa between its first and last non-zero digit.
+        private static func significantDigits(_ text: String) -> Int {
+            let mantissa = text.utf8.prefix { $0 != UInt8(ascii: "e") && $0 != UInt8(ascii: "E") }
+            let digits = mantissa.filter { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
+            guard let first = digits.firstIndex(where: { $0 != UInt8(ascii: "0") }),
+                  let last = digits.lastIndex(where: { $0 != UInt8(ascii: "0") })
+            else { return 0 }
+            return last - first + 1
         }
 
         /// The number as JSON text: integers in full, anything else as it was written.
@@ -122,10 +137,41 @@ extension JSON {
             case (.uint(let a), .uint(let b)): return a == b
             case (.int, .uint), (.uint, .int): return false   // `.int` holds every value that fits Int64
             default:
-                if let a = lhs.decimal, let b = rhs.decimal { return a == b }
-                if lhs.double.isFinite || rhs.double.isFinite { return lhs.double == rhs.double }
-                return lhs.description == rhs.description   // beyond Double and Decimal: the same text
+                return lhs.exactValue == rhs.exactValue
             }
+        }
+
+        /// The value as digits and a power of ten, with no leading or trailing zeros (`1.50e2` is 15 × 10^1; zero of
+        /// either sign is no digits): equal numbers have equal forms, however they were written.
+        private var exactValue: ExactValue {
+            let text = description.utf8
+            let negative = text.first == UInt8(ascii: "-")
+            let mantissa = text.prefix { $0 != UInt8(ascii: "e") && $0 != UInt8(ascii: "E") }
+            var exponent = Int(String(decoding: text.dropFirst(mantissa.count + 1), as: UTF8.self)) ?? 0
+            var digits: [UInt8] = []
+            var seenPoint = false
+            for byte in mantissa {
+                if byte == UInt8(ascii: ".") { seenPoint = true; continue }
+                guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { continue }
+                if digits.isEmpty, byte == UInt8(ascii: "0") {
+                    if seenPoint { exponent -= 1 }
+                    continue
+                }
+                digits.append(byte)
+                if seenPoint { exponent -= 1 }
+            }
+            while digits.last == UInt8(ascii: "0") {
+                digits.removeLast()
+                exponent += 1
+            }
+            if digits.isEmpty { return ExactValue(negative: false, digits: [], exponent: 0) }
+            return ExactValue(negative: negative, digits: digits, exponent: exponent)
+        }
+
+        private struct ExactValue: Equatable {
+            var negative: Bool
+            var digits: [UInt8]
+            var exponent: Int
         }
 
         public func hash(into hasher: inout Hasher) {

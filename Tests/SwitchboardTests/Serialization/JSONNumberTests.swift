@@ -67,6 +67,18 @@ import Testing
         #expect(JSON.number(1) == (try JSON(data: Data("1.0".utf8))))
         #expect(Set([JSON.number(1), try JSON(data: Data("1e0".utf8))]).count == 1)
         #expect(try JSON(data: Data("19.99".utf8)).decimal == Decimal(string: "19.99"))
+        // Beyond 38 significant digits a Decimal would be rounded: none is given, and equality is not fooled.
+        let long = try JSON(data: Data("1234567890123456789012345678901234567891".utf8))      // 40 digits
+        let rounded = try JSON(data: Data("1234567890123456789012345678901234567900".utf8))   // 38, then zeros
+        #expect(long.decimal == nil)
+        #expect(rounded.decimal != nil)
+        #expect(try JSON(data: Data("1e45".utf8)).decimal != nil)     // trailing zeros are not significant
+        #expect(long != rounded)
+        #expect(try JSON(data: Data("1.50e2".utf8)) == JSON.number(150))
+        #expect(try JSON(data: Data("0.000150E6".utf8)) == JSON.number(150))
+        #expect(try JSON(data: Data("-0.0".utf8)) == JSON.number(0))
+        #expect(try JSON(data: Data("1e400".utf8)) != (try JSON(data: Data("2e400".utf8))))
+        #expect(try JSON(data: Data("1e400".utf8)) == (try JSON(data: Data("10e399".utf8))))
     }
 
     @Test func parametersFromJSONKeepTheirNumbers() throws {
