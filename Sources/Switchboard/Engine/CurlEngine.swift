@@ -85,7 +85,7 @@ public final class CurlEngine: Engine {
         progress: @escaping @Sendable (TransferProgress) -> Void
     ) async throws -> EngineResponse {
         try Task.checkCancellation()
-        _ = try Redirects.checkedURL(request)
+        try Redirects.check(request)
         var current = request
         let clock = ContinuousClock()
         let deadline = request.totalTimeout.map { clock.now + $0 }

@@ -43,8 +43,9 @@ enum Redirects {
         return scheme == "http" || scheme == "https"
     }
 
-    /// The URL of a request an engine is asked to perform, refused unless it is `http` or `https`.
-    static func checkedURL(_ request: EngineRequest) throws(HTTPError) -> URL {
+    /// Refuses a request an engine is asked to perform unless its URL is `http` or `https`, with a host and a port
+    /// in range.
+    static func check(_ request: EngineRequest) throws(HTTPError) {
         guard let url = request.url, isHTTP(url) else {
             throw HTTPError(.invalidURL, "only http and https URLs can be sent, not \(request.url?.scheme ?? "none")")
         }
@@ -54,7 +55,6 @@ enum Redirects {
         if url.host?.isEmpty ?? true {
             throw HTTPError(.invalidURL, "the URL has no host")
         }
-        return url
     }
 
     /// The error for a redirect from `https` to plain `http`, unless the request allows it.

@@ -338,7 +338,7 @@ final class SessionTransfer: Sendable {
             urlError = URLError(URLError.Code(rawValue: nsError.code) ?? .unknown, userInfo: nsError.userInfo)
             #endif
         }
-        // The URL was checked before sending (`Redirects.checkedURL`), so a "bad" or "unsupported URL" now is the
+        // The URL was checked before sending (`Redirects.check`), so a "bad" or "unsupported URL" now is the
         // server's fault: URLSession on Linux reports a malformed status line that way. It is a transport failure,
         // as on CurlEngine (and so retryable).
         if urlError.code == .unsupportedURL || urlError.code == .badURL {

@@ -51,7 +51,7 @@ public final class URLSessionEngine: Engine {
     ) async throws -> EngineResponse {
         // URLSession on Linux performs a request even when the task was cancelled before the call.
         try Task.checkCancellation()
-        _ = try Redirects.checkedURL(request)
+        try Redirects.check(request)
         let transfer = SessionTransfer(
             request: request, progress: progress, session: session, delegate: delegate,
             segmentSize: downloadSegmentSize)
