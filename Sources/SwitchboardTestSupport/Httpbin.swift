@@ -216,7 +216,11 @@ public enum Httpbin {
     private static func basicAuth(_ request: ServerRequest, user: String, password: String) -> ServerResponse {
         let expected = "Basic " + Data("\(user):\(password)".utf8).base64EncodedString()
         guard request.header("Authorization") == expected else {
-            return ServerResponse(status: 401, headers: [("WWW-Authenticate", "Basic realm=\"Fake Realm\"")])
+            // Unlike httpbin, the loopback 401 has a body, so a test can see that an engine keeps it.
+            var response = ServerResponse.json(["authenticated": false, "reason": "no credentials"])
+            response.status = 401
+            response.headers.append(("WWW-Authenticate", "Basic realm=\"Fake Realm\""))
+            return response
         }
         return .json(["authenticated": true, "user": user])
     }

@@ -239,7 +239,10 @@ final class SessionTransfer: Sendable {
                 return .finish(.failure(SessionTransfer.error(for: reason, request: request)))
             }
             if let challenge = state.challengeResponse {
-                return .finish(.success(EngineResponse(response: challenge, body: Data())))
+                // URLSession delivered the 401's body before it raised the challenge.
+                state.sink?.abandon()
+                state.sink = nil
+                return .finish(.success(EngineResponse(response: challenge, body: state.body.take())))
             }
             if state.redirects > Redirects.maximum {
                 return .finish(.failure(URLError(.httpTooManyRedirects, userInfo: [

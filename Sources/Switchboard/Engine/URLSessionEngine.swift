@@ -8,7 +8,7 @@ import FoundationNetworking
 /// On Linux (swift-corelibs-foundation) URLSession hangs forever on a `401` with `WWW-Authenticate: Basic` unless a
 /// delegate answers the challenge, forwards `Authorization` and `Cookie` to other hosts on redirects, drops the body
 /// of a `307`/`308` redirect, does not enforce a total timeout, does not count received bytes, and has no
-/// backpressure. This engine answers every challenge (the 401 comes back as a response), strips credentials when a
+/// backpressure. This engine answers every challenge (the 401 comes back as a response, with its body), strips credentials when a
 /// redirect leaves the origin, re-sends the body itself on `307`/`308`, enforces `totalTimeout`, counts bytes for
 /// progress, and fetches downloads into files in segments so that their memory stays bounded.
 ///
