@@ -59,6 +59,8 @@ public enum Httpbin {
             var response = redirect(to: "/cookies")
             for (name, value) in request.queryItems { response.headers.append(("Set-Cookie", "\(name)=\(value); Path=/")) }
             return response
+        case ("arrivals", 1): return arrival(key: rest[0], request: request)
+        case ("arrivals-peak", 1): return arrivalPeak(key: rest[0], request: request)
         case ("fail-times", 2): return failTimes(Int(rest[0]) ?? 0, key: rest[1], request: request)
         case ("files", 1): return files(request, length: Int(rest[0]) ?? 0)
         case ("bearer-only", 1):
@@ -223,6 +225,32 @@ public enum Httpbin {
             return response
         }
         return .json(["authenticated": true, "user": user])
+    }
+
+    /// Arrival times per key seen by `/arrivals/KEY`, in seconds of the server's monotonic clock.
+    private static let arrivals = ServerLock<[String: [Double]]>([:])
+
+    /// `/arrivals/KEY?delay=S` (loopback only): notes when the request arrived, then answers after S seconds.
+    private static func arrival(key: String, request: ServerRequest) -> ServerResponse {
+        let now = Double(DispatchTime.now().uptimeNanoseconds) / 1e9
+        arrivals.withLock { $0[key, default: []].append(now) }
+        var response = ServerResponse.json(["key": key])
+        response.delay = min(Double(request.queryValue("delay") ?? "") ?? 0, 10)
+        return response
+    }
+
+    /// `/arrivals-peak/KEY?window=S`: how many `/arrivals/KEY` requests arrived, and the most that arrived within
+    /// any S seconds (with requests that each take longer than S, the most that were in progress at once).
+    private static func arrivalPeak(key: String, request: ServerRequest) -> ServerResponse {
+        let window = Double(request.queryValue("window") ?? "") ?? 0.5
+        let times = arrivals.withLock { $0[key] ?? [] }.sorted()
+        var peak = 0
+        var start = 0
+        for end in times.indices {
+            while times[end] - times[start] > window { start += 1 }
+            peak = max(peak, end - start + 1)
+        }
+        return .json(["count": times.count, "peak": peak])
     }
 
     /// Calls seen per key by `/fail-times/N/KEY`.

@@ -22,9 +22,8 @@ extension Center {
         public var userInfo: [String: any Sendable] = [:]
         /// The queue that callbacks run on. `nil`: a private concurrent queue (not the main queue).
         public var callbackQueue: DispatchQueue?
-        /// The transport. `URLSessionEngine.shared` by default (`CurlEngine` when the environment variable
-        /// `SWITCHBOARD_ENGINE` is `curl`).
-        public var engine: any Engine = Configuration.defaultEngine
+        /// The transport. `URLSessionEngine.shared` by default.
+        public var engine: any Engine = URLSessionEngine.shared
         /// Whether to print request, response and error banners, with secrets redacted. `false` by default.
         public var consoleLog = false
         /// Where console banners go when `consoleLog` is on. Standard output by default.

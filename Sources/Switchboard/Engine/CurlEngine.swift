@@ -16,8 +16,6 @@ import FoundationNetworking
 /// let engine = try CurlEngine()
 /// Center.shared.setup { $0.engine = engine }
 /// ```
-///
-/// Setting the environment variable `SWITCHBOARD_ENGINE=curl` makes it the default engine of every center.
 public final class CurlEngine: Engine {
     /// What TLS trusts, beyond the defaults: verification is always on.
     public struct TLS: Sendable, Hashable {
@@ -39,9 +37,12 @@ public final class CurlEngine: Engine {
     private let worker: CurlWorker
     private let tls: TLS
     private let cookies: HTTPCookieStorage?
+    private let queue: HostQueue
 
-    /// The engine of `SWITCHBOARD_ENGINE=curl`, when libcurl could be loaded.
-    static let shared: CurlEngine? = try? CurlEngine()
+    /// The most exchanges with one host (scheme, host and port) at a time, or `nil` for no limit (the default:
+    /// libcurl opens connections as they are needed, and multiplexes HTTP/2 streams on one). Further requests wait
+    /// in the engine; the wait counts against `totalTimeout`, not against the idle `timeout`.
+    public var maximumConnectionsPerHost: Int? { queue.limit }
 
     /// Loads libcurl (once per process) and starts the engine's thread.
     ///
@@ -51,10 +52,15 @@ public final class CurlEngine: Engine {
     /// - Parameters:
     ///   - tls: a private CA, and public-key pins per host.
     ///   - cookies: where cookies are kept and taken from, as URLSession does; `nil` sends and keeps none.
-    public init(tls: TLS = TLS(), cookies: HTTPCookieStorage? = .shared) throws(HTTPError) {
+    ///   - maximumConnectionsPerHost: the most exchanges with one host at a time (at least 1), or `nil` for no
+    ///     limit; see the property of that name.
+    public init(
+        tls: TLS = TLS(), cookies: HTTPCookieStorage? = .shared, maximumConnectionsPerHost: Int? = nil
+    ) throws(HTTPError) {
         _ = try CurlLibrary.shared.get()
         self.tls = try tls.validated()
         self.cookies = cookies
+        queue = HostQueue(limit: maximumConnectionsPerHost)
         worker = CurlWorker()
     }
 
@@ -89,6 +95,9 @@ public final class CurlEngine: Engine {
         var current = request
         let clock = ContinuousClock()
         let deadline = request.totalTimeout.map { clock.now + $0 }
+        let place = try await queue.enter(request.url, deadline: deadline)
+        defer { place.leave() }
+        try Task.checkCancellation()
         let ownCookieHeader = request.urlRequest.value(forHTTPHeaderField: "Cookie") != nil
         for _ in 0...Redirects.maximum {
             if let deadline { current.totalTimeout = max(.milliseconds(1), deadline - clock.now) }
@@ -123,31 +132,6 @@ public final class CurlEngine: Engine {
         } onCancel: {
             worker.cancel(transfer)
         }
-    }
-}
-
-extension Center.Configuration {
-    /// The engine a configuration starts with: `URLSessionEngine.shared`, or `CurlEngine` when the environment
-    /// variable `SWITCHBOARD_ENGINE` is `curl`. Decided once per process. When `curl` is asked for and libcurl
-    /// cannot run here, every request fails with `.unsupported` saying why: never a silent URLSession instead.
-    static let defaultEngine: any Engine = {
-        guard ProcessInfo.processInfo.environment["SWITCHBOARD_ENGINE"]?.lowercased() == "curl" else {
-            return URLSessionEngine.shared
-        }
-        if let curl = CurlEngine.shared { return curl }
-        let reason = CurlEngine.unavailableReason ?? "libcurl did not load"
-        return UnavailableEngine(reason: "SWITCHBOARD_ENGINE=curl, but " + reason)
-    }()
-}
-
-/// An engine that cannot run here: every request fails with `.unsupported`, saying why.
-struct UnavailableEngine: Engine {
-    let reason: String
-
-    func perform(
-        _ request: EngineRequest, progress: @escaping @Sendable (TransferProgress) -> Void
-    ) async throws -> EngineResponse {
-        throw HTTPError(.unsupported, reason)
     }
 }
 

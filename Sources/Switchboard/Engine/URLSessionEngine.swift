@@ -22,6 +22,13 @@ public final class URLSessionEngine: Engine {
     let session: URLSession
     private let delegate: SessionDelegate
     private let downloadSegmentSize: Int?
+    private let queue: HostQueue
+
+    /// The most exchanges with one host (scheme, host and port) at a time, from the configuration's
+    /// `httpMaximumConnectionsPerHost` (6 unless set). Further requests wait in the engine, not in URLSession, so
+    /// the wait does not count against their idle `timeout` (URLSession would count it); it counts against
+    /// `totalTimeout`.
+    public var maximumConnectionsPerHost: Int { queue.limit ?? 0 }
 
     /// Creates an engine with its own session.
     ///
@@ -31,9 +38,15 @@ public final class URLSessionEngine: Engine {
     ///   - downloadSegmentSize: downloads into files are fetched in `Range` segments of this many bytes, one after
     ///     the other, which bounds the memory a download can take when the disk is slower than the network
     ///     (URLSession has no backpressure); `nil` fetches each in one request. 16 MiB by default.
+    ///
+    /// Set `httpMaximumConnectionsPerHost` on the configuration to change how many exchanges run with one host at a
+    /// time (see `maximumConnectionsPerHost`).
     public init(configuration: URLSessionConfiguration = .default, downloadSegmentSize: Int? = 16 << 20) {
         self.downloadSegmentSize = downloadSegmentSize
         let configuration = configuration.copy() as! URLSessionConfiguration
+        let perHost = max(1, configuration.httpMaximumConnectionsPerHost)
+        configuration.httpMaximumConnectionsPerHost = perHost
+        queue = HostQueue(limit: perHost)
         configuration.urlCache = nil
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
         delegate = SessionDelegate()
@@ -52,6 +65,13 @@ public final class URLSessionEngine: Engine {
         // URLSession on Linux performs a request even when the task was cancelled before the call.
         try Task.checkCancellation()
         try Redirects.check(request)
+        let clock = ContinuousClock()
+        let deadline = request.totalTimeout.map { clock.now + $0 }
+        let place = try await queue.enter(request.url, deadline: deadline)
+        defer { place.leave() }
+        try Task.checkCancellation()
+        var request = request
+        if let deadline { request.totalTimeout = max(.milliseconds(1), deadline - clock.now) }
         let transfer = SessionTransfer(
             request: request, progress: progress, session: session, delegate: delegate,
             segmentSize: downloadSegmentSize)

@@ -163,7 +163,7 @@ import SwitchboardTestSupport
         let authenticator = Authenticator(credential: "expired") { token, request in
             request.headers["Authorization"] = "Bearer \(token)"
         } refresh: { _, _ in "s3cret" }
-        let center = Center { config in
+        let center = testCenter { config in
             config.server = Server.loopback.baseURL + "/"
             config.authenticator = authenticator
         }

@@ -194,7 +194,7 @@ import Testing
             }
         }
         let engine = StubbornEngine()
-        let center = Center { $0.engine = engine; $0.server = "https://x.com/" }
+        let center = testCenter { $0.engine = engine; $0.server = "https://x.com/" }
         let outcome = await center.sendRecording { $0.api = "x" } afterSending: { id in
             Task {
                 await waitUntil { engine.started.snapshot }

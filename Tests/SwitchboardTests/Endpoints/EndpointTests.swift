@@ -98,7 +98,7 @@ struct StubbedProfile: Endpoint {
             var path: String { "charges" }
             var node: Node { "payment" }
         }
-        let center = Center { config in
+        let center = testCenter { config in
             config.engine = stub
             config.server = "https://api.example.com/v1/"
             config.nodes["payment"] = "https://pay.example.com/v2/"
@@ -129,7 +129,7 @@ struct StubbedProfile: Endpoint {
     @Test func stubbedEndpointsGoThroughTheHooksAndAreMarked() async throws {
         let stub = StubEngine()
         let hooked = Locked(0)
-        let center = Center { config in
+        let center = testCenter { config in
             config.engine = stub
             config.server = "https://api.example.com/"
             config.usesEndpointStubs = true

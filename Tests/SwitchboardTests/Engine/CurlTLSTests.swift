@@ -125,7 +125,7 @@ enum FreePort {
 struct CurlTLSTests {
     func send(_ server: TLSServer, tls: CurlEngine.TLS) async -> Outcome {
         let engine = try! CurlEngine(tls: tls)
-        let center = Center { $0.engine = engine }
+        let center = testCenter { $0.engine = engine }
         return await center.sendRecording { request in
             request.url = "https://localhost:\(server.port)/"
             request.responseSerializer = .string
@@ -216,14 +216,14 @@ struct CurlTLSTests {
 
     /// What a center gets when `SWITCHBOARD_ENGINE=curl` and libcurl cannot run: a clear failure, not URLSession.
     @Test func anUnavailableEngineFailsEveryRequestSayingWhy() async {
-        let center = Center { $0.engine = UnavailableEngine(reason: "CurlEngine: libcurl.so.4 not found") }
+        let center = testCenter { $0.engine = UnavailableEngine(reason: "CurlEngine: libcurl.so.4 not found") }
         let outcome = await center.sendRecording { $0.url = "https://api.example.com/" }
         #expect(outcome.error?.code == .unsupported)
         #expect(outcome.error?.message.contains("libcurl.so.4 not found") == true)
     }
 
     @Test func cancellingTheTaskRemovesTheTransferAtOnce() async throws {
-        let center = Center { config in
+        let center = testCenter { config in
             config.engine = try! CurlEngine()
             config.server = Server.loopback.baseURL + "/"
         }
@@ -237,7 +237,7 @@ struct CurlTLSTests {
 
     @Test func aFileDownloadIsWrittenAsItArrives() async throws {
         let scratch = Scratch()
-        let center = Center { config in
+        let center = testCenter { config in
             config.engine = try! CurlEngine()
             config.server = Server.loopback.baseURL + "/"
         }

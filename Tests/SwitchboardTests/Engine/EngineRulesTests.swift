@@ -33,7 +33,7 @@ import SwitchboardTestSupport
     @Test(arguments: engineNames)
     func aRedirectToAnotherSchemeIsAnsweredNotFollowed(engineName: String) async throws {
         let engine = try Self.engine(engineName)
-        let center = Center { $0.engine = engine }
+        let center = testCenter { $0.engine = engine }
         let outcome = await center.sendRecording { request in
             request.url = LoopbackServer.shared.baseURL + "/redirect-to?url=file%3A%2F%2F%2Fetc%2Fhostname"
         }
@@ -47,7 +47,7 @@ import SwitchboardTestSupport
     @Test(arguments: engineNames)
     func aRedirectedPostReachesItsTargetOnce(engineName: String) async throws {
         let engine = try Self.engine(engineName)
-        let center = Center { $0.engine = engine }
+        let center = testCenter { $0.engine = engine }
         let key = "redirect-once-\(engineName)-\(UUID().uuidString)"
         let response = try await center.send { request in
             request.url = LoopbackServer.shared.baseURL + "/redirect-to?status_code=307&url=%2Ffail-times%2F0%2F" + key
@@ -93,7 +93,7 @@ import SwitchboardTestSupport
     @Test(arguments: engineNames)
     func aGarbageStatusLineIsATransportFailure(engineName: String) async throws {
         let engine = try Self.engine(engineName)
-        let outcome = await Center { $0.engine = engine }.sendRecording { request in
+        let outcome = await testCenter { $0.engine = engine }.sendRecording { request in
             request.url = LoopbackServer.shared.baseURL + "/garbage-status"
         }
         #expect(outcome.error?.code == .transport, "\(engineName): \(String(describing: outcome.error))")
@@ -103,7 +103,7 @@ import SwitchboardTestSupport
     func aPortOutsideTheRangeIsAnInvalidURL(engineName: String) async throws {
         let engine = try Self.engine(engineName)
         for url in ["http://127.0.0.1:70000/get", "http://127.0.0.1:0/get"] {
-            let outcome = await Center { $0.engine = engine }.sendRecording { $0.url = url }
+            let outcome = await testCenter { $0.engine = engine }.sendRecording { $0.url = url }
             #expect(outcome.error?.code == .invalidURL, "\(engineName), \(url): \(String(describing: outcome.error))")
         }
     }
@@ -115,7 +115,7 @@ import SwitchboardTestSupport
     @Test(arguments: engineNames)
     func theIdleTimeoutIsTheLongestWaitWithoutAByte(engineName: String) async throws {
         let engine = try Self.engine(engineName)
-        let center = Center { $0.engine = engine }
+        let center = testCenter { $0.engine = engine }
         let clock = ContinuousClock()
         for (what, path) in [("no answer for 5 s", "/delay/5"), ("5 s without a byte after the head", "/drip?numbytes=2&duration=10")] {
             let start = clock.now

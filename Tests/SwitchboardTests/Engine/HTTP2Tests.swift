@@ -93,7 +93,7 @@ final class HTTP2Server: @unchecked Sendable {
     func center() async throws -> Center {
         await TLSServer.waitForListener(on: port)
         let engine = try CurlEngine(tls: .init(caCertificates: certificate))
-        return Center { config in
+        return testCenter { config in
             config.engine = engine
             config.server = baseURL
             config.totalTimeout = .seconds(60)

@@ -6,7 +6,7 @@ import SwitchboardTestSupport
 /// Retries that cross the real engine and a real server (loopback only: the route is not httpbin's).
 @Suite struct LoopbackRetryTests {
     @Test func aRealServerThatFailsTwiceSucceedsOnTheThirdAttempt() async throws {
-        let center = Center { config in
+        let center = testCenter { config in
             config.server = Server.loopback.baseURL + "/"
             config.retryPolicy = RetryPolicy(maxAttempts: 3, initialDelay: .milliseconds(10))
         }
@@ -18,7 +18,7 @@ import SwitchboardTestSupport
 
     @Test func retryAfterFromARealServer() async throws {
         let clock = ManualClock()
-        let center = Center { config in
+        let center = testCenter { config in
             config.server = Server.loopback.baseURL + "/"
             config.retryPolicy = RetryPolicy(maxAttempts: 2, initialDelay: .seconds(30))
             config.clock = clock

@@ -69,13 +69,13 @@ import SwitchboardTestSupport
         let server = try LoopbackServer()
         defer { server.stop() }
         let engine: any Engine = engineName == "CurlEngine" ? try CurlEngine() : URLSessionEngine()
-        let center = Center { $0.server = server.baseURL + "/"; $0.engine = engine }
+        let center = testCenter { $0.server = server.baseURL + "/"; $0.engine = engine }
         for _ in 0..<20 { _ = try await center.send { $0.api = "get" } }
         #expect(server.acceptedConnections == 1)
     }
 
     @Test func seededBytesAreDeterministic() async throws {
-        let center = Center { $0.server = LoopbackServer.shared.baseURL + "/" }
+        let center = testCenter { $0.server = LoopbackServer.shared.baseURL + "/" }
         let first = try await center.send { $0.api = "bytes/4096"; $0.parameters = ["seed": 3]; $0.responseSerializer = .raw }
         let second = try await center.send { $0.api = "bytes/4096"; $0.parameters = ["seed": 3]; $0.responseSerializer = .raw }
         #expect(first.data.count == 4096)
@@ -84,7 +84,7 @@ import SwitchboardTestSupport
 
     @Test(arguments: [200, 201, 204, 400, 418, 500, 503])
     func statusRoutes(_ status: Int) async throws {
-        let center = Center { $0.server = LoopbackServer.shared.baseURL + "/"; $0.acceptableStatusCodes = Set(100...599) }
+        let center = testCenter { $0.server = LoopbackServer.shared.baseURL + "/"; $0.acceptableStatusCodes = Set(100...599) }
         let response = try await center.send { $0.api = "status/\(status)"; $0.responseSerializer = .raw }
         #expect(response.status == status)
     }

@@ -382,7 +382,7 @@ import SwitchboardTestSupport
 @Suite struct CookieRequestTests {
     func engine() -> any Engine {
         let storage = HTTPCookieStorage.sharedCookieStorage(forGroupContainerIdentifier: "switchboard-\(UUID().uuidString)")
-        if ProcessInfo.processInfo.environment["SWITCHBOARD_ENGINE"] == "curl" {
+        if TestEngine.isCurl {
             return try! CurlEngine(cookies: storage)
         }
         let configuration = URLSessionConfiguration.ephemeral

@@ -43,7 +43,7 @@ import Testing
     func composes(_ testCase: Case) async throws {
         let stub = StubEngine()
         stub.on(nil, "*", reply: .status(204))
-        let center = Center { config in
+        let center = testCenter { config in
             config.engine = stub
             config.server = testCase.general
         }
@@ -85,7 +85,7 @@ import Testing
     }
 
     @Test func noURLAtAllFailsClearly() async {
-        let center = Center { $0.engine = StubEngine() }
+        let center = testCenter { $0.engine = StubEngine() }
         let error = await #expect(throws: HTTPError.self) {
             _ = try await center.send { _ in }
         }

@@ -80,7 +80,7 @@ extension Center {
 func stubCenter(
     _ stub: StubEngine = StubEngine(), _ configure: (inout Center.Configuration) -> Void = { _ in }
 ) -> (Center, StubEngine) {
-    let center = Center { config in
+    let center = testCenter { config in
         config.engine = stub
         config.server = "https://api.example.com/v1/"
         configure(&config)

@@ -18,9 +18,18 @@ enum Server {
 
     /// A center aimed at the server under test.
     static func center(_ configure: (inout Center.Configuration) -> Void = { _ in }) -> Center {
-        Center { config in
+        testCenter { config in
             config.server = base + "/"
             configure(&config)
         }
+    }
+}
+
+/// A center on the engine the suite runs on (`TestEngine.selected`: CurlEngine when `SWITCHBOARD_ENGINE=curl`),
+/// configured by `configure` after that, so a test that sets its own engine keeps it.
+func testCenter(_ configure: (inout Center.Configuration) -> Void = { _ in }) -> Center {
+    Center { config in
+        config.engine = TestEngine.selected
+        configure(&config)
     }
 }

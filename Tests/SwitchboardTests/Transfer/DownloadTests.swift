@@ -9,7 +9,7 @@ import SwitchboardTestSupport
     let length = 4 << 20
 
     func center() -> Center {
-        Center { $0.server = Server.loopback.baseURL + "/" }
+        testCenter { $0.server = Server.loopback.baseURL + "/" }
     }
 
     func expectedSHA(seed: UInt64 = 1, length: Int? = nil) -> String {

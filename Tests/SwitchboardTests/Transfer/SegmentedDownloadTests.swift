@@ -11,7 +11,7 @@ import SwitchboardTestSupport
     let length = 4 << 20
 
     func center() -> Center {
-        Center { config in
+        testCenter { config in
             config.server = Server.loopback.baseURL + "/"
             config.engine = URLSessionEngine(downloadSegmentSize: 1 << 20)
         }

@@ -77,7 +77,7 @@ final class StreamFactory: Sendable {
 /// Request bodies read from an `InputStream`, on the default engine (either, as CI runs the suite twice); the echo
 /// tests run against real httpbin too.
 @Suite struct StreamUploadRequestTests {
-    static var defaultIsCurl: Bool { Center.Configuration.defaultEngine is CurlEngine }
+    static var defaultIsCurl: Bool { TestEngine.selected is CurlEngine }
 
     @Test func aStreamOfUnknownLengthIsSentChunkedAndEchoed() async throws {
         let text = String(repeating: "line of a streamed log\n", count: 2000)
@@ -138,7 +138,7 @@ final class StreamFactory: Sendable {
     @Test(.enabled(if: !Server.isRealHttpbin, "the hashing sink is the loopback server's own"))
     func aTwentyMegabyteStreamOfKnownLengthIsHashedByTheServer() async throws {
         let stream = GeneratedBody(length: 20_000_000)
-        let center = Center { $0.server = Server.loopback.baseURL + "/" }
+        let center = testCenter { $0.server = Server.loopback.baseURL + "/" }
         let (response, reports) = try await center.sendCollectingProgress { request in
             request.api = "sink"
             request.method = .put
@@ -158,7 +158,7 @@ final class StreamFactory: Sendable {
     @Test(.enabled(if: !Server.isRealHttpbin, "the failing route is the loopback server's own"))
     func eachRetryOpensTheStreamAgain() async throws {
         let factory = StreamFactory("again from the start")
-        let center = Center { config in
+        let center = testCenter { config in
             config.server = Server.loopback.baseURL + "/"
             config.retryPolicy = RetryPolicy(maxAttempts: 3, initialDelay: .milliseconds(1))
         }
@@ -177,7 +177,7 @@ final class StreamFactory: Sendable {
     func aStalledServerHoldsTheStreamBack() async throws {
         let server = try StalledServer()
         let stream = GeneratedBody(length: 1 << 30)
-        let center = Center { $0.server = server.baseURL + "/" }
+        let center = testCenter { $0.server = server.baseURL + "/" }
         let log = EventLog()
         let id: RequestID = center.send { request in
             request.api = "upload"
@@ -209,7 +209,7 @@ final class StreamFactory: Sendable {
 @Suite struct CurlStreamTests {
     func center() throws -> Center {
         let engine = try CurlEngine()
-        return Center { config in
+        return testCenter { config in
             config.server = Server.loopback.baseURL + "/"
             config.engine = engine
         }
@@ -242,7 +242,7 @@ struct DroppedConnectionTests {
         // A server of its own, so that the connection reused is the one just opened here.
         let server = try LoopbackServer()
         defer { server.stop() }
-        let center = Center { $0.server = server.baseURL + "/" }
+        let center = testCenter { $0.server = server.baseURL + "/" }
         let scratch = Scratch()
         let file = scratch.write("body.bin", bytes: 200_000, seed: 6)
         let generated = GeneratedBody(length: 200_000, seed: 6)

@@ -77,7 +77,7 @@ import SwitchboardTestSupport
         let scratch = Scratch()
         let file = scratch.write("big.bin", bytes: 50_000_000, seed: 77)
         let expected = Scratch.sha256(of: file)
-        let response = try await Center { $0.server = Server.loopback.baseURL + "/" }.send { request in
+        let response = try await testCenter { $0.server = Server.loopback.baseURL + "/" }.send { request in
             request.kind = .upload
             request.api = "sink"
             request.method = .put
@@ -94,7 +94,7 @@ import SwitchboardTestSupport
         let scratch = Scratch()
         let file = scratch.write("video.mp4", bytes: 20_000_000, seed: 5)
         let before = Self.leftovers()
-        let response = try await Center { $0.server = Server.loopback.baseURL + "/" }.send { request in
+        let response = try await testCenter { $0.server = Server.loopback.baseURL + "/" }.send { request in
             request.kind = .upload
             request.api = "sink"
             request.addFormData(name: "video", fileURL: file)
@@ -108,7 +108,7 @@ import SwitchboardTestSupport
         let scratch = Scratch()
         let file = scratch.write("doc.pdf", bytes: 1000)
         let before = Self.leftovers()
-        let refused = await Center { $0.engine = URLSessionEngine() }.sendRecording { request in
+        let refused = await testCenter { $0.engine = URLSessionEngine() }.sendRecording { request in
             request.kind = .upload
             request.url = "http://127.0.0.1:1/upload"
             request.addFormData(name: "doc", fileURL: file)
@@ -116,7 +116,7 @@ import SwitchboardTestSupport
         #expect(refused.error?.code == .cannotConnect)
         let stub = StubEngine()
         stub.on(nil, "*", reply: .status(200).delayed(by: .seconds(30)))
-        let center = Center { $0.engine = stub }
+        let center = testCenter { $0.engine = stub }
         let cancelled = await center.sendRecording { request in
             request.kind = .upload
             request.url = "https://example.com/upload"
@@ -135,7 +135,7 @@ import SwitchboardTestSupport
 
     @Test func aMissingUploadFile() async {
         let stub = StubEngine()
-        let center = Center { $0.engine = stub; $0.server = "https://example.com/" }
+        let center = testCenter { $0.engine = stub; $0.server = "https://example.com/" }
         let missing = URL(fileURLWithPath: "/no/such/file.bin")
         let asBody = await center.sendRecording { request in
             request.kind = .upload; request.api = "up"; request.method = .put; request.body = .file(missing)
@@ -150,7 +150,7 @@ import SwitchboardTestSupport
     }
 
     @Test func formPartsAndABodyTogetherAreRefused() async {
-        let center = Center { $0.engine = StubEngine(); $0.server = "https://example.com/" }
+        let center = testCenter { $0.engine = StubEngine(); $0.server = "https://example.com/" }
         let outcome = await center.sendRecording { request in
             request.kind = .upload
             request.api = "up"

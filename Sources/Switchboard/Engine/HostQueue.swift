@@ -1,0 +1,131 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// At most `limit` exchanges with one origin (scheme, host, port) at a time; the others wait here, first come first
+/// served, before their transfer starts.
+///
+/// Waiting in the engine rather than in the transport is what keeps the idle timeout honest: URLSession starts a
+/// task's timeout when the task starts, so a task queued behind the session's per-host connections timed out
+/// without having sent a byte. A wait here counts against the total timeout (the whole exchange) and ends at once
+/// when the task is cancelled.
+final class HostQueue: Sendable {
+    /// A place taken in the queue; `leave()` gives it to the next waiter. Leaving twice is harmless.
+    final class Place: Sendable {
+        private let queue: HostQueue?
+        private let key: String
+        private let left = Locked(false)
+
+        fileprivate init(queue: HostQueue?, key: String) {
+            self.queue = queue
+            self.key = key
+        }
+
+        func leave() {
+            guard let queue, left.withLock({ left in defer { left = true }; return !left }) else { return }
+            queue.release(key)
+        }
+    }
+
+    /// The waiters of one origin in arrival order; a waiter that gave up is removed from `waiters` and skipped.
+    private struct Line {
+        var order: [UInt64] = []
+        var head = 0
+        var waiters: [UInt64: CheckedContinuation<Void, any Error>] = [:]
+
+        mutating func popFirst() -> CheckedContinuation<Void, any Error>? {
+            while head < order.count {
+                let id = order[head]
+                head += 1
+                if let waiter = waiters.removeValue(forKey: id) {
+                    if head > 1024, head * 2 > order.count {
+                        order.removeFirst(head)
+                        head = 0
+                    }
+                    return waiter
+                }
+            }
+            return nil
+        }
+    }
+
+    private struct State {
+        var running: [String: Int] = [:]
+        var lines: [String: Line] = [:]
+        var nextID: UInt64 = 0
+    }
+
+    /// The most exchanges per origin at once, or `nil` for no limit.
+    let limit: Int?
+    private let state = Locked(State())
+
+    init(limit: Int?) {
+        self.limit = limit.map { max(1, $0) }
+    }
+
+    /// The origin a request counts against: scheme, lowercased host and port (the scheme's default when absent).
+    static func key(for url: URL?) -> String {
+        guard let url, let scheme = url.scheme?.lowercased(), let host = url.host?.lowercased() else { return "" }
+        let port = url.port ?? (scheme == "https" ? 443 : 80)
+        return "\(scheme)://\(host):\(port)"
+    }
+
+    /// Waits for a place for `url`'s origin. Throws `CancellationError` when the task is cancelled while waiting, and
+    /// `URLError(.timedOut)` when `deadline` passes first.
+    func enter(_ url: URL?, deadline: ContinuousClock.Instant?) async throws -> Place {
+        guard let limit else { return Place(queue: nil, key: "") }
+        let key = Self.key(for: url)
+        let id = state.withLock { state -> UInt64? in
+            if state.running[key, default: 0] < limit {
+                state.running[key, default: 0] += 1
+                return nil
+            }
+            state.nextID += 1
+            return state.nextID
+        }
+        guard let id else { return Place(queue: self, key: key) }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                state.withLock { state in
+                    state.lines[key, default: Line()].order.append(id)
+                    state.lines[key]!.waiters[id] = continuation
+                }
+                if Task.isCancelled { abandon(id, key: key, with: CancellationError()) }
+                if let deadline {
+                    let seconds = max(0, (deadline - ContinuousClock.now).seconds)
+                    DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { [weak self] in
+                        self?.abandon(id, key: key, with: URLError(.timedOut, userInfo: [
+                            NSLocalizedDescriptionKey: "the exchange did not start within its total timeout: "
+                                + "it waited for one of the \(limit) connections to its host",
+                        ]))
+                    }
+                }
+            }
+        } onCancel: {
+            abandon(id, key: key, with: CancellationError())
+        }
+        return Place(queue: self, key: key)
+    }
+
+    /// Ends a wait that is still pending; a waiter already let in keeps its place.
+    private func abandon(_ id: UInt64, key: String, with error: any Error) {
+        let waiter = state.withLock { state in state.lines[key]?.waiters.removeValue(forKey: id) }
+        waiter?.resume(throwing: error)
+    }
+
+    /// Gives a freed place to the first waiter, or frees it.
+    private func release(_ key: String) {
+        let next = state.withLock { state -> CheckedContinuation<Void, any Error>? in
+            if let first = state.lines[key]?.popFirst() {
+                if state.lines[key]!.waiters.isEmpty { state.lines[key] = nil }
+                return first
+            }
+            state.lines[key] = nil
+            let running = state.running[key, default: 1] - 1
+            state.running[key] = running > 0 ? running : nil
+            return nil
+        }
+        next?.resume()
+    }
+}

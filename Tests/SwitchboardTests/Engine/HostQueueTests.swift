@@ -1,0 +1,109 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+@testable import Switchboard
+import SwitchboardTestSupport
+
+/// The per-host limit of both engines: requests beyond it wait in the engine, the wait does not count against the
+/// idle timeout, it does count against the total timeout, and a cancelled waiter never reaches the server.
+@Suite struct HostQueueTests {
+    static let engineNames = ["URLSessionEngine", "CurlEngine"]
+
+    static func engine(_ name: String, perHost: Int?) throws -> any Engine {
+        if name == "CurlEngine" { return try CurlEngine(maximumConnectionsPerHost: perHost) }
+        let configuration = URLSessionConfiguration.default
+        if let perHost { configuration.httpMaximumConnectionsPerHost = perHost }
+        return URLSessionEngine(configuration: configuration)
+    }
+
+    static func peak(_ key: String, window: Double) async throws -> (count: Int, peak: Int) {
+        let json = try await testCenter().send {
+            $0.url = LoopbackServer.shared.baseURL + "/arrivals-peak/\(key)?window=\(window)"
+        }.json
+        return (json?["count"]?.int ?? -1, json?["peak"]?.int ?? -1)
+    }
+
+    @Test func defaults() throws {
+        #expect(URLSessionEngine().maximumConnectionsPerHost == 6)
+        #expect(try CurlEngine().maximumConnectionsPerHost == nil)
+        #expect(try CurlEngine(maximumConnectionsPerHost: 0).maximumConnectionsPerHost == 1)
+    }
+
+    /// 16 one-second requests, 4 at a time, each with a 2 s idle timeout: the last ones wait 3 s in the queue and
+    /// still succeed (URLSession counted that wait as idle time and timed them out).
+    @Test(arguments: engineNames)
+    func waitingForAConnectionIsNotIdleTime(engineName: String) async throws {
+        let center = testCenter { $0.engine = try! Self.engine(engineName, perHost: 4) }
+        let key = "queue-idle-\(engineName)-\(UUID().uuidString)"
+        let outcomes = await withTaskGroup(of: Outcome.self) { group in
+            for _ in 0..<16 {
+                group.addTask {
+                    await center.sendRecording { request in
+                        request.url = LoopbackServer.shared.baseURL + "/arrivals/\(key)?delay=1"
+                        request.timeout = .seconds(2)
+                    }
+                }
+            }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        let failures = outcomes.compactMap(\.error).map { "\($0.code)" }
+        #expect(failures.isEmpty, "\(engineName): \(failures.count) of 16 failed: \(failures)")
+        let seen = try await Self.peak(key, window: 0.8)
+        #expect(seen.count == 16)
+        #expect(seen.peak == 4, "\(engineName): \(seen.peak) requests at once, limit 4")
+    }
+
+    /// Without a limit CurlEngine runs them all at once.
+    @Test func curlEngineHasNoLimitByDefault() async throws {
+        let center = testCenter { $0.engine = try! CurlEngine() }
+        let key = "queue-none-\(UUID().uuidString)"
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<12 {
+                group.addTask {
+                    _ = await center.sendRecording { $0.url = LoopbackServer.shared.baseURL + "/arrivals/\(key)?delay=1" }
+                }
+            }
+        }
+        let seen = try await Self.peak(key, window: 0.8)
+        #expect(seen == (12, 12))
+    }
+
+    @Test(arguments: engineNames)
+    func theWaitCountsAgainstTheTotalTimeout(engineName: String) async throws {
+        let center = testCenter { $0.engine = try! Self.engine(engineName, perHost: 1) }
+        let key = "queue-total-\(engineName)-\(UUID().uuidString)"
+        async let first = center.sendRecording { $0.url = LoopbackServer.shared.baseURL + "/arrivals/\(key)?delay=2" }
+        try await Task.sleep(for: .milliseconds(300))
+        let second = await center.sendRecording { request in
+            request.url = LoopbackServer.shared.baseURL + "/arrivals/\(key)"
+            request.totalTimeout = .milliseconds(500)
+        }
+        #expect(second.error?.code == .timedOut, "\(engineName): \(String(describing: second.error))")
+        #expect(await first.error == nil)
+        #expect(try await Self.peak(key, window: 10).count == 1)
+    }
+
+    @Test(arguments: engineNames)
+    func aCancelledWaiterNeverReachesTheServer(engineName: String) async throws {
+        let center = testCenter { $0.engine = try! Self.engine(engineName, perHost: 1) }
+        let key = "queue-cancel-\(engineName)-\(UUID().uuidString)"
+        async let first = center.sendRecording { $0.url = LoopbackServer.shared.baseURL + "/arrivals/\(key)?delay=1" }
+        try await Task.sleep(for: .milliseconds(200))
+        let waiting = Task { try await center.send { $0.url = LoopbackServer.shared.baseURL + "/arrivals/\(key)" } }
+        try await Task.sleep(for: .milliseconds(200))
+        waiting.cancel()
+        do {
+            _ = try await waiting.value
+            Issue.record("\(engineName): the cancelled request succeeded")
+        } catch {
+            #expect((error as? HTTPError)?.code == .cancelled, "\(engineName): \(error)")
+        }
+        #expect(await first.error == nil)
+        // The place the cancelled waiter held in line is not lost: a third request gets through.
+        let third = await center.sendRecording { $0.url = LoopbackServer.shared.baseURL + "/arrivals/\(key)" }
+        #expect(third.error == nil)
+        #expect(try await Self.peak(key, window: 10).count == 2)
+    }
+}
