@@ -36,10 +36,6 @@ public enum Httpbin {
             return response
         case ("bytes", 1): return bytes(Int(rest[0]) ?? 0, seed: request.queryValue("seed").flatMap { UInt64($0) })
         case ("drip", 0): return drip(request)
-        case ("garbage-status", 0):
-            var response = ServerResponse.text("ok")
-            response.rawHead = Data("HTJP/1.1 2OO SURE\r\nContent-Length: 2\r\n\r\n".utf8)
-            return response
         case ("xml", 0): return .text(sampleXML, type: "application/xml")
         case ("html", 0): return .text(sampleHTML, type: "text/html; charset=utf-8")
         case ("json", 0): return .json(sampleJSON)
@@ -59,6 +55,7 @@ public enum Httpbin {
             var response = redirect(to: "/cookies")
             for (name, value) in request.queryItems { response.headers.append(("Set-Cookie", "\(name)=\(value); Path=/")) }
             return response
+        case ("fault", 1): return fault(rest[0], request: request)
         case ("arrivals", 1): return arrival(key: rest[0], request: request)
         case ("arrivals-peak", 1): return arrivalPeak(key: rest[0], request: request)
         case ("fail-times", 2): return failTimes(Int(rest[0]) ?? 0, key: rest[1], request: request)
@@ -225,6 +222,69 @@ public enum Httpbin {
             return response
         }
         return .json(["authenticated": true, "user": user])
+    }
+
+    /// `/fault/NAME` (loopback only): a server misbehaving in one way, for the fault suite.
+    /// - `garbage-status`: a status line that is not HTTP.
+    /// - `drip?interval=S&bytes=N`: N body bytes, one every S seconds.
+    /// - `stall-after-head?seconds=S`: the head, then nothing for S seconds, then the body.
+    /// - `header-flood?count=N&size=B`: N extra header fields of B bytes each.
+    /// - `reset`: a TCP reset as soon as the request is read; `reset?after=N`: after the head and N body bytes.
+    /// - `truncated?length=L&after=N`: announces L body bytes, sends N, closes.
+    /// - `empty-reply`: closes without a byte.
+    /// - `bad-chunk`: a chunked body whose chunk size is not hexadecimal.
+    /// - `downgrade?to=URL&status=S`: a redirect to URL (an `http://` one, served over TLS by a test's own server).
+    private static func fault(_ name: String, request: ServerRequest) -> ServerResponse {
+        let number = { (key: String, fallback: Double) in Double(request.queryValue(key) ?? "") ?? fallback }
+        let body = Data((0..<64).map { UInt8(ascii: "a") + UInt8($0 % 26) })
+        switch name {
+        case "garbage-status":
+            var response = ServerResponse.text("ok")
+            response.rawHead = Data("HTJP/1.1 2OO SURE\r\nContent-Length: 2\r\n\r\n".utf8)
+            return response
+        case "drip":
+            let count = Int(number("bytes", 4))
+            var response = ServerResponse(headers: [("Content-Type", "application/octet-stream")],
+                                          body: Data(repeating: UInt8(ascii: "*"), count: count))
+            response.drip = (count, number("interval", 1))
+            return response
+        case "stall-after-head":
+            var response = ServerResponse(headers: [("Content-Type", "application/octet-stream")])
+            response.generated = (body.count, { offset, count in body.subdata(in: offset..<offset + count) })
+            response.pause = (0, min(number("seconds", 5), 30))
+            return response
+        case "header-flood":
+            var response = ServerResponse.text("flood")
+            let size = max(1, Int(number("size", 100)))
+            for index in 0..<Int(number("count", 1000)) {
+                response.headers.append(("X-Flood-\(index)", String(repeating: "f", count: size)))
+            }
+            return response
+        case "reset":
+            var response = ServerResponse(headers: [("Content-Type", "application/octet-stream")], body: body)
+            response.reset = request.queryValue("after").flatMap { Int($0) }.map { .afterBody($0) } ?? .beforeAnswer
+            return response
+        case "truncated":
+            let length = Int(number("length", 1000))
+            var response = ServerResponse(headers: [("Content-Type", "application/octet-stream")],
+                                          body: Data(repeating: UInt8(ascii: "t"), count: length))
+            response.truncateAfter = Int(number("after", 500))
+            return response
+        case "empty-reply":
+            var response = ServerResponse()
+            response.rawHead = Data()
+            return response
+        case "bad-chunk":
+            var response = ServerResponse()
+            response.rawHead = Data("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\nZZ\r\nhello\r\n0\r\n\r\n".utf8)
+            return response
+        case "downgrade":
+            var response = ServerResponse(status: Int(number("status", 302)))
+            response.headers.append(("Location", request.queryValue("to") ?? "http://127.0.0.1:1/"))
+            return response
+        default:
+            return notFound()
+        }
     }
 
     /// Arrival times per key seen by `/arrivals/KEY`, in seconds of the server's monotonic clock.

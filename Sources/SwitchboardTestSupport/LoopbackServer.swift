@@ -108,6 +108,10 @@ public final class LoopbackServer: Sendable {
                 dropped.withLock { $0 += 1 }
                 return
             }
+            if case .beforeAnswer = response.reset {
+                Socket.resetOnClose(fd)
+                return
+            }
             let keepAlive = Self.keepsAlive(request) && !response.close
             guard connection.write(response, to: request, keepAlive: keepAlive), keepAlive else { return }
         }
@@ -188,6 +192,12 @@ enum Socket {
         }
         guard result == 0 else { throw Failure(call: "getsockname", code: errno) }
         return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    /// Makes `close` send a TCP reset instead of an orderly FIN (`SO_LINGER` with a zero timeout).
+    static func resetOnClose(_ fd: Int32) {
+        var option = linger(l_onoff: 1, l_linger: 0)
+        setsockopt(fd, SOL_SOCKET, SO_LINGER, &option, socklen_t(MemoryLayout<linger>.size))
     }
 
     static func configure(_ fd: Int32) {

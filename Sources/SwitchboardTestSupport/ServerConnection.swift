@@ -177,6 +177,13 @@ final class ServerConnection {
         }
         var body = bodyAllowed ? response.body : Data()
         if let limit = response.truncateAfter { body = body.prefix(limit) }
+        if case .afterBody(let count) = response.reset {
+            // Give the client time to read what was sent, so the reset is what it sees next, not instead.
+            _ = write(Data(head.utf8) + body.prefix(count))
+            Thread.sleep(forTimeInterval: 0.05)
+            Socket.resetOnClose(fd)
+            return false
+        }
         if let drip = response.drip, drip.pieces > 1, !body.isEmpty {
             guard write(Data(head.utf8)) else { return false }
             let size = max(1, (body.count + drip.pieces - 1) / drip.pieces)
@@ -201,6 +208,7 @@ final class ServerConnection {
         guard write(Data(head.utf8)) else { return false }
         guard send else { return true }
         let end = min(generated.length, truncateAfter ?? generated.length)
+        if let pause, pause.after == 0 { Thread.sleep(forTimeInterval: pause.seconds) }
         var offset = 0
         while offset < end {
             var count = min(256 * 1024, end - offset)

@@ -66,6 +66,15 @@ public struct ServerResponse: Sendable {
     public var close = false
     /// Whether to close the connection instead of answering at all (a keep-alive connection the server dropped).
     public var dropWithoutAnswer = false
+    /// When set, the connection is reset (a TCP RST, not an orderly close) before the answer or after some body.
+    public var reset: Reset?
+    /// Where a response resets its connection.
+    public enum Reset: Sendable {
+        /// As soon as the request is read, before a byte of the answer.
+        case beforeAnswer
+        /// After the head and this many bytes of the body.
+        case afterBody(Int)
+    }
     /// Bytes written verbatim in place of the status line and headers (a malformed head), then the body.
     public var rawHead: Data?
     /// When set, writing stops for this many seconds after this many body bytes (a stalled server).

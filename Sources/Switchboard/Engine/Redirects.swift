@@ -14,7 +14,7 @@ enum Redirects {
     static func next(after response: HTTPURLResponse, for request: EngineRequest) -> EngineRequest? {
         let from = response.url ?? request.url
         guard [301, 302, 303, 307, 308].contains(response.statusCode), let target = target(of: response, from: from),
-              isHTTP(target)
+              isFollowable(target)
         else { return nil }
         var next = request
         next.urlRequest.url = target
@@ -41,6 +41,13 @@ enum Redirects {
     static func isHTTP(_ url: URL?) -> Bool {
         guard let scheme = url?.scheme?.lowercased() else { return false }
         return scheme == "http" || scheme == "https"
+    }
+
+    /// Whether a redirect may be followed to this URL: one an engine would send (see `check`). Otherwise the
+    /// redirect response itself is the answer, on every engine.
+    static func isFollowable(_ url: URL?) -> Bool {
+        guard let url, isHTTP(url), !(url.host?.isEmpty ?? true) else { return false }
+        return url.port.map { (1...65535).contains($0) } ?? true
     }
 
     /// Refuses a request an engine is asked to perform unless its URL is `http` or `https`, with a host and a port

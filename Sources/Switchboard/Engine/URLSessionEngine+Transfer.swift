@@ -183,10 +183,12 @@ final class SessionTransfer: Sendable {
     /// Decides the request a redirect continues with: credentials stay with their origin, and a `307`/`308` with a
     /// body is not followed by URLSession (which would drop the body) but re-sent by `completed`.
     func redirect(_ response: HTTPURLResponse, to proposed: URLRequest) -> URLRequest? {
-        // Only http and https are followed; the redirect response itself is the answer otherwise, as on CurlEngine.
-        // The Location header decides: URLSession on Linux proposes an http URL with the path of a `file:` target.
+        // Only http and https URLs with a host and a valid port are followed; the redirect response itself is the
+        // answer otherwise, as on CurlEngine. The Location header decides: URLSession on Linux proposes an http URL
+        // with the path of a `file:` target, and the current host for `http:///path`.
         let from = response.url ?? request.url
-        guard Redirects.isHTTP(proposed.url), Redirects.isHTTP(Redirects.target(of: response, from: from)) else {
+        guard Redirects.isFollowable(proposed.url), Redirects.isFollowable(Redirects.target(of: response, from: from))
+        else {
             return nil
         }
         if let refusal = Redirects.refusal(from: from, to: proposed.url, for: request) {
@@ -263,7 +265,9 @@ final class SessionTransfer: Sendable {
                 state.sink = nil
                 return .finish(.failure(SessionTransfer.urlError(error)))
             }
-            guard let response = state.response else {
+            // A redirect URLSession could not even parse the Location of completes without telling the delegate
+            // about the response: the task still has it, and it is the answer.
+            guard let response = state.response ?? (state.task?.response as? HTTPURLResponse) else {
                 return .finish(.failure(URLError(.badServerResponse)))
             }
             var fileLength: Int64?

@@ -24,6 +24,10 @@ public struct HTTPHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral, S
     }
 
     private var fields: [Field] = []
+    /// Each name folded to lower case, with its field's position: kept once there are more than `indexedFrom`
+    /// fields, so that a response with thousands of fields (a hostile server's) is not read in quadratic time.
+    private var positions: [String: Int]?
+    private static let indexedFrom = 16
 
     /// Creates an empty set of headers.
     public init() {}
@@ -45,9 +49,26 @@ public struct HTTPHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral, S
         }
         set {
             if let index = index(of: name) {
-                if let newValue { fields[index].value = newValue } else { fields.remove(at: index) }
+                if let newValue {
+                    fields[index].value = newValue
+                } else {
+                    let removed = fields.remove(at: index)
+                    if var moved = positions {
+                        positions = nil
+                        if fields.count > Self.indexedFrom {
+                            moved[Self.folded(removed.name)] = nil
+                            for (key, position) in moved where position > index { moved[key] = position - 1 }
+                            positions = moved
+                        }
+                    }
+                }
             } else if let newValue {
                 fields.append(Field(name: name, value: newValue))
+                if positions != nil {
+                    positions![Self.folded(name)] = fields.count - 1
+                } else if fields.count > Self.indexedFrom {
+                    reindex()
+                }
             }
         }
     }
@@ -97,7 +118,23 @@ public struct HTTPHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral, S
     }
 
     private func index(of name: String) -> Int? {
-        fields.firstIndex { $0.name.equalsIgnoringASCIICase(name) }
+        if let positions { return positions[Self.folded(name)] }
+        return fields.firstIndex { $0.name.equalsIgnoringASCIICase(name) }
+    }
+
+    private mutating func reindex() {
+        guard fields.count > Self.indexedFrom else {
+            positions = nil
+            return
+        }
+        var positions = [String: Int](minimumCapacity: fields.count)
+        for (index, field) in fields.enumerated() { positions[Self.folded(field.name)] = index }
+        self.positions = positions
+    }
+
+    /// The name with ASCII letters in lower case, as `equalsIgnoringASCIICase` compares.
+    private static func folded(_ name: String) -> String {
+        String(decoding: name.utf8.map { (65...90).contains($0) ? $0 | 0x20 : $0 }, as: UTF8.self)
     }
 }
 

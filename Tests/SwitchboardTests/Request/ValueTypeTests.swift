@@ -59,6 +59,36 @@ import Testing
         #expect(general == ["X-Client": "ios", "X-Shared": "own", "X-New": "n"])
     }
 
+    /// Past 16 fields lookups go through an index; it must keep every rule of the linear search, through
+    /// replacements and removals, and thousands of fields must not take quadratic time to set.
+    @Test func manyFieldsKeepTheSameRules() {
+        var headers = HTTPHeaders()
+        for index in 0..<3000 { headers["X-Field-\(index)"] = "\(index)" }
+        #expect(headers.count == 3000)
+        #expect(headers["x-field-2999"] == "2999")
+        headers["X-FIELD-10"] = "ten"
+        #expect(headers.count == 3000)
+        #expect(headers.map(\.name)[10] == "X-Field-10")
+        headers["x-field-0"] = nil
+        #expect(headers["X-Field-0"] == nil)
+        #expect(headers["X-Field-10"] == "ten")
+        #expect(headers.map(\.name).first == "X-Field-1")
+        for index in 11..<2990 { headers["x-field-\(index)"] = nil }
+        #expect(headers.map(\.name) == (1...10).map { "X-Field-\($0)" } + (2990..<3000).map { "X-Field-\($0)" })
+        #expect(headers["X-FIELD-2995"] == "2995")
+        headers["New"] = "n"
+        #expect(headers["new"] == "n")
+        for index in 1...10 { headers["X-Field-\(index)"] = nil }
+        #expect(headers["X-Field-1"] == nil)
+        #expect(headers.count == 11)
+        // Names differing outside ASCII letters stay different, as in the linear search.
+        var folded = HTTPHeaders()
+        for index in 0..<20 { folded["F\(index)"] = "\(index)" }
+        folded["a@"] = "at"
+        #expect(folded["a`"] == nil)
+        #expect(folded["A@"] == "at")
+    }
+
     @Test func asciiFoldingOnlyFoldsLetters() {
         #expect("X-Trace".equalsIgnoringASCIICase("x-TRACE"))
         #expect(!"a@".equalsIgnoringASCIICase("a`"))

@@ -1,0 +1,129 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+@testable import Switchboard
+import SwitchboardTestSupport
+
+/// Misbehaving servers (the loopback server's `/fault/` routes), each on both engines, each with one outcome and
+/// one error code whatever the engine: what a user can rely on without knowing which engine runs. `.ci/run` checks
+/// that this suite ran in both of its passes.
+///
+/// The https-to-http downgrade is in `EngineRulesTests` (URLSessionEngine's decision) and `HTTP2Tests` (over TLS on
+/// CurlEngine); URLSession on Linux cannot be made to trust a test certificate authority.
+@Suite struct FaultTests {
+    static let engineNames = ["URLSessionEngine", "CurlEngine"]
+
+    static func center(_ engineName: String, _ configure: (inout Center.Configuration) -> Void = { _ in }) throws
+        -> Center {
+        let engine: any Engine = engineName == "CurlEngine" ? try CurlEngine() : URLSessionEngine()
+        return Center { config in
+            config.engine = engine
+            config.server = LoopbackServer.shared.baseURL + "/fault/"
+            configure(&config)
+        }
+    }
+
+    /// Sends `api` and expects a failure with `code`, never a response (a partial body must not pass as a whole).
+    static func expectFailure(
+        _ engineName: String, _ api: String, _ code: HTTPError.Code, sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws {
+        let outcome = try await center(engineName).sendRecording { request in
+            request.api = api
+            request.responseSerializer = .raw
+        }
+        #expect(outcome.response == nil, "\(engineName), \(api): a response", sourceLocation: sourceLocation)
+        #expect(outcome.error?.code == code, "\(engineName), \(api): \(String(describing: outcome.error))",
+                sourceLocation: sourceLocation)
+    }
+
+    @Test(arguments: engineNames)
+    func aGarbageStatusLineIsATransportFailure(engineName: String) async throws {
+        try await Self.expectFailure(engineName, "garbage-status", .transport)
+    }
+
+    @Test(arguments: engineNames)
+    func aResetBeforeTheAnswerIsATransportFailure(engineName: String) async throws {
+        try await Self.expectFailure(engineName, "reset", .transport)
+    }
+
+    @Test(arguments: engineNames)
+    func aResetInTheBodyIsATransportFailure(engineName: String) async throws {
+        try await Self.expectFailure(engineName, "reset?after=10", .transport)
+    }
+
+    @Test(arguments: engineNames)
+    func aTruncatedBodyIsATransportFailure(engineName: String) async throws {
+        try await Self.expectFailure(engineName, "truncated?length=1000&after=500", .transport)
+    }
+
+    @Test(arguments: engineNames)
+    func anEmptyReplyIsATransportFailure(engineName: String) async throws {
+        try await Self.expectFailure(engineName, "empty-reply", .transport)
+    }
+
+    @Test(arguments: engineNames)
+    func aMalformedChunkIsATransportFailure(engineName: String) async throws {
+        try await Self.expectFailure(engineName, "bad-chunk", .transport)
+    }
+
+    /// 2,000 header fields (200 KB) arrive whole, and quickly: reading them was quadratic in `HTTPHeaders` and took
+    /// about 1.7 s; it now takes a few milliseconds. More than 300 KB of header, or one field over 100 KB, is
+    /// refused (libcurl's limits, under both engines).
+    @Test(arguments: engineNames)
+    func aHeaderFloodIsReadOrRefusedAlike(engineName: String) async throws {
+        let center = try Self.center(engineName)
+        let response = try await center.send { request in
+            request.api = "header-flood?count=2000&size=100"
+            request.responseSerializer = .string
+        }
+        #expect(response.string == "flood")
+        #expect(response.headers["X-Flood-1999"] == String(repeating: "f", count: 100))
+        #expect(response.headers.count >= 2000)
+        try await Self.expectFailure(engineName, "header-flood?count=5000&size=100", .transport)
+        try await Self.expectFailure(engineName, "header-flood?count=1&size=200000", .transport)
+    }
+
+    /// A redirect whose `Location` cannot be followed (a port out of range, no host, not a URL at all) is answered,
+    /// not followed: the redirect response is the result, as for a redirect to another scheme. The engines disagreed
+    /// before (`.transport`, `.cannotConnect`, or URLSession following `http:///x` to the current host).
+    @Test(arguments: engineNames)
+    func aRedirectThatCannotBeFollowedIsTheAnswer(engineName: String) async throws {
+        let center = try Self.center(engineName)
+        for target in ["http://127.0.0.1:70000/get", "http://127.0.0.1:0/get", "http:///get", "http://[::1/get"] {
+            let outcome = await center.sendRecording { request in
+                request.api = "downgrade"
+                request.parameters = ["to": target, "status": "302"]
+            }
+            #expect(outcome.error?.code == .unacceptableStatus, "\(engineName), \(target): \(String(describing: outcome.error))")
+            #expect(outcome.error?.status == 302, "\(engineName), \(target)")
+            #expect(outcome.error?.response?.headers["Location"] == target, "\(engineName), \(target)")
+        }
+    }
+
+    /// The idle timeout is the longest wait without a single byte: a server that does not answer, or stalls after
+    /// its head, fails a 2 s idle timeout (libcurl's low-speed limit fired only after about twice the limit), never
+    /// before 2 s; a server that drips a byte every 1.5 s is never cut off (the low-speed limit did cut it off).
+    /// The checks hold however slow a loaded machine makes the test itself.
+    @Test(arguments: engineNames)
+    func theIdleTimeoutIsTheLongestWaitWithoutAByte(engineName: String) async throws {
+        let center = try Self.center(engineName) { $0.timeout = .seconds(2) }
+        let clock = ContinuousClock()
+        for api in ["../delay/4", "stall-after-head?seconds=4"] {
+            let start = clock.now
+            let stalled = await center.sendRecording { request in
+                request.api = api
+                request.responseSerializer = .raw
+            }
+            let waited = clock.now - start
+            #expect(stalled.error?.code == .timedOut, "\(engineName), \(api): \(String(describing: stalled.error))")
+            #expect(waited >= .seconds(1.9), "\(engineName), \(api): gave up after \(waited)")
+        }
+        let dripping = await center.sendRecording { request in
+            request.api = "drip?bytes=4&interval=1.5"
+            request.responseSerializer = .raw
+        }
+        #expect(dripping.response?.data == Data("****".utf8), "\(engineName): \(String(describing: dripping.error))")
+    }
+}
