@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import HeapStats
 import Switchboard
 import SwitchboardTestSupport
 
@@ -119,6 +120,11 @@ enum TransferBenchmarks {
 enum Memory {
     static func resident() -> Int { field("VmRSS:") ?? peakMemory() }
     static func peak() -> Int { field("VmHWM:") ?? peakMemory() }
+
+    /// Bytes allocated and not freed, from glibc; -1 elsewhere.
+    static func heapInUse() -> Int {
+        Int(heap_stats_in_use())
+    }
 
     private static func field(_ name: String) -> Int? {
         guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return nil }

@@ -1,7 +1,7 @@
 import Foundation
 import SwitchboardTestSupport
 
-// `swift run -c release Benchmarks [--quick] [--json] [--requests-only] [--only TEXT] [--server URL]`
+// `swift run -c release Benchmarks [--quick] [--json] [--requests-only] [--stability-only] [--only TEXT] [--server URL]`
 //
 // Everything runs in one process against an embedded loopback server. Each comparison interleaves its rounds
 // (raw, Center, raw, Center, ...) and reports the median round, so that a noisy neighbour hurts both sides alike.
@@ -19,6 +19,19 @@ if CommandLine.arguments.count == 5, CommandLine.arguments[1] == "--transfer-cas
     }
 }
 
+if CommandLine.arguments.count >= 4, CommandLine.arguments[1] == "--stability-case" {
+    // A child process running one stability contender (see StabilityBenchmarks).
+    do {
+        try await StabilityBenchmarks.runCase(
+            Int(CommandLine.arguments[2])!, baseURL: CommandLine.arguments[3],
+            checkpoints: CommandLine.arguments.dropFirst(4).compactMap { Int($0) })
+        exit(0)
+    } catch {
+        FileHandle.standardError.write(Data("stability case failed: \(error)\n".utf8))
+        exit(1)
+    }
+}
+
 if CommandLine.arguments.count == 2, CommandLine.arguments[1] == "--serve" {
     // The loopback server on its own, for measuring other clients against it by hand.
     let server = try LoopbackServer(handler: RequestBenchmarks.route)
@@ -27,10 +40,11 @@ if CommandLine.arguments.count == 2, CommandLine.arguments[1] == "--serve" {
 }
 
 let usage = """
-    usage: Benchmarks [--quick] [--json] [--requests-only] [--only TEXT] [--server URL]
+    usage: Benchmarks [--quick] [--json] [--requests-only] [--stability-only] [--only TEXT] [--server URL]
       --quick           fewer requests and rounds, 256 MiB transfers (CI)
       --json            the results as JSON
       --requests-only   only the request comparisons (raw URLSession, each engine, the Center on each)
+      --stability-only  only the stability runs (memory and descriptors over 100,000 and 300,000 requests)
       --only TEXT       only the request contenders whose "family: name" contains TEXT, beside raw URLSession
                         (e.g. --only "small GET: Center + CurlEngine"); implies --requests-only
       --server URL      measure against a server already running (`Benchmarks --serve` prints its URL), so that
@@ -47,7 +61,7 @@ do {
                 exit(2)
             }
             options[argument] = value
-        } else if ["--quick", "--json", "--requests-only"].contains(argument) {
+        } else if ["--quick", "--json", "--requests-only", "--stability-only"].contains(argument) {
             flags.insert(argument)
         } else {
             print(usage)
@@ -59,6 +73,7 @@ let quick = flags.contains("--quick")
 let json = flags.contains("--json")
 let onlyContenders = options["--only"]
 let onlyRequests = flags.contains("--requests-only") || onlyContenders != nil
+let onlyStability = flags.contains("--stability-only")
 
 #if DEBUG
 if !json {
@@ -73,6 +88,11 @@ let transferBytes = quick ? 256 << 20 : 1 << 30
 
 /// Runs the benchmarks (only the request comparisons with `--requests-only`) and prints the report.
 func runBenchmarks(baseURL: String) async throws {
+    if onlyStability {
+        print(StabilityBenchmarks.report(try StabilityBenchmarks.run(
+            baseURL: baseURL, checkpoints: quick ? [10_000, 30_000] : [100_000, 300_000])))
+        return
+    }
     var rows = try await RequestBenchmarks(
         baseURL: baseURL, count: requestCount, rounds: rounds, only: onlyContenders).run()
     if onlyRequests {
@@ -80,7 +100,8 @@ func runBenchmarks(baseURL: String) async throws {
         return
     }
     rows += try await OverheadBenchmarks(count: overheadCount, rounds: rounds).run()
-    let stability = try await StabilityBenchmarks.run(baseURL: baseURL, requests: quick ? 20_000 : 100_000)
+    let stability = try StabilityBenchmarks.run(
+        baseURL: baseURL, checkpoints: quick ? [10_000, 30_000] : [100_000, 300_000])
     let transfers = try TransferBenchmarks.run(bytes: transferBytes)
     if json {
         print(Report.json(rows, transfers: transfers, quick: quick))

@@ -76,13 +76,16 @@ extension Center {
         early: (@Sendable (Response) -> Void)?
     ) async throws(HTTPError) -> Response {
         let id = request.id
+        let own = request
         request = request.merged(with: configuration)
         if request.kind == .upload && request.method == .get {
             // An upload carries a body, which a GET cannot: left at the default, the method becomes POST.
             request.method = .post
         }
-        request.url = try URLComposition.compose(request)
+        let composed = try URLComposition.compose(request)
+        request.url = composed
         if let onRequest = configuration.onRequest {
+            let before = request
             do {
                 try await onRequest(&request)
             } catch {
@@ -90,6 +93,17 @@ extension Center {
                 throw Center.hookError(error, default: .vetoed, "the onRequest hook refused the request", request)
             }
             request.id = id
+            if request.url == composed {
+                // The hook set no URL of its own: a new node (or general-server choice) picks its server again, and
+                // a new `api` or server is composed again, as if the request had been written that way.
+                if request.server == before.server,
+                   request.node != before.node || request.useGeneralServer != before.useGeneralServer {
+                    var resolved = request
+                    resolved.server = own.server
+                    request.server = resolved.server(in: configuration)
+                }
+                if request.api != before.api || request.server != before.server { request.url = own.url }
+            }
             request.url = try URLComposition.compose(request)
         }
         registry.update(id!, .single(request))

@@ -301,15 +301,19 @@ extension Request {
         if !configuration.userInfo.isEmpty {
             merged.userInfo = configuration.userInfo.merging(userInfo) { _, own in own }
         }
-        if (server ?? "").isEmpty, let node, node != .default {
-            merged.server = configuration.nodes[node]
-        } else if (server ?? "").isEmpty && useGeneralServer {
-            merged.server = configuration.server
-        }
+        merged.server = server(in: configuration)
         merged.timeout = timeout ?? configuration.timeout
         merged.totalTimeout = totalTimeout ?? configuration.totalTimeout
         merged.acceptableStatusCodes = acceptableStatusCodes ?? configuration.acceptableStatusCodes
         return merged
+    }
+
+    /// The server `api` resolves against: the request's own, else its node's, else the center's (unless
+    /// `useGeneralServer` is off).
+    func server(in configuration: Center.Configuration) -> String? {
+        if let server, !server.isEmpty { return server }
+        if let node, node != .default { return configuration.nodes[node] }
+        return useGeneralServer ? configuration.server : server
     }
 
     /// The retry policy that applies: the request's or the center's, with `retryCount` applied.

@@ -42,6 +42,43 @@ import Testing
         #expect(response.json?["body"]?.string == "signed=true")
     }
 
+    /// A hook that changes `api`, `node` or `server` sends the request where they now point (the URL composed before
+    /// the hook used to win, so such changes had no effect). A URL the caller set still wins over `api`.
+    @Test func onRequestCanChangeAPINodeAndServer() async throws {
+        let stub = StubEngine()
+        stub.on(nil, "*") { echoReply($0) }
+        let (center, _) = stubCenter(stub) { config in
+            config.nodes["payments"] = "https://pay.example.com/v2/"
+            config.onRequest = { request in
+                switch request.userInfo["change"] as? String {
+                case "api": request.api = "accounts/" + (request.api ?? "")
+                case "node": request.node = "payments"
+                case "node and api": request.node = "payments"; request.api = "charges"
+                case "server": request.server = "https://mirror.example.org/"
+                case "back to default": request.node = .default
+                default: break
+                }
+            }
+        }
+        let cases: [(String, Node?, String?, String)] = [
+            ("api", nil, nil, "https://api.example.com/v1/accounts/users"),
+            ("node", nil, nil, "https://pay.example.com/v2/users"),
+            ("node and api", nil, nil, "https://pay.example.com/v2/charges"),
+            ("server", nil, nil, "https://mirror.example.org/users"),
+            ("back to default", "payments", nil, "https://api.example.com/v1/users"),
+            ("api", nil, "https://fixed.example.com/x", "https://fixed.example.com/x"),
+        ]
+        for (change, node, url, expected) in cases {
+            _ = try await center.send { request in
+                request.api = "users"
+                request.node = node
+                request.url = url
+                request.userInfo["change"] = change
+            }
+            #expect(stub.requests.last?.url?.absoluteString == expected, "\(change)")
+        }
+    }
+
     @Test func onRequestRunsForEveryRequestAndCanReadUserInfo() async throws {
         let stub = StubEngine()
         stub.on(nil, "*") { echoReply($0) }
