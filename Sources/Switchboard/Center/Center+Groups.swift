@@ -57,8 +57,8 @@ extension Center {
     }
 
     private func sendBatch(_ configure: (inout BatchRequest) -> Void, _ callbacks: GroupCallbacks) -> RequestID {
-        let batch = Center.numbered(configure)
-        startGroup(.batch(batch), previous: nil, callbacks: callbacks, registered: false)
+        let batch = Launcher.numbered(BatchRequest(configure))
+        startGroup(.batch(batch), previous: nil, callbacks: callbacks, registration: .new)
         return batch.id!
     }
 
@@ -76,7 +76,7 @@ extension Center {
     @discardableResult
     nonisolated(nonsending)
     public func batch(_ configure: (inout BatchRequest) -> Void) async throws(HTTPError) -> [Response] {
-        try await runGroup(.batch(Center.numbered(configure)))
+        try await runGroup(.batch(Launcher.numbered(BatchRequest(configure))))
     }
 
     // MARK: - Chain
@@ -133,8 +133,8 @@ extension Center {
     }
 
     private func sendChain(_ configure: (inout ChainRequest) -> Void, _ callbacks: GroupCallbacks) -> RequestID {
-        let chain = Center.numbered(configure)
-        startGroup(.chain(chain), previous: nil, callbacks: callbacks, registered: false)
+        let chain = Launcher.numbered(ChainRequest(configure))
+        startGroup(.chain(chain), previous: nil, callbacks: callbacks, registration: .new)
         return chain.id!
     }
 
@@ -144,7 +144,7 @@ extension Center {
     @discardableResult
     nonisolated(nonsending)
     public func chain(_ configure: (inout ChainRequest) -> Void) async throws(HTTPError) -> [Response] {
-        try await runGroup(.chain(Center.numbered(configure)))
+        try await runGroup(.chain(Launcher.numbered(ChainRequest(configure))))
     }
 
     // MARK: - Running groups
@@ -152,14 +152,14 @@ extension Center {
     /// Runs a batch or chain and delivers its results to callbacks; `retry` uses it too, with `then` to hear the
     /// outcome after the callbacks.
     func startGroup(
-        _ group: AnyRequest, previous: [Result<Response, HTTPError>]?, callbacks: GroupCallbacks, registered: Bool,
+        _ group: AnyRequest, previous: [Result<Response, HTTPError>]?, callbacks: GroupCallbacks,
+        registration: Launcher.Registration,
         then: (@Sendable ([Result<Response, HTTPError>], HTTPError?) -> Void)? = nil
     ) {
         let id = group.id!
-        if registered { registry.update(id, group) } else { registry.insert(id, group) }
         let configuration = configuration
         let (queue, relay) = delivery(group.scope.callbackQueue, configuration, onProgress: callbacks.onProgress)
-        let task = Task.detached(priority: Task.currentPriority) { [self, queue] in
+        _ = launcher.start(group, registration: registration, detached: true) { [self, queue] in
             let (results, error) = await runMembers(group, configuration, previous: previous, relay: relay)
             relay?.finish()
             let failed = error != nil
@@ -174,23 +174,14 @@ extension Center {
                 then?(results, error)
             }
         }
-        registry.attach(task, to: id)
     }
 
     /// Runs a batch or chain for an `async` caller.
     nonisolated(nonsending)
     private func runGroup(_ group: AnyRequest) async throws(HTTPError) -> [Response] {
-        let id = group.id!
-        registry.insert(id, group)
         let configuration = configuration
-        let task = Task { [self] in
+        let (results, error) = await launcher.run(group) { [self] in
             await runMembers(group, configuration, previous: nil, relay: nil)
-        }
-        registry.attach(task, to: id)
-        let (results, error) = await withTaskCancellationHandler {
-            await task.value
-        } onCancel: {
-            task.cancel()
         }
         if let error { throw error }
         return results.compactMap { try? $0.get() }
@@ -207,12 +198,13 @@ extension Center {
         var kind = "batch"
         switch group {
         case .batch(let batch):
-            let run = BatchRun(center: self, batch: batch, configuration: configuration, previous: previous, relay: relay)
+            let run = BatchRun(
+                runner: memberRunner(configuration), batch: batch, previous: previous, relay: relay)
             results = await run.run()
             trigger = run.trigger
         case .chain(let chain):
             kind = "chain"
-            results = await ChainRun(center: self, chain: chain, configuration: configuration, relay: relay)
+            results = await ChainRun(runner: memberRunner(configuration), chain: chain, relay: relay)
                 .run(previous: previous)
         case .single:
             preconditionFailure("a single request is not a group")
@@ -243,30 +235,10 @@ extension Center {
         return error
     }
 
-    /// A configured batch with its identifier and its members' assigned.
-    private static func numbered(_ configure: (inout BatchRequest) -> Void) -> BatchRequest {
-        var batch = BatchRequest()
-        configure(&batch)
-        batch.id = RequestID.next()
-        let refreshing = Authenticator.isRefreshing
-        for index in batch.members.indices {
-            batch.members[index].id = RequestID.next()
-            if refreshing { batch.members[index].usesAuthenticator = false }   // sent by a token refresh
+    /// How a group of this center runs its members: through the launcher, on the whole request path.
+    private func memberRunner(_ configuration: Configuration) -> MemberRunner {
+        MemberRunner(launcher: launcher) { [self] member, progress in
+            await run(member, configuration, progress: progress)
         }
-        return batch
-    }
-
-    /// A configured chain with its identifier and its steps' assigned.
-    private static func numbered(_ configure: (inout ChainRequest) -> Void) -> ChainRequest {
-        var chain = ChainRequest()
-        configure(&chain)
-        chain.id = RequestID.next()
-        chain.memberIDs = (0..<chain.count).map { _ in RequestID.next() }
-        chain.firstRequest?.id = chain.memberIDs.first
-        if Authenticator.isRefreshing {   // sent by a token refresh: no step waits on the authenticator
-            chain.sentByRefresh = true
-            chain.firstRequest?.usesAuthenticator = false
-        }
-        return chain
     }
 }

@@ -79,13 +79,13 @@ extension Center {
         case .failed(.single(let request, let callbacks)):
             var single: (@Sendable (Result<Response, HTTPError>) -> Void)?
             if let then { single = { result in then(result.map { RetryOutcome.response($0) }) } }
-            start(request, id: id, callbacks: callbacks, registered: true, then: single)
+            start(request, callbacks: callbacks, registration: .retried, then: single)
         case .failed(.batch(let batch, let results, let callbacks)):
             startGroup(
-                .batch(batch), previous: results, callbacks: callbacks, registered: true, then: Center.groupThen(then))
+                .batch(batch), previous: results, callbacks: callbacks, registration: .retried, then: Center.groupThen(then))
         case .failed(.chain(let chain, let results, let callbacks)):
             startGroup(
-                .chain(chain), previous: results, callbacks: callbacks, registered: true, then: Center.groupThen(then))
+                .chain(chain), previous: results, callbacks: callbacks, registration: .retried, then: Center.groupThen(then))
         }
         return .retrying
     }

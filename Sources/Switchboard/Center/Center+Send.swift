@@ -65,26 +65,18 @@ extension Center {
 
     /// The callback forms' common path.
     func send(_ configure: (inout Request) -> Void, _ callbacks: SingleCallbacks) -> RequestID {
-        let id = RequestID.next()
-        var request = Request(configure)
-        if Authenticator.isRefreshing { request.usesAuthenticator = false }
-        start(request, id: id, callbacks: callbacks, registered: false)
-        return id
+        let (request, _) = prepare(configure)
+        start(request, callbacks: callbacks, registration: .new)
+        return request.id!
     }
 
-    /// Runs a single request under an identifier and delivers its outcome to callbacks; `retry` uses it too, with
-    /// `then` to hear the outcome after the callbacks.
+    /// Runs a numbered request and delivers its outcome to callbacks; `retry` uses it too, with `then` to hear the
+    /// outcome after the callbacks.
     func start(
-        _ request: Request, id: RequestID, callbacks: SingleCallbacks, registered: Bool,
+        _ request: Request, callbacks: SingleCallbacks, registration: Launcher.Registration,
         then: (@Sendable (Result<Response, HTTPError>) -> Void)? = nil
     ) {
-        var request = request
-        request.id = id
-        if registered {
-            registry.update(id, .single(request))
-        } else {
-            registry.insert(id, .single(request))
-        }
+        let id = request.id!
         let configuration = configuration
         let (queue, relay) = delivery(request.scope.callbackQueue, configuration, onProgress: callbacks.onProgress)
         // `.cacheThenNetwork`: the cached response reaches `onSuccess` first (an error it throws is ignored: the
@@ -93,7 +85,7 @@ extension Center {
         if request.cachePolicy == .cacheThenNetwork {
             early = { @Sendable response in queue.async { try? callbacks.onSuccess?(response) } }
         }
-        let task = Task.detached(priority: Task.currentPriority) { [self, queue, request, early] in
+        _ = launcher.start(.single(request), registration: registration, detached: true) { [self, queue, early] in
             let result = await run(request, configuration, progress: relay?.report, early: early)
             relay?.finish()
             registry.remember(
@@ -104,7 +96,6 @@ extension Center {
                 then?(outcome)
             }
         }
-        registry.attach(task, to: id)
     }
 
     /// The queue that delivers a request's or group's callbacks (its own `callbackQueue`, else the configuration's),
@@ -142,16 +133,9 @@ extension Center {
         // The request runs in a task of its own, so that `cancel(id)` cancels it and not the caller. (Starting it
         // with `Task.immediate` saves CPU through a null engine but costs more on a real one: measured, 148 against
         // 126 µs a request on CurlEngine, one at a time.)
-        let task = Task { [self] in
+        return try await launcher.run(.single(request)) { [self] in
             await run(request, configuration, progress: nil)
-        }
-        registry.attach(task, to: request.id!)
-        let result = await withTaskCancellationHandler {
-            await task.value
-        } onCancel: {
-            task.cancel()
-        }
-        return try result.get()
+        }.get()
     }
 
     /// Sends a request and yields its responses: one, or for `.cacheThenNetwork` the cached one (when there is one)
@@ -165,7 +149,7 @@ extension Center {
     public func responses(_ configure: (inout Request) -> Void) -> AsyncThrowingStream<Response, any Error> {
         let (request, configuration) = prepare(configure)
         let (stream, continuation) = AsyncThrowingStream<Response, any Error>.makeStream()
-        let task = Task { [self] in
+        let task = launcher.start(.single(request)) { [self] in
             let result = await run(request, configuration, progress: nil) { continuation.yield($0) }
             switch result {
             case .success(let response):
@@ -175,7 +159,6 @@ extension Center {
                 continuation.finish(throwing: error)
             }
         }
-        registry.attach(task, to: request.id!)
         continuation.onTermination = { _ in task.cancel() }
         return stream
     }

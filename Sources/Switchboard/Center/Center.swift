@@ -119,14 +119,11 @@ public final class Center: Sendable {
 
     // MARK: - Preparing
 
-    /// Builds the request from the closure, assigns its identifier and registers it before anything starts.
+    /// Where all work starts.
+    var launcher: Launcher { Launcher(registry: registry) }
+
+    /// Builds the request from the closure and numbers it; the launcher registers it when it starts.
     func prepare(_ configure: (inout Request) -> Void) -> (Request, Configuration) {
-        var request = Request()
-        configure(&request)
-        if Authenticator.isRefreshing { request.usesAuthenticator = false }
-        let id = RequestID.next()
-        request.id = id
-        registry.insert(id, .single(request))
-        return (request, configuration)
+        (Launcher.numbered(Request(configure)), configuration)
     }
 }

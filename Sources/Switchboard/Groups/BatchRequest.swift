@@ -51,6 +51,12 @@ public struct BatchRequest: Sendable {
     /// Creates an empty batch.
     public init() {}
 
+    /// A group configured by a closure.
+    init(_ configure: (inout Self) -> Void) {
+        self.init()
+        configure(&self)
+    }
+
     /// Adds a member, configured like a single request.
     public mutating func add(_ configure: (inout Request) -> Void) {
         members.append(Request(configure))
@@ -110,6 +116,12 @@ public struct ChainRequest: Sendable {
 
     /// Creates an empty chain.
     public init() {}
+
+    /// A group configured by a closure.
+    init(_ configure: (inout Self) -> Void) {
+        self.init()
+        configure(&self)
+    }
 
     /// Configures the first request; call it once, before `next`.
     public mutating func first(_ configure: (inout Request) -> Void) {

@@ -12,21 +12,16 @@ final class BatchRun: Sendable {
         var progress: [Int: TransferProgress] = [:]
     }
 
-    private let center: Center
+    private let runner: MemberRunner
     private let batch: BatchRequest
-    private let configuration: Center.Configuration
     private let relay: ProgressRelay?
     private let state: Locked<State>
 
     /// - Parameter previous: results to keep from an earlier run (for `retry`); members with a success there are not
     ///   run again.
-    init(
-        center: Center, batch: BatchRequest, configuration: Center.Configuration,
-        previous: [Result<Response, HTTPError>]?, relay: ProgressRelay?
-    ) {
-        self.center = center
+    init(runner: MemberRunner, batch: BatchRequest, previous: [Result<Response, HTTPError>]?, relay: ProgressRelay?) {
+        self.runner = runner
         self.batch = batch
-        self.configuration = configuration
         self.relay = relay
         var results = [Result<Response, HTTPError>?](repeating: nil, count: batch.members.count)
         if let previous, previous.count == results.count {
@@ -82,25 +77,21 @@ final class BatchRun: Sendable {
     /// cancel that sees it running can always reach it.
     private func launch(_ index: Int, in group: inout TaskGroup<(Int, Result<Response, HTTPError>)>) -> Bool {
         let member = batch.members[index]
-        let id = member.id!
-        center.registry.insert(id, .single(member))
+        runner.register(member)
         let started = state.withLock { state -> Bool in
             guard state.stopReason == nil else { return false }
-            state.running[index] = id
+            state.running[index] = member.id!
             return true
         }
         guard started else {
-            _ = center.registry.finish(id)
+            runner.unregister(member)
             return false
         }
         var progress: (@Sendable (TransferProgress) -> Void)?
         if relay != nil {
             progress = { [self] report in self.report(index, report) }
         }
-        let task = Task { [center, configuration, progress] in
-            await center.run(member, configuration, progress: progress)
-        }
-        center.registry.attach(task, to: id)
+        let task = runner.start(member, progress: progress)
         group.addTask { (index, await task.value) }
         return true
     }
@@ -128,7 +119,7 @@ final class BatchRun: Sendable {
 
     private func cancelRunning() {
         let running = state.withLock { Array($0.running.values) }
-        for id in running { _ = center.registry.cancel(id) }
+        for id in running { runner.cancel(id) }
     }
 
     /// Sums the members' latest reports: bytes done, and bytes expected when every reporting member knows its total.

@@ -3,9 +3,8 @@
 /// A step that throws declines: it and every later step are reported as `.notSent`. A failed step ends the chain
 /// the same way. Cancelling the chain cancels the running step (which ends as `.cancelled`) and sends no other.
 struct ChainRun: Sendable {
-    let center: Center
+    let runner: MemberRunner
     let chain: ChainRequest
-    let configuration: Center.Configuration
     let relay: ProgressRelay?
 
     /// Runs from the first step without a success in `previous` (for `retry`), or from the start.
@@ -43,9 +42,8 @@ struct ChainRun: Sendable {
                     break
                 }
             }
-            request.id = chain.memberIDs[step]
-            if chain.sentByRefresh { request.usesAuthenticator = false }
-            let result = await send(request, step: step)
+            let progress = relay.map { relay in { @Sendable (report: TransferProgress) in relay.report(report) } }
+            let result = await runner.run(Launcher.step(request, at: step, of: chain), progress: progress)
             results[step] = result
             switch result {
             case .success(let response):
@@ -69,20 +67,5 @@ struct ChainRun: Sendable {
         }
         if chain.firstCalls > 1 { return "`chain.first` was called \(chain.firstCalls) times; call it once" }
         return nil
-    }
-
-    private func send(_ request: Request, step: Int) async -> Result<Response, HTTPError> {
-        let id = request.id!
-        center.registry.insert(id, .single(request))
-        let progress = relay.map { relay in { @Sendable (report: TransferProgress) in relay.report(report) } }
-        let task = Task { [center, configuration] in
-            await center.run(request, configuration, progress: progress)
-        }
-        center.registry.attach(task, to: id)
-        return await withTaskCancellationHandler {
-            await task.value
-        } onCancel: {
-            _ = center.registry.cancel(id)
-        }
     }
 }

@@ -43,13 +43,12 @@ extension Center {
         let (request, configuration) = prepare(configure)
         let (stream, continuation) = AsyncStream<TransferProgress>.makeStream(bufferingPolicy: .bufferingNewest(64))
         let relay = ProgressRelay { continuation.yield($0) }
-        let task = Task.detached(priority: Task.currentPriority) { [self] in
+        let task = launcher.start(.single(request), detached: true) { [self] in
             let result = await run(request, configuration, progress: relay.report)
             relay.finish()
             continuation.finish()
             return result
         }
-        registry.attach(task, to: request.id!)
         return Transfer(id: request.id!, progress: stream, task: task)
     }
 }

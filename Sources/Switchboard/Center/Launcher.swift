@@ -1,0 +1,134 @@
+/// The one way work starts on a center.
+///
+/// Every request, batch, chain, batch member, chain step and transfer is numbered, registered and started here, in
+/// a task of its own that `Center.cancel(_:)` reaches by identifier. Rules that hold for all work live here, once:
+/// - Work is registered before its task starts, so a cancel that finds it can always reach it (a cancel that comes
+///   before the task is attached cancels the task as soon as it is).
+/// - Work sent while a token refresh runs (from inside the refresh closure) skips the authenticator: it must not
+///   wait on the refresh that waits on it. Batch members and chain steps sent by a refresh keep the rule, though
+///   steps are built later, in the chain's own task.
+struct Launcher: Sendable {
+    let registry: Registry
+
+    /// How work stands in the registry when it starts.
+    enum Registration {
+        /// Not yet: register it.
+        case new
+        /// Taken back for a retry (`Registry.takeForRetry` registered it): record its new description.
+        case retried
+        /// Registered by the caller already (a batch member, registered before it counts as running).
+        case registered
+    }
+
+    // MARK: - Numbering
+
+    /// A request with its identifier (a new one unless it has one) and the refresh rule applied.
+    static func numbered(_ request: Request) -> Request {
+        var request = request
+        if request.id == nil { request.id = RequestID.next() }
+        if Authenticator.isRefreshing { request.usesAuthenticator = false }
+        return request
+    }
+
+    /// A batch with its identifier, and its members' with the refresh rule applied.
+    static func numbered(_ batch: BatchRequest) -> BatchRequest {
+        var batch = batch
+        batch.id = RequestID.next()
+        for index in batch.members.indices {
+            batch.members[index].id = nil
+            batch.members[index] = numbered(batch.members[index])
+        }
+        return batch
+    }
+
+    /// A chain with its identifier and its steps'; a chain sent by a refresh remembers it for the steps it builds.
+    static func numbered(_ chain: ChainRequest) -> ChainRequest {
+        var chain = chain
+        chain.id = RequestID.next()
+        chain.memberIDs = (0..<chain.count).map { _ in RequestID.next() }
+        chain.sentByRefresh = Authenticator.isRefreshing
+        if let first = chain.firstRequest { chain.firstRequest = step(first, at: 0, of: chain) }
+        return chain
+    }
+
+    /// A chain step, built during the run: the step's identifier, and the chain's refresh rule.
+    static func step(_ request: Request, at index: Int, of chain: ChainRequest) -> Request {
+        var request = request
+        request.id = chain.memberIDs[index]
+        if chain.sentByRefresh { request.usesAuthenticator = false }
+        return request
+    }
+
+    // MARK: - Starting
+
+    /// Registers the work (per `registration`) and runs `body` in a task registered under the work's identifier.
+    ///
+    /// - Parameter detached: a detached task, for callback forms, whose callers do not wait; otherwise the task
+    ///   inherits the caller's priority and task-local values.
+    func start<T: Sendable>(
+        _ work: AnyRequest, registration: Registration = .new, detached: Bool = false,
+        _ body: @escaping @Sendable () async -> T
+    ) -> Task<T, Never> {
+        let id = work.id!
+        switch registration {
+        case .new: registry.insert(id, work)
+        case .retried: registry.update(id, work)
+        case .registered: break
+        }
+        let task = detached ? Task.detached(priority: Task.currentPriority, operation: body) : Task(operation: body)
+        registry.attach(task, to: id)
+        return task
+    }
+
+    /// Starts the work and waits for it, for an `async` caller: cancelling the caller's task cancels the work by
+    /// identifier, as `Center.cancel(_:)` would.
+    nonisolated(nonsending)
+    func run<T: Sendable>(
+        _ work: AnyRequest, registration: Registration = .new, _ body: @escaping @Sendable () async -> T
+    ) async -> T {
+        let task = start(work, registration: registration, body)
+        let id = work.id!
+        return await withTaskCancellationHandler {
+            await task.value
+        } onCancel: { [registry] in
+            _ = registry.cancel(id)
+        }
+    }
+}
+
+/// What a batch or chain needs to run its members: start each under its own identifier, through the launcher, and
+/// cancel it by identifier. Groups hold this, not the center.
+struct MemberRunner: Sendable {
+    let launcher: Launcher
+    /// Runs one member through the whole request path, to its final outcome.
+    let perform: @Sendable (Request, (@Sendable (TransferProgress) -> Void)?) async -> Result<Response, HTTPError>
+
+    /// Registers a member before it counts as running.
+    func register(_ member: Request) {
+        launcher.registry.insert(member.id!, .single(member))
+    }
+
+    /// Removes a registered member that will not run after all.
+    func unregister(_ member: Request) {
+        _ = launcher.registry.finish(member.id!)
+    }
+
+    /// Starts a registered member.
+    func start(
+        _ member: Request, progress: (@Sendable (TransferProgress) -> Void)?
+    ) -> Task<Result<Response, HTTPError>, Never> {
+        launcher.start(.single(member), registration: .registered) { await perform(member, progress) }
+    }
+
+    /// Registers, starts and waits for a member; cancelling the waiting task cancels the member.
+    func run(
+        _ member: Request, progress: (@Sendable (TransferProgress) -> Void)?
+    ) async -> Result<Response, HTTPError> {
+        await launcher.run(.single(member)) { await perform(member, progress) }
+    }
+
+    /// Cancels a running member (it ends as `.cancelled`).
+    func cancel(_ id: RequestID) {
+        _ = launcher.registry.cancel(id)
+    }
+}
