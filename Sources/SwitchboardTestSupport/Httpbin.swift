@@ -56,6 +56,7 @@ public enum Httpbin {
             for (name, value) in request.queryItems { response.headers.append(("Set-Cookie", "\(name)=\(value); Path=/")) }
             return response
         case ("fault", 1): return fault(rest[0], request: request)
+        case ("signed", _): return signed(request)
         case ("arrivals", 1): return arrival(key: rest[0], request: request)
         case ("arrivals-peak", 1): return arrivalPeak(key: rest[0], request: request)
         case ("fail-times", 2): return failTimes(Int(rest[0]) ?? 0, key: rest[1], request: request)
@@ -285,6 +286,28 @@ public enum Httpbin {
         default:
             return notFound()
         }
+    }
+
+    /// The key `/signed` checks signatures with.
+    public static let signingKey = Data("switchboard-loopback-signing-key".utf8)
+
+    /// `/signed/...` (loopback only, any method): checks an HMAC-SHA256 request signature as a server would, from the
+    /// request as it arrived: the method, the request target, `X-Signature-Time`, and the SHA-256 of the body read
+    /// (or, for `/signed/sink`-style streamed bodies, as hashed on arrival). 200 with `{"valid": true}`, else 401
+    /// with what was expected.
+    private static func signed(_ request: ServerRequest) -> ServerResponse {
+        let bodyHash = request.streamed?.sha256 ?? SHA256.hex(request.body)
+        let lines = [request.method, request.target, request.header("X-Signature-Time") ?? "", bodyHash]
+        let code = SHA256.hmac(key: signingKey, message: Data(lines.joined(separator: "\n").utf8))
+            .map { String(format: "%02x", $0) }.joined()
+        let presented = request.header("X-Signature")?.split(separator: ",")
+            .first { $0.hasPrefix("signature=") }.map { String($0.dropFirst("signature=".count)) }
+        let keyID = request.header("X-Signature")?.split(separator: ",")
+            .first { $0.hasPrefix("keyId=") }.map { String($0.dropFirst("keyId=".count)) }
+        guard presented == code else {
+            return .json(["valid": false, "signed": lines], status: 401)
+        }
+        return .json(["valid": true, "keyId": keyID ?? "", "bodyLength": request.streamed?.length ?? request.body.count])
     }
 
     /// Arrival times per key seen by `/arrivals/KEY`, in seconds of the server's monotonic clock.

@@ -10,6 +10,15 @@ extension Center {
         public var server: String?
         /// Named base URLs that requests and endpoints pick with `node`; `.default` is `server`.
         public var nodes: [Node: String] = [:]
+        /// Plugins every request of this center runs through, in order (see `Plugin`).
+        public var plugins: [any Plugin] = []
+        /// Plugins for the requests to one node, run after the center's `plugins`; `.default` is for requests that
+        /// name no other node.
+        ///
+        /// ```swift
+        /// config.nodePlugins[.payment] = [SigningPlugin(key: paymentKey)]
+        /// ```
+        public var nodePlugins: [Node: [any Plugin]] = [:]
         /// Whether endpoints that have a `stub` are answered from it instead of the network. `false` by default.
         public var usesEndpointStubs = false
         /// The response cache, for requests whose `cachePolicy` is not `.networkOnly`. `nil` (no cache) by default.

@@ -18,6 +18,7 @@ extension Center {
         var result: Result<Response, HTTPError>
         var attempt = 1
         let authenticator = request.usesAuthenticator ? configuration.authenticator : nil
+        let plugins = PluginChain(request, configuration)
         var replayedAfterRefresh = false
         while true {
             current = request
@@ -25,7 +26,8 @@ extension Center {
             do {
                 if let authenticator { generation = try await authenticator.authenticate(&current, center: self) }
                 var response = try await exchange(
-                    &current, configuration, progress: progress, log: log, early: attempt == 1 ? early : nil)
+                    &current, configuration, plugins, progress: progress, log: log,
+                    early: attempt == 1 ? early : nil)
                 response.attempts = attempt
                 result = .success(response)
                 break
@@ -45,9 +47,12 @@ extension Center {
                         break
                     }
                 }
-                guard !Task.isCancelled,
-                      let delay = policy.delay(after: attempt, for: error, method: current.method)
-                else { break }
+                guard !Task.isCancelled else { break }
+                var delay = policy.delay(after: attempt, for: error, method: current.method)
+                if delay == nil, !plugins.isEmpty {
+                    delay = await plugins.retryDelay(after: error, attempt: attempt, for: current)
+                }
+                guard let delay else { break }
                 log?.retry(error, attempt: attempt, of: policy.maxAttempts, after: delay)
                 do {
                     try await configuration.clock.sleep(for: delay)
@@ -57,6 +62,7 @@ extension Center {
                 attempt += 1
             }
         }
+        if !plugins.isEmpty { result = await plugins.process(result, for: current) }
         let cancelled = registry.finish(id) || Task.isCancelled
         if cancelled, result.failureCode != .cancelled {
             result = .failure(HTTPError(.cancelled, "the request was cancelled", request: current))
@@ -71,6 +77,7 @@ extension Center {
     private func exchange(
         _ request: inout Request,
         _ configuration: Configuration,
+        _ plugins: PluginChain,
         progress: (@Sendable (TransferProgress) -> Void)?,
         log: ConsoleLog?,
         early: (@Sendable (Response) -> Void)?
@@ -84,17 +91,25 @@ extension Center {
         }
         let composed = try URLComposition.compose(request)
         request.url = composed
-        if let onRequest = configuration.onRequest {
+        if configuration.onRequest != nil || !plugins.isEmpty {
             let before = request
-            do {
-                try await onRequest(&request)
+            do throws(HTTPError) {
+                try await plugins.prepare(&request)
             } catch {
                 request.id = id
-                throw Center.hookError(error, default: .vetoed, "the onRequest hook refused the request", request)
+                throw error
+            }
+            if let onRequest = configuration.onRequest {
+                do {
+                    try await onRequest(&request)
+                } catch {
+                    request.id = id
+                    throw Center.hookError(error, default: .vetoed, "the onRequest hook refused the request", request)
+                }
             }
             request.id = id
             if request.url == composed {
-                // The hook set no URL of its own: a new node (or general-server choice) picks its server again, and
+                // No URL of their own: a new node (or general-server choice) picks its server again, and
                 // a new `api` or server is composed again, as if the request had been written that way.
                 if request.server == before.server,
                    request.node != before.node || request.useGeneralServer != before.useGeneralServer {
@@ -108,7 +123,7 @@ extension Center {
         }
         registry.update(id!, .single(request))
         let current = request
-        let response = try await transfer(request, configuration, progress: progress, log: log) { cached in
+        let response = try await transfer(request, configuration, plugins, progress: progress, log: log) { cached in
             // `.cacheThenNetwork`: the cached response goes through the same steps and out first.
             guard let early, let processed = try? await self.postProcess(cached, current, configuration, log: log)
             else { return }
@@ -157,7 +172,8 @@ extension Center {
     /// Encodes the request and runs it on the engine; a download's body goes to its partial file and, when complete
     /// and acceptable, to its destination. Temporary files made for the exchange are gone when this returns.
     private func transfer(
-        _ request: Request, _ configuration: Configuration, progress: (@Sendable (TransferProgress) -> Void)?,
+        _ request: Request, _ configuration: Configuration, _ plugins: PluginChain,
+        progress: (@Sendable (TransferProgress) -> Void)?,
         log: ConsoleLog?, cachedFirst: @Sendable (Response) async -> Void
     ) async throws(HTTPError) -> Response {
         // A partial file that turns out not to match (a 416 short of the end) is dropped once, and the download
@@ -183,6 +199,14 @@ extension Center {
                 }
             }
             cache?.addValidators(to: &engineRequest)
+            if !plugins.isEmpty {
+                do throws(HTTPError) {
+                    try await plugins.adapt(&engineRequest, for: request)
+                } catch {
+                    download?.interrupted()
+                    throw error
+                }
+            }
             log?.request(request, engineRequest)
             guard !Task.isCancelled else {
                 download?.interrupted()
@@ -190,6 +214,7 @@ extension Center {
             }
             let start = ContinuousClock.now
             let engineResponse: EngineResponse
+            plugins.willSend(engineRequest, for: request)
             do {
                 let shared = request.deduplicate ?? (configuration.deduplicatesGETs && (request.method == .get
                     || request.method == .head))
@@ -201,9 +226,12 @@ extension Center {
                 }
             } catch {
                 download?.interrupted()
-                throw HTTPError.from(error, request: request)
+                let failure = HTTPError.from(error, request: request)
+                plugins.didReceive(.failure(failure), for: request)
+                throw failure
             }
             var response = Response(engine: engineResponse, request: request, duration: .now - start)
+            plugins.didReceive(.success(response), for: request)
             if let cache { response = cache.afterNetwork(response) }
             guard let download else { return response }
             if download.isComplete(after: response) || (acceptable(response, for: request) && response.status != 416) {

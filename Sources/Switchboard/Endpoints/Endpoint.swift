@@ -54,6 +54,8 @@ public protocol Endpoint: Sendable {
     var cachePolicy: CachePolicy { get }
     /// A canned answer, served instead of the network when the center's `usesEndpointStubs` is on. None by default.
     var stub: StubEngine.Reply? { get }
+    /// Plugins for this endpoint's requests, run after the center's and the node's. None by default.
+    var plugins: [any Plugin] { get }
     /// The decoder for `Response`. A plain `JSONDecoder` by default.
     var decoder: JSONDecoder { get }
     /// Checks (or transforms) the response before it is decoded; throw to fail. Passes it through by default.
@@ -70,6 +72,7 @@ extension Endpoint {
     public var node: Node { .default }
     public var cachePolicy: CachePolicy { .networkOnly }
     public var stub: StubEngine.Reply? { nil }
+    public var plugins: [any Plugin] { [] }
     public var decoder: JSONDecoder { JSONDecoder() }
     public func validate(_ response: Switchboard.Response) throws -> Switchboard.Response { response }
     public func configure(_ request: inout Request) {}
@@ -86,6 +89,7 @@ extension Endpoint {
         request.cachePolicy = cachePolicy
         request.endpointStub = stub
         request.validate = { response in try validate(response) }
+        request.plugins = plugins
         configure(&request)
         return request
     }

@@ -147,10 +147,20 @@ struct Redaction: Sendable {
             let name = source.substring(with: match.range(at: 1))
             let range = match.range(at: 2)
             let old = source.substring(with: range)
-            guard secret(name), old != Redaction.placeholder, old != "\"\(Redaction.placeholder)\"" else { continue }
+            guard secret(name), old != Redaction.placeholder, old != "\"\(Redaction.placeholder)\"",
+                  !Redaction.placeholderStarts(at: range.location, in: source)
+            else { continue }
             result.replaceCharacters(in: range, with: value(old))
         }
         return String(result)
+    }
+
+    /// Whether a value redacted already starts here (text redacted twice: `<` ends a `name=value` value, so the
+    /// value matched before `<redacted>` is empty).
+    private static func placeholderStarts(at location: Int, in source: NSString) -> Bool {
+        let length = (placeholder as NSString).length
+        guard location + length <= source.length else { return false }
+        return source.substring(with: NSRange(location: location, length: length)) == placeholder
     }
 
     /// A query or form name with its percent-escapes undone (`access%5Ftoken`).

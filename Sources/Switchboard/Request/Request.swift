@@ -92,6 +92,9 @@ public struct Request: Sendable {
     /// Your own values, for the hooks to read (a per-request API version, a flag to skip a token, ...).
     /// The center's `userInfo` is merged in under these (the request's own win).
     public var userInfo: [String: any Sendable] = [:]
+    /// Plugins for this request alone, run after the center's and the node's (see `Plugin`); an endpoint's `plugins`
+    /// arrive here.
+    public var plugins: [any Plugin] = []
     /// Where this request's callbacks run; the center's `callbackQueue` when nil.
     public var callbackQueue: DispatchQueue? {
         get { scope.callbackQueue }

@@ -83,6 +83,30 @@ public struct SHA256: Sendable {
         return hasher.hexDigest()
     }
 
+    /// HMAC-SHA256 (RFC 2104) of a message under a key: the 32-byte authentication code.
+    ///
+    /// ```swift
+    /// let code = SHA256.hmac(key: Data("secret".utf8), message: Data("GET /users".utf8))
+    /// ```
+    public static func hmac(key: Data, message: Data) -> [UInt8] {
+        var block = key.count > 64 ? Data(SHA256.digest(key)) : key
+        block.append(Data(repeating: 0, count: 64 - block.count))
+        var inner = SHA256()
+        inner.update(Data(block.map { $0 ^ 0x36 }))
+        inner.update(message)
+        var outer = SHA256()
+        outer.update(Data(block.map { $0 ^ 0x5c }))
+        outer.update(Data(inner.finalize()))
+        return outer.finalize()
+    }
+
+    /// The SHA-256 of some bytes: the 32-byte digest.
+    public static func digest(_ data: Data) -> [UInt8] {
+        var hasher = SHA256()
+        hasher.update(data)
+        return hasher.finalize()
+    }
+
     /// The SHA-256 of some bytes, as lower-case hex.
     public static func hex(_ data: Data) -> String {
         var hasher = SHA256()

@@ -60,6 +60,8 @@ import Testing
         #expect(error.contains("token=<redacted>"))
         #expect(error.contains("page=2"))
         #expect(error.contains("quota exceeded"))
+        // Text redacted twice (a URL, then the banner) stays redacted once.
+        #expect(!banners.joined().contains("<redacted><redacted>"), "\(banners)")
     }
 
     @Test func silentWhenOff() async throws {

@@ -1,0 +1,73 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Prints each attempt as a `curl` command line, to replay it from a terminal, with secrets redacted by the same
+/// rule as the console log: headers, query items, form fields and JSON members whose names contain `token`,
+/// `secret`, `key`, `password`, `passwd`, `session`, `auth`, `signature`, `cookie` or `credential` (and any word you
+/// add) show `<redacted>`.
+///
+/// ```swift
+/// Center.shared.setup { $0.plugins.append(CURLLogPlugin()) }
+/// // curl -X POST 'https://api.example.com/v1/login' -H 'Content-Type: application/json' --data-binary '{"password":"<redacted>","user":"ada"}'
+/// ```
+///
+/// Bodies in memory are printed up to `bodyLimit` bytes (after redaction); a file body is shown as
+/// `--data-binary @<path>`, a stream body by its length.
+public struct CURLLogPlugin: Plugin {
+    private let redaction: Redaction
+    private let handler: @Sendable (String) -> Void
+    /// Longest body printed, in characters. 4,096 by default.
+    public var bodyLimit: Int
+
+    /// Creates a logger.
+    ///
+    /// - Parameters:
+    ///   - secretNames: words that make a name secret, beside the built-in ones.
+    ///   - handler: where the lines go; standard output by default.
+    public init(
+        secretNames: Set<String> = [], bodyLimit: Int = 4096, handler: @escaping @Sendable (String) -> Void = { print($0) }
+    ) {
+        redaction = Redaction(adding: secretNames)
+        self.bodyLimit = bodyLimit
+        self.handler = handler
+    }
+
+    public func willSend(_ request: EngineRequest, for original: Request) {
+        handler(command(for: request))
+    }
+
+    /// The command line for an encoded request.
+    func command(for request: EngineRequest) -> String {
+        var parts = ["curl"]
+        let method = request.urlRequest.httpMethod ?? "GET"
+        if method != "GET" { parts += ["-X", method] }
+        parts.append(Self.quoted(redaction.url(request.url?.absoluteString ?? "")))
+        var headers = HTTPHeaders()
+        for (name, value) in (request.urlRequest.allHTTPHeaderFields ?? [:]).sorted(by: { $0.key < $1.key }) {
+            headers[name] = value
+        }
+        for field in redaction.headers(headers) {
+            parts += ["-H", Self.quoted("\(field.name): \(field.value)")]
+        }
+        switch request.body {
+        case .none:
+            break
+        case .data(let data):
+            guard !data.isEmpty else { break }
+            let text = redaction.body(data, limit: bodyLimit)
+            parts += ["--data-binary", Self.quoted(text)]
+        case .file(let url):
+            parts += ["--data-binary", Self.quoted("@" + url.path)]
+        case .stream(let stream):
+            parts += ["--data-binary", Self.quoted("<a stream of \(stream.length.map(String.init) ?? "unknown") bytes>")]
+        }
+        return redaction.text(parts.joined(separator: " "))
+    }
+
+    /// Single-quoted for a POSIX shell: `'` becomes `'\''`.
+    private static func quoted(_ text: String) -> String {
+        "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
+    }
+}
