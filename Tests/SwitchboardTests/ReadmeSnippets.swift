@@ -62,7 +62,33 @@ extension Node {
     static let payment: Node = "payment"
 }
 
+/// A plugin as an app writes one.
+struct TraceHeader: Plugin {
+    func prepare(_ request: inout Request) async throws {
+        request.headers["X-Trace"] = UUID().uuidString
+    }
+
+    func didReceive(_ result: Result<Response, HTTPError>, for original: Request) async {
+        if case .failure(let error) = result { print("trace failed:", error.code) }
+    }
+}
+
 extension ReadmeSnippets {
+    static func plugins() async throws {
+        let paymentKey = Data("secret".utf8)
+        let activity = ActivityPlugin { count in print("requests under way:", count) }
+        Center.shared.setup { config in
+            config.plugins = [TraceHeader(), activity, CURLLogPlugin()]
+            config.nodePlugins[.payment] = [SigningPlugin(key: paymentKey, keyID: "app-1")]
+        }
+        let charges = try await Center.shared.send { request in
+            request.node = .payment
+            request.api = "charges"
+            request.plugins.append(TraceHeader())     // this request alone
+        }
+        print(charges.status)
+    }
+
     static func endpoints() async throws {
         let user = try await Center.shared.send(GetUser(id: 7))          // a User
         let profile = try await Center.shared.send(AccountAPI.profile(id: 7))

@@ -214,7 +214,7 @@ extension Center {
             }
             let start = ContinuousClock.now
             let engineResponse: EngineResponse
-            plugins.willSend(engineRequest, for: request)
+            if !plugins.isEmpty { await plugins.willSend(engineRequest, for: request) }
             do {
                 let shared = request.deduplicate ?? (configuration.deduplicatesGETs && (request.method == .get
                     || request.method == .head))
@@ -227,11 +227,11 @@ extension Center {
             } catch {
                 download?.interrupted()
                 let failure = HTTPError.from(error, request: request)
-                plugins.didReceive(.failure(failure), for: request)
+                if !plugins.isEmpty { await plugins.didReceive(.failure(failure), for: request) }
                 throw failure
             }
             var response = Response(engine: engineResponse, request: request, duration: .now - start)
-            plugins.didReceive(.success(response), for: request)
+            if !plugins.isEmpty { await plugins.didReceive(.success(response), for: request) }
             if let cache { response = cache.afterNetwork(response) }
             guard let download else { return response }
             if download.isComplete(after: response) || (acceptable(response, for: request) && response.status != 416) {

@@ -27,11 +27,11 @@ public final class ActivityPlugin: Plugin {
         count.withLock { $0 }
     }
 
-    public func willSend(_ request: EngineRequest, for original: Request) {
+    public func willSend(_ request: EngineRequest, for original: Request) async {
         change(by: 1)
     }
 
-    public func didReceive(_ result: Result<Response, HTTPError>, for original: Request) {
+    public func didReceive(_ result: Result<Response, HTTPError>, for original: Request) async {
         change(by: -1)
     }
 

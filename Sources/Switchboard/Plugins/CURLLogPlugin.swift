@@ -34,7 +34,7 @@ public struct CURLLogPlugin: Plugin {
         self.handler = handler
     }
 
-    public func willSend(_ request: EngineRequest, for original: Request) {
+    public func willSend(_ request: EngineRequest, for original: Request) async {
         handler(command(for: request))
     }
 

@@ -1,6 +1,7 @@
 /// A step in every request's path, registered on a center, a node, an endpoint or a single request.
 ///
-/// Implement only what you need; every method has a default that does nothing.
+/// Implement only what you need; every method has a default that does nothing. Every step is `async`, so a plugin
+/// declared in `@MainActor` code (or a target whose default isolation is the main actor) conforms as it is.
 ///
 /// ```swift
 /// struct TraceHeader: Plugin {
@@ -33,10 +34,10 @@ public protocol Plugin: Sendable {
     func adapt(_ request: inout EngineRequest, for original: Request) async throws
 
     /// Sees each attempt about to go to the engine (not a response served from the cache or a stub).
-    func willSend(_ request: EngineRequest, for original: Request)
+    func willSend(_ request: EngineRequest, for original: Request) async
 
     /// Sees what each attempt `willSend` saw came to, before validation: the response, or the transport's error.
-    func didReceive(_ result: Result<Response, HTTPError>, for original: Request)
+    func didReceive(_ result: Result<Response, HTTPError>, for original: Request) async
 
     /// How long to wait before sending again after this failure, when the retry policy would not retry; `nil`
     /// leaves the decision to the other plugins and the policy. `attempt` counts from 1.
@@ -49,8 +50,8 @@ public protocol Plugin: Sendable {
 extension Plugin {
     public func prepare(_ request: inout Request) async throws {}
     public func adapt(_ request: inout EngineRequest, for original: Request) async throws {}
-    public func willSend(_ request: EngineRequest, for original: Request) {}
-    public func didReceive(_ result: Result<Response, HTTPError>, for original: Request) {}
+    public func willSend(_ request: EngineRequest, for original: Request) async {}
+    public func didReceive(_ result: Result<Response, HTTPError>, for original: Request) async {}
     public func retryDelay(after error: HTTPError, attempt: Int, for original: Request) async -> Duration? { nil }
     public func process(
         _ result: Result<Response, HTTPError>, for original: Request
@@ -92,12 +93,12 @@ struct PluginChain: Sendable {
         }
     }
 
-    func willSend(_ encoded: EngineRequest, for request: Request) {
-        for plugin in plugins { plugin.willSend(encoded, for: request) }
+    func willSend(_ encoded: EngineRequest, for request: Request) async {
+        for plugin in plugins { await plugin.willSend(encoded, for: request) }
     }
 
-    func didReceive(_ result: Result<Response, HTTPError>, for request: Request) {
-        for plugin in plugins.reversed() { plugin.didReceive(result, for: request) }
+    func didReceive(_ result: Result<Response, HTTPError>, for request: Request) async {
+        for plugin in plugins.reversed() { await plugin.didReceive(result, for: request) }
     }
 
     func retryDelay(after error: HTTPError, attempt: Int, for request: Request) async -> Duration? {

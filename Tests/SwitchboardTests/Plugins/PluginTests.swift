@@ -13,8 +13,8 @@ private struct Recorder: Plugin {
 
     func prepare(_ request: inout Request) async throws { log.record("\(name) prepare") }
     func adapt(_ request: inout EngineRequest, for original: Request) async throws { log.record("\(name) adapt") }
-    func willSend(_ request: EngineRequest, for original: Request) { log.record("\(name) willSend") }
-    func didReceive(_ result: Result<Response, HTTPError>, for original: Request) { log.record("\(name) didReceive") }
+    func willSend(_ request: EngineRequest, for original: Request) async { log.record("\(name) willSend") }
+    func didReceive(_ result: Result<Response, HTTPError>, for original: Request) async { log.record("\(name) didReceive") }
     func process(_ result: Result<Response, HTTPError>, for original: Request) async -> Result<Response, HTTPError> {
         log.record("\(name) process")
         return result
