@@ -144,7 +144,9 @@ struct OverheadBenchmarks {
         func perform(
             _ request: EngineRequest, progress: @escaping @Sendable (TransferProgress) -> Void
         ) async throws -> EngineResponse {
-            EngineResponse(response: response, body: RequestBenchmarks.body)
+            let count = Int64(RequestBenchmarks.body.count)
+            progress(TransferProgress(direction: .download, completed: count, expected: count))
+            return EngineResponse(response: response, body: RequestBenchmarks.body)
         }
     }
 
@@ -172,6 +174,7 @@ struct OverheadBenchmarks {
         _ = try await measure(count: 1000, concurrency: 1, asyncSend)
         var rows: [Row] = []
         rows.append(try await batchRow(center))
+        rows += try await batchProgressRows(center)
         for (name, operation) in [("async send", asyncSend), ("callback send", callbackSend)] {
             var samples: [Sample] = []
             for _ in 0..<rounds { samples.append(try await measure(count: count, concurrency: 1, operation)) }
@@ -181,6 +184,43 @@ struct OverheadBenchmarks {
                 note: String(format: "%.1f µs per request", sample.wall.microseconds / Double(sample.requests))))
         }
         return rows
+    }
+
+    /// A batch of `batchSize` members in the callback form, without and with `onProgress` (each member reports once),
+    /// in alternating rounds: what summing the members' progress costs.
+    private func batchProgressRows(_ center: Center) async throws -> [Row] {
+        let size = batchSize
+        var plain: [Sample] = []
+        var withProgress: [Sample] = []
+        for round in 0..<(rounds * 2) {
+            let reports = round % 2 == 1
+            let sample = try await measure(count: 1, concurrency: 1) { _ in
+                let count = await withCheckedContinuation { (continuation: CheckedContinuation<Int, Never>) in
+                    let finished: @Sendable ([Result<Response, HTTPError>]) -> Void = { continuation.resume(returning: $0.count) }
+                    let configure: (inout BatchRequest) -> Void = { batch in
+                        for index in 0..<size { batch.add { $0.api = "items/\(index)" } }
+                    }
+                    if reports {
+                        center.sendBatch(configure, onProgress: { _ in }, onFinished: finished)
+                    } else {
+                        center.sendBatch(configure, onFinished: finished)
+                    }
+                }
+                guard count == size else { throw URLError(.badServerResponse) }
+            }
+            let member = Sample(requests: size, wall: sample.wall, latencies: [], cpu: sample.cpu)
+            if reports { withProgress.append(member) } else { plain.append(member) }
+        }
+        let without = median(plain)
+        let with = median(withProgress)
+        return [
+            Row(family: "Center overhead", name: "null engine, batch of \(size), callbacks", sample: without,
+                ratio: nil, note: String(format: "%.1f µs per member", without.wall.microseconds / Double(size))),
+            Row(family: "Center overhead", name: "null engine, batch of \(size), callbacks + onProgress",
+                sample: with, ratio: nil, note: String(
+                    format: "%.1f µs per member, %.2f× the time without onProgress",
+                    with.wall.microseconds / Double(size), with.wall.seconds / without.wall.seconds)),
+        ]
     }
 
     /// One batch of `batchSize` members through the null engine: the group machinery's cost per member.

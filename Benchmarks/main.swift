@@ -1,7 +1,7 @@
 import Foundation
 import SwitchboardTestSupport
 
-// `swift run -c release Benchmarks [--quick] [--json] [--requests-only] [--stability-only] [--only TEXT] [--server URL]`
+// `swift run -c release Benchmarks [--quick] [--json] [--requests-only] [--stability-only] [--overhead-only] [--only TEXT] [--server URL]`
 //
 // Everything runs in one process against an embedded loopback server. Each comparison interleaves its rounds
 // (raw, Center, raw, Center, ...) and reports the median round, so that a noisy neighbour hurts both sides alike.
@@ -40,11 +40,12 @@ if CommandLine.arguments.count == 2, CommandLine.arguments[1] == "--serve" {
 }
 
 let usage = """
-    usage: Benchmarks [--quick] [--json] [--requests-only] [--stability-only] [--only TEXT] [--server URL]
+    usage: Benchmarks [--quick] [--json] [--requests-only] [--stability-only] [--overhead-only] [--only TEXT] [--server URL]
       --quick           fewer requests and rounds, 256 MiB transfers (CI)
       --json            the results as JSON
       --requests-only   only the request comparisons (raw URLSession, each engine, the Center on each)
       --stability-only  only the stability runs (memory and descriptors over 100,000 and 300,000 requests)
+      --overhead-only   only the Center's own cost, through an engine that answers at once
       --only TEXT       only the request contenders whose "family: name" contains TEXT, beside raw URLSession
                         (e.g. --only "small GET: Center + CurlEngine"); implies --requests-only
       --server URL      measure against a server already running (`Benchmarks --serve` prints its URL), so that
@@ -61,7 +62,7 @@ do {
                 exit(2)
             }
             options[argument] = value
-        } else if ["--quick", "--json", "--requests-only", "--stability-only"].contains(argument) {
+        } else if ["--quick", "--json", "--requests-only", "--stability-only", "--overhead-only"].contains(argument) {
             flags.insert(argument)
         } else {
             print(usage)
@@ -74,6 +75,7 @@ let json = flags.contains("--json")
 let onlyContenders = options["--only"]
 let onlyRequests = flags.contains("--requests-only") || onlyContenders != nil
 let onlyStability = flags.contains("--stability-only")
+let onlyOverhead = flags.contains("--overhead-only")
 
 #if DEBUG
 if !json {
@@ -88,6 +90,12 @@ let transferBytes = quick ? 256 << 20 : 1 << 30
 
 /// Runs the benchmarks (only the request comparisons with `--requests-only`) and prints the report.
 func runBenchmarks(baseURL: String) async throws {
+    if onlyOverhead {
+        print(Report.table(
+            try await OverheadBenchmarks(count: overheadCount, rounds: rounds).run(), requests: overheadCount,
+            rounds: rounds))
+        return
+    }
     if onlyStability {
         print(StabilityBenchmarks.report(try StabilityBenchmarks.run(
             baseURL: baseURL, checkpoints: quick ? [10_000, 30_000] : [100_000, 300_000])))

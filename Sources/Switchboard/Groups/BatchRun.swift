@@ -10,6 +10,10 @@ final class BatchRun: Sendable {
         var stopReason: String?
         var trigger: Int?
         var progress: [Int: TransferProgress] = [:]
+        /// Sums over `progress`, kept as reports come, so a report costs the same however large the batch.
+        var completed: Int64 = 0
+        var expected: Int64 = 0
+        var withoutTotal = 0
     }
 
     private let runner: MemberRunner
@@ -125,11 +129,15 @@ final class BatchRun: Sendable {
     /// Sums the members' latest reports: bytes done, and bytes expected when every reporting member knows its total.
     private func report(_ index: Int, _ progress: TransferProgress) {
         let total = state.withLock { state -> TransferProgress in
-            state.progress[index] = progress
-            let reports = state.progress.values
-            let expected = reports.allSatisfy { $0.expected != nil } ? reports.reduce(0) { $0 + $1.expected! } : nil
+            if let old = state.progress.updateValue(progress, forKey: index) {
+                state.completed -= old.completed
+                if let expected = old.expected { state.expected -= expected } else { state.withoutTotal -= 1 }
+            }
+            state.completed += progress.completed
+            if let expected = progress.expected { state.expected += expected } else { state.withoutTotal += 1 }
             return TransferProgress(
-                direction: progress.direction, completed: reports.reduce(0) { $0 + $1.completed }, expected: expected)
+                direction: progress.direction, completed: state.completed,
+                expected: state.withoutTotal == 0 ? state.expected : nil)
         }
         relay?.report(total)
     }
