@@ -80,8 +80,14 @@ func measure(
 }
 
 /// The median of several samples by throughput: the round least disturbed by a noisy machine in either direction.
+/// The rounds summed up, each figure its own median: the median round's wall time (so throughput) and, apart, the
+/// median round's CPU time; latency percentiles are over every round's requests.
 func median(_ samples: [Sample]) -> Sample {
-    samples.sorted { $0.requestsPerSecond < $1.requestsPerSecond }[samples.count / 2]
+    let walls = samples.map(\.wall).sorted()
+    let cpus = samples.map(\.cpu).sorted()
+    return Sample(
+        requests: samples[0].requests, wall: walls[walls.count / 2], latencies: samples.flatMap(\.latencies),
+        cpu: cpus[cpus.count / 2])
 }
 
 extension Duration {
