@@ -89,6 +89,14 @@ struct RequestBenchmarks {
                         throw URLError(.badServerResponse)
                     }
                 }))
+                // The engine alone again, inside an unstructured task of its own, as the Center runs each request
+                // (so that it can be cancelled by identifier): what that task and its thread hops cost.
+                contenders.append(("\(name) alone, in a task", { _ in
+                    let response = try await Task { try await engine.perform(request) { _ in } }.value
+                    guard response.response.statusCode == 200, response.body.count == size else {
+                        throw URLError(.badServerResponse)
+                    }
+                }))
                 let center = Center { config in
                     config.engine = engine
                     config.server = baseURL + "/"
