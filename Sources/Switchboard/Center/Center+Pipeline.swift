@@ -9,9 +9,11 @@ extension Center {
         _ request: Request,
         _ configuration: Configuration,
         progress: (@Sendable (TransferProgress) -> Void)?,
-        early: (@Sendable (Response) -> Void)? = nil
+        early: (@Sendable (Response) -> Void)? = nil,
+        cancellation: EngineCancellation? = nil
     ) async -> Result<Response, HTTPError> {
         let id = request.id!
+        let isCancelled = { @Sendable in Task.isCancelled || cancellation?.isCancelled == true }
         let log = configuration.consoleLog ? ConsoleLog(configuration.consoleLogHandler, secretNames: configuration.consoleLogSecretNames) : nil
         let policy = request.retryPolicy(in: configuration)
         var current = request
@@ -27,7 +29,7 @@ extension Center {
                 if let authenticator { generation = try await authenticator.authenticate(&current, center: self) }
                 var response = try await exchange(
                     &current, configuration, plugins, progress: progress, log: log,
-                    early: attempt == 1 ? early : nil)
+                    early: attempt == 1 ? early : nil, cancellation: cancellation)
                 response.attempts = attempt
                 result = .success(response)
                 break
@@ -35,7 +37,7 @@ extension Center {
                 var error = error
                 error.response?.attempts = attempt
                 result = .failure(error)
-                if let authenticator, let generation, !replayedAfterRefresh, !Task.isCancelled,
+                if let authenticator, let generation, !replayedAfterRefresh, !isCancelled(),
                    authenticator.refused(error) {
                     // The credential was refused: one refresh for everyone who found it stale, then send again once.
                     replayedAfterRefresh = true
@@ -47,7 +49,7 @@ extension Center {
                         break
                     }
                 }
-                guard !Task.isCancelled else { break }
+                guard !isCancelled() else { break }
                 var delay = policy.delay(after: attempt, for: error, method: current.method)
                 if delay == nil, !plugins.isEmpty {
                     delay = await plugins.retryDelay(after: error, attempt: attempt, for: current)
@@ -55,7 +57,7 @@ extension Center {
                 guard let delay else { break }
                 log?.retry(error, attempt: attempt, of: policy.maxAttempts, after: delay)
                 do {
-                    try await configuration.clock.sleep(for: delay)
+                    try await Center.sleep(for: delay, on: configuration.clock, cancellation: cancellation)
                 } catch {
                     break
                 }
@@ -63,7 +65,7 @@ extension Center {
             }
         }
         if !plugins.isEmpty { result = await plugins.process(result, for: current) }
-        let cancelled = registry.finish(id) || Task.isCancelled
+        let cancelled = registry.finish(id) || isCancelled()
         if cancelled, result.failureCode != .cancelled {
             result = .failure(HTTPError(.cancelled, "the request was cancelled", request: current))
         }
@@ -80,7 +82,8 @@ extension Center {
         _ plugins: PluginChain,
         progress: (@Sendable (TransferProgress) -> Void)?,
         log: ConsoleLog?,
-        early: (@Sendable (Response) -> Void)?
+        early: (@Sendable (Response) -> Void)?,
+        cancellation: EngineCancellation?
     ) async throws(HTTPError) -> Response {
         let id = request.id
         let own = request
@@ -123,7 +126,9 @@ extension Center {
         }
         registry.update(id!, .single(request))
         let current = request
-        let response = try await transfer(request, configuration, plugins, progress: progress, log: log) { cached in
+        let response = try await transfer(
+            request, configuration, plugins, progress: progress, log: log, cancellation: cancellation
+        ) { cached in
             // `.cacheThenNetwork`: the cached response goes through the same steps and out first.
             guard let early, let processed = try? await self.postProcess(cached, current, configuration, log: log)
             else { return }
@@ -174,13 +179,14 @@ extension Center {
     private func transfer(
         _ request: Request, _ configuration: Configuration, _ plugins: PluginChain,
         progress: (@Sendable (TransferProgress) -> Void)?,
-        log: ConsoleLog?, cachedFirst: @Sendable (Response) async -> Void
+        log: ConsoleLog?, cancellation: EngineCancellation?, cachedFirst: @Sendable (Response) async -> Void
     ) async throws(HTTPError) -> Response {
         // A partial file that turns out not to match (a 416 short of the end) is dropped once, and the download
         // starts again from zero.
         for pass in 1...2 {
             var engineRequest = try RequestEncoding.encode(request)
             engineRequest.allowsInsecureRedirects = configuration.allowsInsecureRedirects
+            engineRequest.cancellation = cancellation
             defer { for file in engineRequest.temporaryFiles { try? FileManager.default.removeItem(at: file) } }
             var download: DownloadPlan?
             if request.kind == .download {
@@ -188,7 +194,7 @@ extension Center {
                 download!.apply(to: &engineRequest)
             }
             if request.kind == .data, let reply = request.endpointStub, configuration.usesEndpointStubs {
-                return try await stubbed(reply, engineRequest, request, configuration)
+                return try await stubbed(reply, engineRequest, request, configuration, cancellation)
             }
             let cache = CacheStep(request: request, engineRequest: engineRequest, configuration: configuration)
             if let cached = try cache?.beforeNetwork() {
@@ -208,7 +214,7 @@ extension Center {
                 }
             }
             log?.request(request, engineRequest)
-            guard !Task.isCancelled else {
+            guard !engineRequest.isCancelled else {
                 download?.interrupted()
                 throw HTTPError(.cancelled, "the request was cancelled before it was sent", request: request)
             }
@@ -250,10 +256,13 @@ extension Center {
 
     /// An endpoint's stub, served after its delay (on the center's clock) and marked as such.
     private func stubbed(
-        _ reply: StubEngine.Reply, _ engineRequest: EngineRequest, _ request: Request, _ configuration: Configuration
+        _ reply: StubEngine.Reply, _ engineRequest: EngineRequest, _ request: Request, _ configuration: Configuration,
+        _ cancellation: EngineCancellation?
     ) async throws(HTTPError) -> Response {
         do {
-            if reply.delay > .zero { try await configuration.clock.sleep(for: reply.delay) }
+            if reply.delay > .zero {
+                try await Center.sleep(for: reply.delay, on: configuration.clock, cancellation: cancellation)
+            }
         } catch {
             throw HTTPError(.cancelled, "the request was cancelled", request: request)
         }
@@ -262,6 +271,22 @@ extension Center {
             request: request, status: reply.status, headers: reply.headers, url: engineRequest.url, data: reply.body)
         response.source = .stub
         return response
+    }
+
+    /// Sleeps on the center's clock; a request run in its caller's task also wakes when cancelled by identifier.
+    static func sleep(
+        for duration: Duration, on clock: any Clock<Duration>, cancellation: EngineCancellation?
+    ) async throws {
+        guard let cancellation else { return try await clock.sleep(for: duration) }
+        if clock is ContinuousClock { return try await cancellation.sleep(for: duration) }
+        let sleeper = Task { try await clock.sleep(for: duration) }
+        let key = cancellation.add { sleeper.cancel() }
+        defer { cancellation.remove(key) }
+        try await withTaskCancellationHandler {
+            try await sleeper.value
+        } onCancel: {
+            sleeper.cancel()
+        }
     }
 
     /// An error thrown by a hook: an `HTTPError` as it is (with the request filled in), anything else wrapped.

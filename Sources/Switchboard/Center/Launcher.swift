@@ -80,6 +80,15 @@ struct Launcher: Sendable {
         return task
     }
 
+    /// Registers work that runs in its caller's task (no task of its own): `Center.cancel(_:)` fires the returned
+    /// signal, which the engine and the pipeline's waits honour.
+    func registerInline(_ work: AnyRequest) -> EngineCancellation {
+        let cancellation = EngineCancellation()
+        registry.insert(work.id!, work)
+        registry.attach(cancel: { cancellation.cancel() }, to: work.id!)
+        return cancellation
+    }
+
     /// Starts the work and waits for it, for an `async` caller: cancelling the caller's task cancels the work by
     /// identifier, as `Center.cancel(_:)` would.
     nonisolated(nonsending)

@@ -54,12 +54,18 @@ final class Registry: Sendable {
 
     /// Attaches the way to cancel the task running the work, cancelling it at once if a cancel came first.
     func attach<Success, Failure>(_ task: Task<Success, Failure>, to id: RequestID) {
+        attach(cancel: { task.cancel() }, to: id)
+    }
+
+    /// Attaches the way to stop the work (its task, or the signal of work that runs in its caller's task), stopping
+    /// it at once if a cancel came first.
+    func attach(cancel: @escaping @Sendable () -> Void, to id: RequestID) {
         let cancelNow = state.withLock { state -> Bool in
             guard state.entries[id] != nil else { return false }
-            state.entries[id]!.cancelTask = { task.cancel() }
+            state.entries[id]!.cancelTask = cancel
             return state.entries[id]!.cancelled
         }
-        if cancelNow { task.cancel() }
+        if cancelNow { cancel() }
     }
 
     /// Replaces the description on record, so that lookups see it as merged, hooked or progressed.

@@ -73,7 +73,9 @@ final class HostQueue: Sendable {
 
     /// Waits for a place for `url`'s origin. Throws `CancellationError` when the task is cancelled while waiting, and
     /// `URLError(.timedOut)` when `deadline` passes first.
-    func enter(_ url: URL?, deadline: ContinuousClock.Instant?) async throws -> Place {
+    func enter(
+        _ url: URL?, deadline: ContinuousClock.Instant?, cancellation: EngineCancellation? = nil
+    ) async throws -> Place {
         guard let limit else { return Place(queue: nil, key: "") }
         let key = Self.key(for: url)
         let id = state.withLock { state -> UInt64? in
@@ -85,13 +87,17 @@ final class HostQueue: Sendable {
             return state.nextID
         }
         guard let id else { return Place(queue: self, key: key) }
+        let signalKey = cancellation?.add { [weak self] in self?.abandon(id, key: key, with: CancellationError()) }
+        defer { cancellation?.remove(signalKey) }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 state.withLock { state in
                     state.lines[key, default: Line()].order.append(id)
                     state.lines[key]!.waiters[id] = continuation
                 }
-                if Task.isCancelled { abandon(id, key: key, with: CancellationError()) }
+                if Task.isCancelled || cancellation?.isCancelled == true {
+                    abandon(id, key: key, with: CancellationError())
+                }
                 if let deadline {
                     let seconds = max(0, (deadline - ContinuousClock.now).seconds)
                     DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { [weak self] in

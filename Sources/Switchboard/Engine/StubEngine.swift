@@ -184,6 +184,9 @@ public final class StubEngine: Engine {
     // MARK: - Engine
 
     /// Answers from the matching route, after its delay; throws `CancellationError` if cancelled while waiting.
+    /// `true`: `perform` stops when the request's `cancellation` fires.
+    public var honoursCancellation: Bool { true }
+
     public func perform(
         _ request: EngineRequest,
         progress: @escaping @Sendable (TransferProgress) -> Void
@@ -205,12 +208,19 @@ public final class StubEngine: Engine {
             }
         }
         do {
-            try Task.checkCancellation()
+            try request.checkCancellation()
             let reply = try await route?.respond(request, call) ?? fallback
             if reply.delay > .zero {
-                try await clock.sleep(for: reply.delay)
+                // The sleep runs in a task of its own, so that the request's `cancellation` can end it too.
+                let clock = clock
+                let sleeper = Task { try await clock.sleep(for: reply.delay) }
+                try await request.withCancellationHandler {
+                    try await sleeper.value
+                } onCancel: {
+                    sleeper.cancel()
+                }
             }
-            try Task.checkCancellation()
+            try request.checkCancellation()
             if let error = reply.error { throw error }
             if let sent = request.body.count, sent > 0 {
                 progress(TransferProgress(direction: .upload, completed: sent, expected: sent))

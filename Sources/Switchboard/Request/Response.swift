@@ -147,7 +147,7 @@ public struct Response: Sendable {
 extension Response {
     /// Builds a response from what an engine returned, before decoding.
     init(engine: EngineResponse, request: Request, duration: Duration) {
-        let headers = HTTPHeaders(engine.response.headerFields)
+        let headers = engine.headers ?? HTTPHeaders(engine.response.headerFields)
         self.init(
             request: request, status: engine.response.statusCode, headers: headers, url: engine.response.url,
             data: engine.body, duration: duration)

@@ -85,19 +85,22 @@ public final class CurlEngine: Engine {
         worker.shutdown()
     }
 
+    /// `true`: `perform` stops when the request's `cancellation` fires.
+    public var honoursCancellation: Bool { true }
+
     /// Performs one exchange, following redirects.
     public func perform(
         _ request: EngineRequest,
         progress: @escaping @Sendable (TransferProgress) -> Void
     ) async throws -> EngineResponse {
-        try Task.checkCancellation()
+        try request.checkCancellation()
         try Redirects.check(request)
         var current = request
         let clock = ContinuousClock()
         let deadline = request.totalTimeout.map { clock.now + $0 }
-        let place = try await queue.enter(request.url, deadline: deadline)
+        let place = try await queue.enter(request.url, deadline: deadline, cancellation: request.cancellation)
         defer { place.leave() }
-        try Task.checkCancellation()
+        try request.checkCancellation()
         let ownCookieHeader = request.urlRequest.value(forHTTPHeaderField: "Cookie") != nil
         for _ in 0...Redirects.maximum {
             if let deadline { current.totalTimeout = max(.milliseconds(1), deadline - clock.now) }
@@ -124,7 +127,8 @@ public final class CurlEngine: Engine {
         _ request: EngineRequest, progress: @escaping @Sendable (TransferProgress) -> Void
     ) async throws -> EngineResponse {
         let transfer = CurlTransfer(request: request, tls: tls, progress: progress)
-        return try await withTaskCancellationHandler {
+        let worker = worker
+        return try await request.withCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 transfer.continuation = continuation
                 worker.start(transfer)

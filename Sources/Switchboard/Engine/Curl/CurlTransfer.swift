@@ -29,6 +29,8 @@ final class CurlTransfer: @unchecked Sendable {
     private var version = "HTTP/1.1"
     private var headers: [(String, String)] = []
     private var head: HTTPURLResponse?
+    /// The fields of `head` in the order they arrived.
+    private var headFields = HTTPHeaders()
     private var body = BodyAccumulator()
     private var sink: FileSink?
     private var counter = DownloadCounter()
@@ -185,9 +187,12 @@ final class CurlTransfer: @unchecked Sendable {
             // The end of a head; an interim `1xx` head is followed by the real one.
             guard status >= 200 else { return line.count }
             var fields: [String: String] = [:]
+            var ordered = HTTPHeaders()
             for (name, value) in headers {
                 fields[name] = fields[name].map { $0 + ", " + value } ?? value
+                ordered[name] = ordered[name].map { $0 + ", " + value } ?? value
             }
+            headFields = ordered
             // libcurl follows no redirect here (the engine does), so the response is the request URL's.
             let url = request.url ?? URL(string: "http://invalid")!
             head = HTTPURLResponse(url: url, statusCode: status, httpVersion: version, headerFields: fields)
@@ -340,7 +345,7 @@ final class CurlTransfer: @unchecked Sendable {
                 return
             }
         }
-        finish(.success(EngineResponse(response: head, body: body.take(), fileLength: length)))
+        finish(.success(EngineResponse(response: head, body: body.take(), fileLength: length, headers: headFields)))
     }
 
     /// Removed from the multi handle by a cancel: what arrived stays in the file (a resumable download continues

@@ -57,25 +57,28 @@ public final class URLSessionEngine: Engine {
         session.finishTasksAndInvalidate()
     }
 
+    /// `true`: `perform` stops when the request's `cancellation` fires.
+    public var honoursCancellation: Bool { true }
+
     /// Performs one exchange on the session.
     public func perform(
         _ request: EngineRequest,
         progress: @escaping @Sendable (TransferProgress) -> Void
     ) async throws -> EngineResponse {
         // URLSession on Linux performs a request even when the task was cancelled before the call.
-        try Task.checkCancellation()
+        try request.checkCancellation()
         try Redirects.check(request)
         let clock = ContinuousClock()
         let deadline = request.totalTimeout.map { clock.now + $0 }
-        let place = try await queue.enter(request.url, deadline: deadline)
+        let place = try await queue.enter(request.url, deadline: deadline, cancellation: request.cancellation)
         defer { place.leave() }
-        try Task.checkCancellation()
+        try request.checkCancellation()
         var request = request
         if let deadline { request.totalTimeout = max(.milliseconds(1), deadline - clock.now) }
         let transfer = SessionTransfer(
             request: request, progress: progress, session: session, delegate: delegate,
             segmentSize: downloadSegmentSize)
-        return try await withTaskCancellationHandler {
+        return try await request.withCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 transfer.start(continuation)
             }

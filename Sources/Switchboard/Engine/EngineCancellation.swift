@@ -1,0 +1,109 @@
+import Foundation
+
+/// Cancels one exchange from outside its Swift task.
+///
+/// The center runs an `async` request in the caller's own task, which saves a task and two thread hops a request;
+/// `Center.cancel(_:)` then cannot cancel that task (it is the caller's), so it fires this instead. An engine that
+/// honours it (see `Engine.honoursCancellation`) stops the exchange as it would for task cancellation, most simply
+/// by using `EngineRequest.withCancellationHandler(operation:onCancel:)` where it would use
+/// `withTaskCancellationHandler`.
+public final class EngineCancellation: Sendable {
+    private struct State {
+        var cancelled = false
+        var handlers: [UInt64: @Sendable () -> Void] = [:]
+        var next: UInt64 = 0
+    }
+
+    private let state = Locked(State())
+
+    /// Creates a signal that has not fired.
+    public init() {}
+
+    /// Whether it has fired.
+    public var isCancelled: Bool {
+        state.withLock { $0.cancelled }
+    }
+
+    /// Fires: runs every handler once, now. Later calls do nothing.
+    public func cancel() {
+        let handlers = state.withLock { state -> [@Sendable () -> Void] in
+            guard !state.cancelled else { return [] }
+            state.cancelled = true
+            defer { state.handlers = [:] }
+            return Array(state.handlers.values)
+        }
+        for handler in handlers { handler() }
+    }
+
+    /// Runs `handler` when the signal fires (at once, on this thread, if it has); returns a key for `remove(_:)`.
+    @discardableResult
+    public func add(_ handler: @escaping @Sendable () -> Void) -> UInt64? {
+        let key = state.withLock { state -> UInt64? in
+            guard !state.cancelled else { return nil }
+            state.next += 1
+            state.handlers[state.next] = handler
+            return state.next
+        }
+        if key == nil { handler() }
+        return key
+    }
+
+    /// Forgets a handler that has not run.
+    public func remove(_ key: UInt64?) {
+        guard let key else { return }
+        state.withLock { _ = $0.handlers.removeValue(forKey: key) }
+    }
+
+    /// Sleeps on the continuous clock, ending early (with `CancellationError`) when the signal fires or the task is
+    /// cancelled.
+    func sleep(for duration: Duration) async throws {
+        let woken = Locked<CheckedContinuation<Void, any Error>?>(nil)
+        let key = Locked<UInt64?>(nil)
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                woken.withLock { $0 = continuation }
+                let wake: @Sendable (Result<Void, any Error>) -> Void = { result in
+                    woken.withLock { pending -> CheckedContinuation<Void, any Error>? in
+                        defer { pending = nil }
+                        return pending
+                    }?.resume(with: result)
+                }
+                key.withLock { $0 = add { wake(.failure(CancellationError())) } }
+                if Task.isCancelled { wake(.failure(CancellationError())) }
+                DispatchQueue.global().asyncAfter(deadline: .now() + duration.seconds) { wake(.success(())) }
+            }
+        } onCancel: {
+            woken.withLock { pending -> CheckedContinuation<Void, any Error>? in
+                defer { pending = nil }
+                return pending
+            }?.resume(throwing: CancellationError())
+        }
+        remove(key.withLock { $0 })
+    }
+}
+
+extension EngineRequest {
+    /// Runs `operation`, calling `onCancel` once if the task is cancelled or the request's `cancellation` fires while
+    /// it runs: what `withTaskCancellationHandler` does, for engines that honour `EngineCancellation`.
+    public func withCancellationHandler<T>(
+        operation: () async throws -> T, onCancel: @escaping @Sendable () -> Void
+    ) async rethrows -> T {
+        let once = Locked(false)
+        let fire: @Sendable () -> Void = {
+            if once.withLock({ fired in defer { fired = true }; return !fired }) { onCancel() }
+        }
+        let key = cancellation?.add(fire)
+        defer { cancellation?.remove(key) }
+        return try await withTaskCancellationHandler(operation: operation, onCancel: fire)
+    }
+
+    /// Whether the task is cancelled or the request's `cancellation` has fired.
+    public var isCancelled: Bool {
+        Task.isCancelled || cancellation?.isCancelled == true
+    }
+
+    /// Throws `CancellationError` when `isCancelled`.
+    public func checkCancellation() throws {
+        if isCancelled { throw CancellationError() }
+    }
+}
