@@ -109,7 +109,7 @@ struct RequestBenchmarks {
             }
             if let only {
                 // Raw URLSession stays: every ratio is against it.
-                contenders = contenders.filter { (ProcessInfo.processInfo.environment["NO_RAW"] == nil && $0.0 == "raw URLSession") || "\(family): \($0.0)".contains(only) }
+                contenders = contenders.filter { $0.0 == "raw URLSession" || "\(family): \($0.0)".contains(only) }
             }
             for (_, operation) in contenders { _ = try await measure(count: 64, concurrency: 8, operation) }
             for concurrency in [1, 32] {
