@@ -8,7 +8,8 @@ import FoundationNetworking
 /// An engine receives a fully encoded `EngineRequest` (URL, method, headers, body, timeouts) and returns the
 /// response with its body, or throws. It does not follow application rules: status validation, decoding, hooks and
 /// callbacks belong to the center. Cancellation is Swift task cancellation: when the calling task is cancelled, stop
-/// the transfer and throw (`CancellationError` or `URLError(.cancelled)`).
+/// the transfer and throw (`CancellationError` or `URLError(.cancelled)`). An engine that stops the same way when
+/// `EngineRequest.cancellation` fires declares `honoursCancellation`, and saves the center a task per request.
 ///
 /// Errors may be `URLError`s, `HTTPError`s, or anything else; the center maps them to `HTTPError` once.
 ///
