@@ -73,7 +73,9 @@ final class HTTP2Server: @unchecked Sendable {
         process.arguments = [
             "--certfile", made.certificate.path, "--keyfile", made.key.path, "--bind", "127.0.0.1:\(port)",
             // A long keep-alive: Hypercorn closes a connection idle for 5 s, which a slow (sanitizer) build reaches.
-            "--keep-alive", "120", "--log-level", "warning", "h2app:app",
+            "--keep-alive", "120", "--log-level", "warning",
+            // One process: with worker processes (the default), stopping the server left them running, orphaned.
+            "--workers", "0", "h2app:app",
         ]
         process.currentDirectoryURL = scratch.url
         var environment = ProcessInfo.processInfo.environment
