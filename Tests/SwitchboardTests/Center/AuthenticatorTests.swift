@@ -79,7 +79,7 @@ import SwitchboardTestSupport
                 outcome.withLock { $0 = .failure(HTTPError.from(error)) }
             }
         }
-        await waitUntil({ outcome.snapshot != nil }, timeout: .seconds(30))
+        await waitUntil({ outcome.snapshot != nil }, timeout: .seconds(120))
         #expect((try? outcome.snapshot?.get())?.status == 200)
         #expect(authenticator.credential(as: String.self) == "fresh")
         #expect(authenticator.refreshCount == 1)
@@ -103,7 +103,7 @@ import SwitchboardTestSupport
         Task { outcome.withLock { $0 = 0 }; let status = (try? await center.send { $0.api = "data" })?.status
             outcome.withLock { $0 = status ?? -1 }
         }
-        await waitUntil({ (outcome.snapshot ?? 0) != 0 }, timeout: .seconds(30))
+        await waitUntil({ (outcome.snapshot ?? 0) != 0 }, timeout: .seconds(120))
         #expect(outcome.snapshot == 200)
         #expect(authenticator.refreshCount == 0)
     }

@@ -195,11 +195,11 @@ private struct Recorder: Plugin {
                 group.addTask { _ = await center.sendRecording { $0.api = "delay/3" } }
             }
             group.addTask {
-                await waitUntil({ activity.current == 6 }, timeout: .seconds(30))
+                await waitUntil({ activity.current == 6 }, timeout: .seconds(120))
             }
         }
         #expect(activity.current == 0)
-        await waitUntil({ seen.withLock { $0.count } == 12 }, timeout: .seconds(30))
+        await waitUntil({ seen.withLock { $0.count } == 12 }, timeout: .seconds(120))
         let counts = seen.withLock { $0 }
         #expect(counts.count == 12)
         #expect(counts.max() == 6)
@@ -213,7 +213,7 @@ private struct Recorder: Plugin {
         }
         _ = try await cached.send { $0.api = "get"; $0.cachePolicy = .cacheElseNetwork(maxAge: .seconds(60)) }
         _ = try await cached.send { $0.api = "get"; $0.cachePolicy = .cacheElseNetwork(maxAge: .seconds(60)) }
-        await waitUntil({ seen.withLock { $0.count } == 14 }, timeout: .seconds(30))
+        await waitUntil({ seen.withLock { $0.count } == 14 }, timeout: .seconds(120))
         #expect(seen.withLock { $0.count } == 14)
     }
 
