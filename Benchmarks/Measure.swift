@@ -99,3 +99,20 @@ extension Duration {
     var microseconds: Double { seconds * 1e6 }
     var milliseconds: Double { seconds * 1e3 }
 }
+
+/// Runs this benchmark binary again with `arguments` (one case in a process of its own) and decodes the JSON it
+/// prints; `what` names the case in the error when it fails.
+func runChildCase<T: Decodable>(_ arguments: [String], as type: T.Type, what: String) throws -> T {
+    let child = Process()
+    child.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
+    child.arguments = arguments
+    let output = Pipe()
+    child.standardOutput = output
+    try child.run()
+    let data = output.fileHandleForReading.readDataToEndOfFile()
+    child.waitUntilExit()
+    guard child.terminationStatus == 0, let result = try? JSONDecoder().decode(T.self, from: data) else {
+        throw URLError(.unknown, userInfo: [NSLocalizedDescriptionKey: "\(what) failed"])
+    }
+    return result
+}

@@ -31,22 +31,11 @@ enum StabilityBenchmarks {
 
     /// Runs every contender in a child process, with checkpoints after `checkpoints` requests (cumulative).
     static func run(baseURL: String, checkpoints: [Int]) throws -> [Result] {
-        var results: [Result] = []
-        for (index, _) in contenders.enumerated() {
-            let child = Process()
-            child.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
-            child.arguments = ["--stability-case", String(index), baseURL] + checkpoints.map(String.init)
-            let output = Pipe()
-            child.standardOutput = output
-            try child.run()
-            let data = output.fileHandleForReading.readDataToEndOfFile()
-            child.waitUntilExit()
-            guard child.terminationStatus == 0, let result = try? JSONDecoder().decode(Result.self, from: data) else {
-                throw URLError(.unknown, userInfo: [NSLocalizedDescriptionKey: "stability case \(index) failed"])
-            }
-            results.append(result)
+        try contenders.indices.map { index in
+            try runChildCase(
+                ["--stability-case", String(index), baseURL] + checkpoints.map(String.init), as: Result.self,
+                what: "stability case \(index)")
         }
-        return results
     }
 
     /// The body of a child process: one contender, measured, printed as JSON.

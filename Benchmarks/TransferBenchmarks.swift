@@ -26,22 +26,10 @@ enum TransferBenchmarks {
         defer { try? FileManager.default.removeItem(at: directory) }
         let upload = directory.appendingPathComponent("upload.bin")
         try writeFile(upload, bytes: bytes)
-        var results: [Result] = []
-        for name in cases {
-            let child = Process()
-            child.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
-            child.arguments = ["--transfer-case", name, String(bytes), directory.path]
-            let output = Pipe()
-            child.standardOutput = output
-            try child.run()
-            let data = output.fileHandleForReading.readDataToEndOfFile()
-            child.waitUntilExit()
-            guard child.terminationStatus == 0, let result = try? JSONDecoder().decode(Result.self, from: data) else {
-                throw URLError(.unknown, userInfo: [NSLocalizedDescriptionKey: "transfer case \(name) failed"])
-            }
-            results.append(result)
+        return try cases.map { name in
+            try runChildCase(
+                ["--transfer-case", name, String(bytes), directory.path], as: Result.self, what: "transfer case \(name)")
         }
-        return results
     }
 
     /// The body of a child process: one case, measured, printed as JSON.

@@ -64,6 +64,26 @@ final class HostQueue: Sendable {
         self.limit = limit.map { max(1, $0) }
     }
 
+    /// The start every engine's exchange shares: the request is checked (not cancelled, a URL an engine may send),
+    /// waits for its place, and `body` runs with the deadline its `totalTimeout` sets, holding the place until it
+    /// returns.
+    func admit<T>(
+        _ request: EngineRequest, _ body: (ContinuousClock.Instant?) async throws -> T
+    ) async throws -> T {
+        try request.checkCancellation()
+        try Redirects.check(request)
+        let deadline = request.totalTimeout.map { ContinuousClock.now + $0 }
+        let place = try await enter(request.url, deadline: deadline, cancellation: request.cancellation)
+        defer { place.leave() }
+        try request.checkCancellation()
+        return try await body(deadline)
+    }
+
+    /// What is left of a total timeout until `deadline` (at least a millisecond, so it still means "a limit").
+    static func remaining(until deadline: ContinuousClock.Instant) -> Duration {
+        max(.milliseconds(1), deadline - ContinuousClock.now)
+    }
+
     /// The origin a request counts against: scheme, lowercased host and port (the scheme's default when absent).
     static func key(for url: URL?) -> String {
         guard let url, let scheme = url.scheme?.lowercased(), let host = url.host?.lowercased() else { return "" }

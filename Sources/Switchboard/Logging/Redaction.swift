@@ -147,7 +147,7 @@ struct Redaction: Sendable {
             let name = source.substring(with: match.range(at: 1))
             let range = match.range(at: 2)
             let old = source.substring(with: range)
-            guard secret(name), old != Redaction.placeholder, old != "\"\(Redaction.placeholder)\"",
+            guard secret(name), old != "\"\(Redaction.placeholder)\"",
                   !Redaction.placeholderStarts(at: range.location, in: source)
             else { continue }
             result.replaceCharacters(in: range, with: value(old))
@@ -155,8 +155,8 @@ struct Redaction: Sendable {
         return String(result)
     }
 
-    /// Whether a value redacted already starts here (text redacted twice: `<` ends a `name=value` value, so the
-    /// value matched before `<redacted>` is empty).
+    /// Whether a value redacted already starts here: the value is the placeholder itself, or (text redacted twice)
+    /// an empty match before it, since `<` ends a `name=value` value.
     private static func placeholderStarts(at location: Int, in source: NSString) -> Bool {
         let length = (placeholder as NSString).length
         guard location + length <= source.length else { return false }

@@ -93,17 +93,18 @@ public final class CurlEngine: Engine {
         _ request: EngineRequest,
         progress: @escaping @Sendable (TransferProgress) -> Void
     ) async throws -> EngineResponse {
-        try request.checkCancellation()
-        try Redirects.check(request)
+        try await queue.admit(request) { deadline in try await follow(request, deadline: deadline, progress: progress) }
+    }
+
+    /// The exchange and the redirects after it, each with what is left of the total timeout.
+    private func follow(
+        _ request: EngineRequest, deadline: ContinuousClock.Instant?,
+        progress: @escaping @Sendable (TransferProgress) -> Void
+    ) async throws -> EngineResponse {
         var current = request
-        let clock = ContinuousClock()
-        let deadline = request.totalTimeout.map { clock.now + $0 }
-        let place = try await queue.enter(request.url, deadline: deadline, cancellation: request.cancellation)
-        defer { place.leave() }
-        try request.checkCancellation()
         let ownCookieHeader = request.urlRequest.value(forHTTPHeaderField: "Cookie") != nil
         for _ in 0...Redirects.maximum {
-            if let deadline { current.totalTimeout = max(.milliseconds(1), deadline - clock.now) }
+            if let deadline { current.totalTimeout = HostQueue.remaining(until: deadline) }
             var sent = current
             if let cookies, !ownCookieHeader, let url = sent.url, let stored = cookies.cookies(for: url), !stored.isEmpty {
                 for (name, value) in HTTPCookie.requestHeaderFields(with: stored) {

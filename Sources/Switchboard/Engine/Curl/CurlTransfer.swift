@@ -186,13 +186,12 @@ final class CurlTransfer: @unchecked Sendable {
         } else if text.isEmpty {
             // The end of a head; an interim `1xx` head is followed by the real one.
             guard status >= 200 else { return line.count }
-            var fields: [String: String] = [:]
             var ordered = HTTPHeaders()
             for (name, value) in headers {
-                fields[name] = fields[name].map { $0 + ", " + value } ?? value
                 ordered[name] = ordered[name].map { $0 + ", " + value } ?? value
             }
             headFields = ordered
+            let fields = ordered.dictionary
             // libcurl follows no redirect here (the engine does), so the response is the request URL's.
             let url = request.url ?? URL(string: "http://invalid")!
             head = HTTPURLResponse(url: url, statusCode: status, httpVersion: version, headerFields: fields)

@@ -65,16 +65,17 @@ public final class URLSessionEngine: Engine {
         _ request: EngineRequest,
         progress: @escaping @Sendable (TransferProgress) -> Void
     ) async throws -> EngineResponse {
-        // URLSession on Linux performs a request even when the task was cancelled before the call.
-        try request.checkCancellation()
-        try Redirects.check(request)
-        let clock = ContinuousClock()
-        let deadline = request.totalTimeout.map { clock.now + $0 }
-        let place = try await queue.enter(request.url, deadline: deadline, cancellation: request.cancellation)
-        defer { place.leave() }
-        try request.checkCancellation()
-        var request = request
-        if let deadline { request.totalTimeout = max(.milliseconds(1), deadline - clock.now) }
+        // URLSession on Linux performs a request even when the task was cancelled before the call: `admit` checks.
+        try await queue.admit(request) { deadline in
+            var request = request
+            if let deadline { request.totalTimeout = HostQueue.remaining(until: deadline) }
+            return try await exchange(request, progress: progress)
+        }
+    }
+
+    private func exchange(
+        _ request: EngineRequest, progress: @escaping @Sendable (TransferProgress) -> Void
+    ) async throws -> EngineResponse {
         let transfer = SessionTransfer(
             request: request, progress: progress, session: session, delegate: delegate,
             segmentSize: downloadSegmentSize)
