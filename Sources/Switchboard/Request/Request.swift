@@ -18,83 +18,179 @@ import Foundation
 /// `api` resolved against it as a relative reference (RFC 3986).
 public struct Request: Sendable {
     /// The identifier the center assigned when the request was sent; `nil` before that.
-    public internal(set) var id: RequestID?
+    public internal(set) var id: RequestID? {
+        get { fields.id }
+        set { fields.id = newValue }
+    }
 
     /// A complete URL. When set it wins over `server` and `api`.
-    public var url: String?
+    public var url: String? {
+        get { fields.url }
+        _modify { yield &fields.url }
+    }
     /// The base URL for `api`. When empty, the center's server is used (unless `useGeneralServer` is off).
-    public var server: String?
+    public var server: String? {
+        get { fields.server }
+        _modify { yield &fields.server }
+    }
     /// A named base URL for `api`, looked up in the center's `nodes` when `server` is empty (`.default` is the
     /// center's `server`).
-    public var node: Node?
+    public var node: Node? {
+        get { fields.node }
+        _modify { yield &fields.node }
+    }
     /// The path of the endpoint, resolved against the server: `users/1`, `/v2/users`, or an absolute URL.
-    public var api: String?
+    public var api: String? {
+        get { fields.api }
+        _modify { yield &fields.api }
+    }
     /// The method. `GET` by default.
-    public var method: HTTPMethod = .get
+    public var method: HTTPMethod {
+        get { fields.method }
+        _modify { yield &fields.method }
+    }
     /// Parameters: in the query for `GET`, `HEAD` and `DELETE`, in the body otherwise (per `requestSerializer`).
     ///
     /// Values must be JSON-compatible: strings, numbers, Booleans, arrays and dictionaries of those, or `JSON`.
     /// Anything else fails the request with an `.encoding` error that names the key.
-    public var parameters: [String: any Sendable] = [:]
+    public var parameters: [String: any Sendable] {
+        get { fields.parameters }
+        _modify { yield &fields.parameters }
+    }
     /// Header fields; names compare case-insensitively. These win over the center's headers of the same name.
-    public var headers: HTTPHeaders = [:]
+    public var headers: HTTPHeaders {
+        get { fields.headers }
+        _modify { yield &fields.headers }
+    }
     /// Whether the center's server is used when `server` is empty. `true` by default.
-    public var useGeneralServer = true
+    public var useGeneralServer: Bool {
+        get { fields.useGeneralServer }
+        _modify { yield &fields.useGeneralServer }
+    }
     /// Whether the center's headers are added (the request's own win on conflicts). `true` by default.
-    public var useGeneralHeaders = true
+    public var useGeneralHeaders: Bool {
+        get { fields.useGeneralHeaders }
+        _modify { yield &fields.useGeneralHeaders }
+    }
     /// Whether the center's parameters are added (the request's own win on conflicts). `true` by default.
-    public var useGeneralParameters = true
+    public var useGeneralParameters: Bool {
+        get { fields.useGeneralParameters }
+        _modify { yield &fields.useGeneralParameters }
+    }
     /// How parameters are encoded into the body. `.form` by default.
-    public var requestSerializer: RequestSerializer = .form
+    public var requestSerializer: RequestSerializer {
+        get { fields.requestSerializer }
+        _modify { yield &fields.requestSerializer }
+    }
     /// How the response body is decoded into `Response.value`. `.json` by default.
-    public var responseSerializer: ResponseSerializer = .json
+    public var responseSerializer: ResponseSerializer {
+        get { fields.responseSerializer }
+        _modify { yield &fields.responseSerializer }
+    }
     /// An explicit body. When set, it is sent instead of encoding `parameters` into the body.
-    public var body: Body?
+    public var body: Body? {
+        get { fields.body }
+        _modify { yield &fields.body }
+    }
     /// The longest the request may wait for the server without receiving anything; the center's `timeout` when nil.
-    public var timeout: Duration?
+    public var timeout: Duration? {
+        get { fields.timeout }
+        _modify { yield &fields.timeout }
+    }
     /// The longest the whole exchange may take, however steadily data arrives; the center's `totalTimeout` when nil.
-    public var totalTimeout: Duration?
+    public var totalTimeout: Duration? {
+        get { fields.totalTimeout }
+        _modify { yield &fields.totalTimeout }
+    }
     /// Status codes that count as success; the center's `acceptableStatusCodes` when nil.
-    public var acceptableStatusCodes: Set<Int>?
+    public var acceptableStatusCodes: Set<Int>? {
+        get { fields.acceptableStatusCodes }
+        _modify { yield &fields.acceptableStatusCodes }
+    }
     /// When and how to retry this request; the center's `retryPolicy` when nil.
-    public var retry: RetryPolicy?
+    public var retry: RetryPolicy? {
+        get { fields.retry }
+        _modify { yield &fields.retry }
+    }
     /// Shorthand for the number of retries after the first attempt, with the rest of the policy from `retry` or the
     /// center (XMNetworking's `retryCount`): `retryCount = 2` means three attempts in all.
-    public var retryCount: Int?
+    public var retryCount: Int? {
+        get { fields.retryCount }
+        _modify { yield &fields.retryCount }
+    }
     /// What kind of exchange this is: `.data` (the default), `.upload` (multipart `form` parts, or a file `body`;
     /// `POST` unless you choose another method) or `.download` (the body goes to `destination`).
-    public var kind: Kind = .data
+    public var kind: Kind {
+        get { fields.kind }
+        _modify { yield &fields.kind }
+    }
     /// The parts of a multipart upload (`kind = .upload`); `parameters` are sent as text fields beside them.
-    public var form: [FormPart] = []
+    public var form: [FormPart] {
+        get { fields.form }
+        _modify { yield &fields.form }
+    }
     /// Where a download goes (`kind = .download`): a file, or a directory where the server's or the URL's file name
     /// is used.
-    public var destination: Destination?
+    public var destination: Destination? {
+        get { fields.destination }
+        _modify { yield &fields.destination }
+    }
     /// Whether a download keeps its partial file when it fails or is cancelled, and continues from it next time
     /// (with `Range` and `If-Range`), even from a new process.
-    public var resumable = false
+    public var resumable: Bool {
+        get { fields.resumable }
+        _modify { yield &fields.resumable }
+    }
     /// A checksum the downloaded file must match before it is moved into place.
-    public var checksum: Checksum?
+    public var checksum: Checksum? {
+        get { fields.checksum }
+        _modify { yield &fields.checksum }
+    }
     /// Whether this request shares one transfer with identical requests in flight (same method, URL, headers and
     /// body); `nil` follows the center's `deduplicatesGETs` for `GET` and `HEAD`.
-    public var deduplicate: Bool?
+    public var deduplicate: Bool? {
+        get { fields.deduplicate }
+        _modify { yield &fields.deduplicate }
+    }
     /// Whether the center's `authenticator` applies to this request. Requests sent while the authenticator refreshes
     /// its credential skip it on their own.
-    public var usesAuthenticator = true
+    public var usesAuthenticator: Bool {
+        get { fields.usesAuthenticator }
+        _modify { yield &fields.usesAuthenticator }
+    }
     /// How the center's response cache serves this request. `.networkOnly` by default.
-    public var cachePolicy: CachePolicy = .networkOnly
+    public var cachePolicy: CachePolicy {
+        get { fields.cachePolicy }
+        _modify { yield &fields.cachePolicy }
+    }
     /// Whether a `POST` response may be cached (its body is part of the key). `false` by default.
-    public var cachesPOST = false
+    public var cachesPOST: Bool {
+        get { fields.cachesPOST }
+        _modify { yield &fields.cachesPOST }
+    }
     /// Checks (or transforms) this request's response after the center's `onResponse`; throw to fail (an
     /// `HTTPError` as it is, anything else as `.business`).
-    public var validate: (@Sendable (Response) throws -> Response)?
+    public var validate: (@Sendable (Response) throws -> Response)? {
+        get { fields.validate }
+        _modify { yield &fields.validate }
+    }
     /// An endpoint's canned answer, served when the center's `usesEndpointStubs` is on.
-    var endpointStub: StubEngine.Reply?
+    var endpointStub: StubEngine.Reply? {
+        get { fields.endpointStub }
+        _modify { yield &fields.endpointStub }
+    }
     /// Your own values, for the hooks to read (a per-request API version, a flag to skip a token, ...).
     /// The center's `userInfo` is merged in under these (the request's own win).
-    public var userInfo: [String: any Sendable] = [:]
+    public var userInfo: [String: any Sendable] {
+        get { fields.userInfo }
+        _modify { yield &fields.userInfo }
+    }
     /// Plugins for this request alone, run after the center's and the node's (see `Plugin`); an endpoint's `plugins`
     /// arrive here.
-    public var plugins: [any Plugin] = []
+    public var plugins: [any Plugin] {
+        get { fields.plugins }
+        _modify { yield &fields.plugins }
+    }
     /// Where this request's callbacks run; the center's `callbackQueue` when nil.
     public var callbackQueue: DispatchQueue? {
         get { scope.callbackQueue }
@@ -118,13 +214,81 @@ public struct Request: Sendable {
         get { scope.owner?.object }
         set { scope.owner = newValue.map(WeakOwner.init) }
     }
-    var scope = WorkScope()
+    var scope: WorkScope {
+        get { fields.scope }
+        _modify { yield &fields.scope }
+    }
+
+    /// The stored properties, shared by copies of a request until one of them changes: a request is copied at
+    /// every step of its way through the center, and a copy then costs one reference, not the whole value.
+    struct Fields: Sendable {
+        var id: RequestID?
+        var url: String?
+        var server: String?
+        var node: Node?
+        var api: String?
+        var method: HTTPMethod = .get
+        var parameters: [String: any Sendable] = [:]
+        var headers: HTTPHeaders = [:]
+        var requestSerializer: RequestSerializer = .form
+        var responseSerializer: ResponseSerializer = .json
+        var body: Body?
+        var timeout: Duration?
+        var totalTimeout: Duration?
+        var acceptableStatusCodes: Set<Int>?
+        var retry: RetryPolicy?
+        var retryCount: Int?
+        var kind: Kind = .data
+        var form: [FormPart] = []
+        var destination: Destination?
+        var checksum: Checksum?
+        var deduplicate: Bool?
+        var cachePolicy: CachePolicy = .networkOnly
+        var validate: (@Sendable (Response) throws -> Response)?
+        var endpointStub: StubEngine.Reply?
+        var userInfo: [String: any Sendable] = [:]
+        var plugins: [any Plugin] = []
+        var useGeneralServer = true
+        var useGeneralHeaders = true
+        var useGeneralParameters = true
+        var resumable = false
+        var usesAuthenticator = true
+        var cachesPOST = false
+        var scope = WorkScope()
+    }
+
+    /// Holds a request's fields; copies of the request share it until one of them is changed.
+    final class Storage: @unchecked Sendable {
+        // Safety: `fields` is written only through `Request.fields`'s `_modify`, which first gives the writing
+        // request a storage of its own when `isKnownUniquelyReferenced` says it shares one. A storage reachable
+        // from more than one request, and so from more than one thread, is therefore only ever read, as with the
+        // standard library's copy-on-write collections.
+        var fields: Fields
+
+        init(_ fields: Fields) {
+            self.fields = fields
+        }
+    }
+
+    private var storage: Storage
+
+    /// The fields, copied into a storage of this request's own before a change when the storage is shared.
+    var fields: Fields {
+        get { storage.fields }
+        _modify {
+            if !isKnownUniquelyReferenced(&storage) { storage = Storage(storage.fields) }
+            yield &storage.fields
+        }
+    }
 
     /// Creates a request with every property at its default.
-    public init() {}
+    public init() {
+        storage = Storage(Fields())
+    }
 
     /// Creates a request configured by a closure.
     public init(_ configure: (inout Request) -> Void) {
+        storage = Storage(Fields())
         configure(&self)
     }
 }

@@ -30,21 +30,23 @@ enum RequestEncoding {
     /// - Throws: `.invalidURL` or `.encoding`, naming what could not be sent.
     static func encode(_ request: Request) throws(HTTPError) -> EngineRequest {
         let text = request.url ?? ""
-        var url = try URLComposition.validate(text, for: request)
+        let converted = Result { () throws(HTTPError) in try ParameterValue.object(from: request.parameters) }
+        let parameters = (try? converted.get()) ?? []
+        let isMultipart = request.kind == .upload && !request.form.isEmpty
+        let streamsBody = request.body?.file != nil || request.body?.stream != nil
+        // The URL is parsed once, with its query when the parameters travel there.
+        let url = !parameters.isEmpty && !isMultipart && (streamsBody || request.method.encodesParametersInQuery)
+            ? try appendingQuery(parameters, to: text, request: request)
+            : try URLComposition.validate(text, for: request)
         guard request.method.isValidToken else {
             throw HTTPError(.encoding, "\"\(request.method)\" is not a valid HTTP method", request: request)
         }
-        let parameters: [(key: String, value: ParameterValue)]
-        do {
-            parameters = try ParameterValue.object(from: request.parameters)
-        } catch {
-            throw error.with(request: request)
-        }
+        if case .failure(let error) = converted { throw error.with(request: request) }
         var body = EngineRequest.Body.none
         var contentType: String?
         var temporaryFiles: [URL] = []
 
-        if request.kind == .upload, !request.form.isEmpty {
+        if isMultipart {
             if request.body != nil {
                 throw HTTPError(.encoding, "an upload has either form parts or a body, not both", request: request)
             }
@@ -72,11 +74,8 @@ enum RequestEncoding {
                 }
                 body = .stream(stream)
             }
-            contentType = explicit.contentType
             // The file or stream is the body, so parameters travel in the query.
-            if !parameters.isEmpty {
-                url = try appendingQuery(parameters, to: url, text: text, request: request)
-            }
+            contentType = explicit.contentType
         } else if let explicit = request.body {
             if request.method == .get || request.method == .head {
                 throw HTTPError(.encoding, "a \(request.method) request cannot carry a body", request: request)
@@ -87,14 +86,7 @@ enum RequestEncoding {
                 throw HTTPError(.encoding, "the body could not be encoded: \(error)", request: request, underlying: error)
             }
             contentType = explicit.contentType
-            if request.method.encodesParametersInQuery, !parameters.isEmpty {
-                url = try appendingQuery(parameters, to: url, text: text, request: request)
-            }
-        } else if request.method.encodesParametersInQuery {
-            if !parameters.isEmpty {
-                url = try appendingQuery(parameters, to: url, text: text, request: request)
-            }
-        } else if !parameters.isEmpty {
+        } else if !request.method.encodesParametersInQuery && !parameters.isEmpty {
             do {
                 switch request.requestSerializer {
                 case .form:
@@ -116,7 +108,10 @@ enum RequestEncoding {
         }
 
         var urlRequest = URLRequest(url: url)
-        urlRequest.httpMethod = request.method.rawValue
+        if request.method != .get {
+            // `GET` is the default; setting a method costs a case-insensitive comparison with each standard one.
+            urlRequest.httpMethod = request.method.rawValue
+        }
         if let timeout = request.timeout {
             urlRequest.timeoutInterval = max(0.001, timeout.seconds)
         }
@@ -147,12 +142,10 @@ enum RequestEncoding {
         return engineRequest
     }
 
-    /// The URL with the parameters added to its query (after any query it has, before any fragment).
-    ///
-    /// - Parameters:
-    ///   - text: the URL's text, as validated into `url`.
+    /// The URL, checked as `URLComposition.validate` does, with the parameters added to its query (after any query
+    /// it has, before any fragment).
     private static func appendingQuery(
-        _ parameters: [(key: String, value: ParameterValue)], to url: URL, text: String, request: Request
+        _ parameters: [(key: String, value: ParameterValue)], to text: String, request: Request
     ) throws(HTTPError) -> URL {
         let query = FormEncoding.encode(parameters)
         var head = Substring(text)
@@ -164,10 +157,14 @@ enum RequestEncoding {
         let last = head.utf8.last
         let separator = !head.utf8.contains(UInt8(ascii: "?")) ? "?"
             : last == UInt8(ascii: "?") || last == UInt8(ascii: "&") ? "" : "&"
-        guard let result = URL(string: head + separator + query + fragment) else {
-            throw HTTPError(.invalidURL, "\"\(url)\" with its query is not a valid URL", request: request)
+        let combined = String(head) + separator + query + fragment
+        do {
+            return try URLComposition.validate(combined, for: request)
+        } catch {
+            // Say what is wrong with the URL itself, when something is; else the query is what broke it.
+            _ = try URLComposition.validate(text, for: request)
+            throw HTTPError(.invalidURL, "\"\(text)\" with its query is not a valid URL", request: request)
         }
-        return result
     }
 
     private static func plistData(_ object: Any, request: Request) throws(HTTPError) -> Data {
