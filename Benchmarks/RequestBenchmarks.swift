@@ -150,8 +150,12 @@ struct OverheadBenchmarks {
     let rounds: Int
     let batchSize = 10_000
 
+    /// Answers at once. It honours `EngineCancellation` trivially (there is nothing to stop), as the built-in
+    /// engines do, so async sends run in the caller's task; `honoursCancellation: false` measures the task path
+    /// that engines without it take.
     struct NullEngine: Engine {
         let response: HTTPURLResponse
+        var honoursCancellation = true
 
         func perform(
             _ request: EngineRequest, progress: @escaping @Sendable (TransferProgress) -> Void
@@ -166,14 +170,24 @@ struct OverheadBenchmarks {
         let engine = NullEngine(response: HTTPURLResponse(
             url: URL(string: "http://null.invalid/")!, statusCode: 200, httpVersion: "HTTP/1.1",
             headerFields: ["Content-Type": "application/json"])!)
-        let center = Center { config in
-            config.engine = engine
-            config.server = "http://null.invalid/v1/"
-            config.headers["X-Client"] = "benchmark"
-            config.parameters["app_version"] = "1.2"
+        func makeCenter(_ engine: NullEngine) -> Center {
+            Center { config in
+                config.engine = engine
+                config.server = "http://null.invalid/v1/"
+                config.headers["X-Client"] = "benchmark"
+                config.parameters["app_version"] = "1.2"
+            }
         }
+        let center = makeCenter(engine)
+        var taskEngine = engine
+        taskEngine.honoursCancellation = false
+        let taskCenter = makeCenter(taskEngine)
         let asyncSend: @Sendable (Int) async throws -> Void = { index in
             let response = try await center.send { $0.api = "items"; $0.parameters = ["page": index] }
+            guard response.json?["ok"] == true else { throw URLError(.badServerResponse) }
+        }
+        let taskSend: @Sendable (Int) async throws -> Void = { index in
+            let response = try await taskCenter.send { $0.api = "items"; $0.parameters = ["page": index] }
             guard response.json?["ok"] == true else { throw URLError(.badServerResponse) }
         }
         let callbackSend: @Sendable (Int) async throws -> Void = { index in
@@ -187,7 +201,11 @@ struct OverheadBenchmarks {
         var rows: [Row] = []
         rows.append(try await batchRow(center))
         rows += try await batchProgressRows(center)
-        for (name, operation) in [("async send", asyncSend), ("callback send", callbackSend)] {
+        let sends = [
+            ("async send", asyncSend), ("async send, engine without EngineCancellation", taskSend),
+            ("callback send", callbackSend),
+        ]
+        for (name, operation) in sends {
             var samples: [Sample] = []
             for _ in 0..<rounds { samples.append(try await measure(count: count, concurrency: 1, operation)) }
             let sample = median(samples)

@@ -52,10 +52,10 @@ struct CacheStep {
     func addValidators(to engineRequest: inout EngineRequest) {
         guard let entry else { return }
         if let etag = entry.etag, request.headers["If-None-Match"] == nil {
-            engineRequest.urlRequest.setValue(etag, forHTTPHeaderField: "If-None-Match")
+            engineRequest.headers["If-None-Match"] = etag
         }
         if let lastModified = entry.lastModified, request.headers["If-Modified-Since"] == nil {
-            engineRequest.urlRequest.setValue(lastModified, forHTTPHeaderField: "If-Modified-Since")
+            engineRequest.headers["If-Modified-Since"] = lastModified
         }
     }
 

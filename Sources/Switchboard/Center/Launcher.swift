@@ -122,11 +122,12 @@ struct MemberRunner: Sendable {
         _ = launcher.registry.finish(member.id!)
     }
 
-    /// Starts a registered member.
+    /// Starts a registered member in a task of its own; `then` hears its outcome, in that task.
     func start(
-        _ member: Request, progress: (@Sendable (TransferProgress) -> Void)?
-    ) -> Task<Result<Response, HTTPError>, Never> {
-        launcher.start(.single(member), registration: .registered) { await perform(member, progress) }
+        _ member: Request, progress: (@Sendable (TransferProgress) -> Void)?,
+        then: @escaping @Sendable (Result<Response, HTTPError>) -> Void
+    ) {
+        _ = launcher.start(.single(member), registration: .registered) { then(await perform(member, progress)) }
     }
 
     /// Registers, starts and waits for a member; cancelling the waiting task cancels the member.

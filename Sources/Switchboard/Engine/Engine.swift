@@ -48,10 +48,18 @@ extension Engine {
 }
 
 /// What an engine sends: the request line and headers, the body, and the time limits.
+///
+/// The method, URL, headers and idle timeout are Switchboard's own values, which an engine reads directly;
+/// `urlRequest` presents them as a Foundation `URLRequest` for engines built on one, made only when asked for.
 public struct EngineRequest: Sendable {
-    /// The method, URL and headers. `timeoutInterval` is the idle timeout (the longest wait without any data).
-    /// The body is in `body`, never in `httpBody`.
-    public var urlRequest: URLRequest
+    /// The method.
+    public var method: HTTPMethod
+    /// The URL.
+    public var url: URL?
+    /// The header fields.
+    public var headers: HTTPHeaders
+    /// The idle timeout: the longest wait without any data. 60 seconds unless set.
+    public var timeout: Duration
     /// The body to send.
     public var body: Body
     /// Where the response body goes.
@@ -74,17 +82,59 @@ public struct EngineRequest: Sendable {
     public var allowsInsecureRedirects = false
     /// Files the center made for this exchange (a multipart body), deleted when the exchange ends.
     var temporaryFiles: [URL] = []
+    /// The URL request this one was made from or last set to, for the settings it has beyond method, URL, headers
+    /// and timeout (its cache policy, say), which `urlRequest` keeps.
+    private var base: URLRequest?
 
-    /// Creates an engine request.
+    /// Creates an engine request from its method, URL and headers.
+    public init(
+        method: HTTPMethod = .get, url: URL, headers: HTTPHeaders = [:], timeout: Duration = .seconds(60),
+        body: Body = .none, destination: Destination = .memory, totalTimeout: Duration? = nil
+    ) {
+        self.method = method
+        self.url = url
+        self.headers = headers
+        self.timeout = timeout
+        self.body = body
+        self.destination = destination
+        self.totalTimeout = totalTimeout
+    }
+
+    /// Creates an engine request from a URL request: its method, URL, header fields and timeout.
     public init(
         urlRequest: URLRequest, body: Body = .none, destination: Destination = .memory,
         totalTimeout: Duration? = nil, id: RequestID? = nil
     ) {
-        self.urlRequest = urlRequest
+        method = .get
+        url = nil
+        headers = [:]
+        timeout = .seconds(60)
         self.body = body
         self.destination = destination
         self.totalTimeout = totalTimeout
         self.id = id
+        self.urlRequest = urlRequest
+    }
+
+    /// The method, URL, headers and idle timeout as a Foundation URL request (`timeoutInterval` is the idle
+    /// timeout). The body is in `body`, never in `httpBody`. Made when read; setting it sets those four values, and
+    /// its other settings are kept for the next read.
+    public var urlRequest: URLRequest {
+        get {
+            var request = base ?? URLRequest(url: url ?? URL(string: "about:blank")!)
+            request.url = url
+            if request.httpMethod != method.rawValue { request.httpMethod = method.rawValue }
+            request.allHTTPHeaderFields = headers.dictionary
+            request.timeoutInterval = timeout.seconds
+            return request
+        }
+        set {
+            base = newValue
+            method = HTTPMethod(rawValue: newValue.httpMethod ?? "GET")
+            url = newValue.url
+            headers = HTTPHeaders(newValue.allHTTPHeaderFields ?? [:])
+            timeout = .seconds(newValue.timeoutInterval)
+        }
     }
 
     /// A request body.
@@ -183,13 +233,6 @@ public struct EngineRequest: Sendable {
         case file(URL, offset: Int64)
     }
 
-    /// The method of the request (`GET` when the URL request has none).
-    public var method: HTTPMethod {
-        HTTPMethod(rawValue: urlRequest.httpMethod ?? "GET")
-    }
-
-    /// The URL of the request.
-    public var url: URL? { urlRequest.url }
 }
 
 /// What an engine returns: the response head and the whole body.

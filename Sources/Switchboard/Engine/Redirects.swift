@@ -17,16 +17,16 @@ enum Redirects {
               isFollowable(target)
         else { return nil }
         var next = request
-        next.urlRequest.url = target
+        next.url = target
         if !sameOrigin(from, target) {
-            for name in credentialHeaders { next.urlRequest.setValue(nil, forHTTPHeaderField: name) }
+            for name in credentialHeaders { next.headers[name] = nil }
         }
         let method = request.method
         if response.statusCode == 303 || ((response.statusCode == 301 || response.statusCode == 302) && method == .post) {
-            if method != .head { next.urlRequest.httpMethod = "GET" }
+            if method != .head { next.method = .get }
             next.body = .none
-            next.urlRequest.setValue(nil, forHTTPHeaderField: "Content-Type")
-            next.urlRequest.setValue(nil, forHTTPHeaderField: "Content-Length")
+            next.headers["Content-Type"] = nil
+            next.headers["Content-Length"] = nil
         }
         return next
     }

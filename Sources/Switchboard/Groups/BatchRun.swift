@@ -1,19 +1,14 @@
 /// Runs the members of a batch, at most `maxConcurrent` at a time, and collects their results in member order.
 ///
-/// Each member runs through the whole single-request path under its own identifier. The run stops starting members
-/// when the batch is cancelled, or at the first failure under `.failFast`; it then cancels the running ones through
-/// the registry (so each ends as `.cancelled`), and reports members that never started as `.notSent`.
+/// Each member runs through the whole single-request path under its own identifier, in a task of its own; when one
+/// ends, its task starts the next. The run stops starting members when the batch is cancelled, or at the first
+/// failure under `.failFast`; it then cancels the running ones through the registry (so each ends as `.cancelled`),
+/// and reports members that never started as `.notSent`. What to do is decided by `BatchState`; this class does it.
 final class BatchRun: Sendable {
     private struct State {
-        var results: [Result<Response, HTTPError>?]
-        var running: [Int: RequestID] = [:]
-        var stopReason: String?
-        var trigger: Int?
-        var progress: [Int: TransferProgress] = [:]
-        /// Sums over `progress`, kept as reports come, so a report costs the same however large the batch.
-        var completed: Int64 = 0
-        var expected: Int64 = 0
-        var withoutTotal = 0
+        var machine: BatchState
+        /// The run's caller, waiting for the last member.
+        var waiter: CheckedContinuation<Void, Never>?
     }
 
     private let runner: MemberRunner
@@ -27,11 +22,8 @@ final class BatchRun: Sendable {
         self.runner = runner
         self.batch = batch
         self.relay = relay
-        var results = [Result<Response, HTTPError>?](repeating: nil, count: batch.members.count)
-        if let previous, previous.count == results.count {
-            for (index, result) in previous.enumerated() where result.isSuccess { results[index] = result }
-        }
-        state = Locked(State(results: results))
+        state = Locked(State(machine: BatchState(
+            count: batch.members.count, previous: previous, failFast: batch.policy == .failFast)))
     }
 
     /// Runs every member that has no success yet; returns one result per member, in member order.
@@ -39,36 +31,24 @@ final class BatchRun: Sendable {
         if let invalid = invalidReason() {
             return [.failure(HTTPError(.invalidGroup, invalid))]
         }
-        let pending = state.withLock { state in state.results.indices.filter { state.results[$0] == nil } }
         await withTaskCancellationHandler {
-            await withTaskGroup(of: (Int, Result<Response, HTTPError>).self) { group in
-                var queue = pending[...]
-                let limit = batch.maxConcurrent ?? pending.count
-                for _ in 0..<limit {
-                    guard let index = queue.popFirst() else { break }
-                    if !launch(index, in: &group) { queue.removeAll() }
+            await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
+                let limit = state.withLock { state in
+                    state.waiter = waiter
+                    return min(batch.maxConcurrent ?? .max, state.machine.pending)
                 }
-                for await (index, result) in group {
-                    record(index, result)
-                    if let next = queue.popFirst(), !launch(next, in: &group) { queue.removeAll() }
-                }
+                for _ in 0..<limit { startNext() }
+                completeIfOver()
             }
         } onCancel: {
             stop(because: "the batch was cancelled")
         }
-        return state.withLock { state in
-            state.results.enumerated().map { index, result in
-                result ?? .failure(HTTPError(
-                    .notSent,
-                    "member \(index + 1) of \(state.results.count) was not sent: \(state.stopReason ?? "stopped")",
-                    request: batch.members[index]))
-            }
-        }
+        return state.withLock { $0.machine.outcomes(batch.members) }
     }
 
     /// The member whose failure stopped a `.failFast` batch, if one did.
     var trigger: Int? {
-        state.withLock { $0.trigger }
+        state.withLock { $0.machine.trigger }
     }
 
     private func invalidReason() -> String? {
@@ -77,68 +57,45 @@ final class BatchRun: Sendable {
         return nil
     }
 
-    /// Starts a member unless the batch has stopped. The member is registered before it counts as running, so a
-    /// cancel that sees it running can always reach it.
-    private func launch(_ index: Int, in group: inout TaskGroup<(Int, Result<Response, HTTPError>)>) -> Bool {
+    /// Starts the next member unless the batch has stopped. The member is registered before it counts as running,
+    /// so a cancel that sees it running can always reach it.
+    private func startNext() {
+        guard let index = state.withLock({ $0.machine.next() }) else { return }
         let member = batch.members[index]
         runner.register(member)
-        let started = state.withLock { state -> Bool in
-            guard state.stopReason == nil else { return false }
-            state.running[index] = member.id!
-            return true
-        }
-        guard started else {
+        guard state.withLock({ $0.machine.begin(index, id: member.id!) }) else {
             runner.unregister(member)
-            return false
+            completeIfOver()
+            return
         }
         var progress: (@Sendable (TransferProgress) -> Void)?
-        if relay != nil {
-            progress = { [self] report in self.report(index, report) }
+        if let relay {
+            progress = { [state] report in relay.report(state.withLock { $0.machine.report(index, report) }) }
         }
-        let task = runner.start(member, progress: progress)
-        group.addTask { (index, await task.value) }
-        return true
+        runner.start(member, progress: progress) { [self] result in
+            if state.withLock({ $0.machine.finish(index, result) }) { cancelRunning() }
+            startNext()
+            completeIfOver()
+        }
     }
 
-    private func record(_ index: Int, _ result: Result<Response, HTTPError>) {
-        let failFast = state.withLock { state -> Bool in
-            state.results[index] = result
-            state.running[index] = nil
-            guard case .failure(let error) = result, batch.policy == .failFast, state.stopReason == nil else {
-                return false
-            }
-            state.trigger = index
-            state.stopReason = "member \(index + 1) failed first (\(error.code))"
-            return true
+    /// Resumes the caller when the run is over.
+    private func completeIfOver() {
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            guard state.waiter != nil, state.machine.takeCompletion() else { return nil }
+            defer { state.waiter = nil }
+            return state.waiter
         }
-        if failFast { cancelRunning() }
+        waiter?.resume()
     }
 
     private func stop(because reason: String) {
-        state.withLock { state in
-            if state.stopReason == nil { state.stopReason = reason }
-        }
-        cancelRunning()
-    }
-
-    private func cancelRunning() {
-        let running = state.withLock { Array($0.running.values) }
+        let running = state.withLock { $0.machine.stop(because: reason) }
         for id in running { runner.cancel(id) }
     }
 
-    /// Sums the members' latest reports: bytes done, and bytes expected when every reporting member knows its total.
-    private func report(_ index: Int, _ progress: TransferProgress) {
-        let total = state.withLock { state -> TransferProgress in
-            if let old = state.progress.updateValue(progress, forKey: index) {
-                state.completed -= old.completed
-                if let expected = old.expected { state.expected -= expected } else { state.withoutTotal -= 1 }
-            }
-            state.completed += progress.completed
-            if let expected = progress.expected { state.expected += expected } else { state.withoutTotal += 1 }
-            return TransferProgress(
-                direction: progress.direction, completed: state.completed,
-                expected: state.withoutTotal == 0 ? state.expected : nil)
-        }
-        relay?.report(total)
+    private func cancelRunning() {
+        let running = state.withLock { Array($0.machine.running.values) }
+        for id in running { runner.cancel(id) }
     }
 }

@@ -30,11 +30,7 @@ struct ConsoleLog: Sendable {
 
     func request(_ request: Request, _ encoded: EngineRequest) {
         var lines = ["\(request.id.map { "\($0) " } ?? "")\(request.method) \(encoded.url?.absoluteString ?? "")"]
-        var headers = HTTPHeaders()
-        for (name, value) in (encoded.urlRequest.allHTTPHeaderFields ?? [:]).sorted(by: { $0.key < $1.key }) {
-            headers[name] = value
-        }
-        lines += section("headers", redaction.headers(headers).map { "\($0.name): \($0.value)" })
+        lines += section("headers", redaction.headers(encoded.headers.sortedByName).map { "\($0.name): \($0.value)" })
         let parameters = redaction.parameters(request.parameters).sorted { $0.key < $1.key }
         lines += section("parameters", parameters.map { "\($0.key): \($0.value)" })
         if request.body != nil, case .data(let body) = encoded.body {

@@ -41,14 +41,9 @@ public struct CURLLogPlugin: Plugin {
     /// The command line for an encoded request.
     func command(for request: EngineRequest) -> String {
         var parts = ["curl"]
-        let method = request.urlRequest.httpMethod ?? "GET"
-        if method != "GET" { parts += ["-X", method] }
+        if request.method != .get { parts += ["-X", request.method.rawValue] }
         parts.append(Self.quoted(redaction.url(request.url?.absoluteString ?? "")))
-        var headers = HTTPHeaders()
-        for (name, value) in (request.urlRequest.allHTTPHeaderFields ?? [:]).sorted(by: { $0.key < $1.key }) {
-            headers[name] = value
-        }
-        for field in redaction.headers(headers) {
+        for field in redaction.headers(request.headers.sortedByName) {
             parts += ["-H", Self.quoted("\(field.name): \(field.value)")]
         }
         switch request.body {

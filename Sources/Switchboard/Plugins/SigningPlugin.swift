@@ -54,12 +54,11 @@ public struct SigningPlugin: Plugin {
         guard let url = request.url else { return }
         let time = Int(now().timeIntervalSince1970)
         let string = Self.canonicalString(
-            method: request.urlRequest.httpMethod ?? "GET", target: Self.target(of: url), time: time,
+            method: request.method.rawValue, target: Self.target(of: url), time: time,
             bodySHA256: try Self.bodyHash(request.body))
         let code = SHA256.hmac(key: key, message: Data(string.utf8)).map { String(format: "%02x", $0) }.joined()
-        request.urlRequest.setValue(String(time), forHTTPHeaderField: timeHeader)
-        request.urlRequest.setValue(
-            (keyID.map { "keyId=\($0)," } ?? "") + "signature=" + code, forHTTPHeaderField: signatureHeader)
+        request.headers[timeHeader] = String(time)
+        request.headers[signatureHeader] = (keyID.map { "keyId=\($0)," } ?? "") + "signature=" + code
     }
 
     /// The path and query as they go on the request line, percent-encoding kept.

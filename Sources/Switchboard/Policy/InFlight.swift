@@ -22,8 +22,7 @@ final class InFlight: Sendable {
             }
             method = request.method.rawValue
             self.url = url.absoluteString
-            headers = (request.urlRequest.allHTTPHeaderFields ?? [:])
-                .map { "\($0.key.lowercased()):\($0.value)" }.sorted()
+            headers = request.headers.map { "\($0.name.lowercased()):\($0.value)" }.sorted()
         }
     }
 

@@ -84,6 +84,13 @@ public struct HTTPHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral, S
         Dictionary(fields.map { ($0.name, $0.value) }, uniquingKeysWith: { _, last in last })
     }
 
+    /// The fields sorted by name, for output that reads the same whatever order they were set in.
+    var sortedByName: HTTPHeaders {
+        var sorted = HTTPHeaders()
+        for field in fields.sorted(by: { $0.name < $1.name }) { sorted[field.name] = field.value }
+        return sorted
+    }
+
     /// Adds every field of `other`, replacing fields with the same name.
     public mutating func merge(_ other: HTTPHeaders) {
         for field in other { self[field.name] = field.value }

@@ -107,37 +107,27 @@ enum RequestEncoding {
             }
         }
 
-        var urlRequest = URLRequest(url: url)
-        if request.method != .get {
-            // `GET` is the default; setting a method costs a case-insensitive comparison with each standard one.
-            urlRequest.httpMethod = request.method.rawValue
-        }
-        if let timeout = request.timeout {
-            urlRequest.timeoutInterval = max(0.001, timeout.seconds)
-        }
-        // The fields are gathered first and set at once: each `setValue` on a URLRequest copies all of them.
-        var fields: [String: String] = [:]
-        fields.reserveCapacity(request.headers.count + 3)
-        for field in request.headers {
+        var headers = request.headers
+        for field in headers {
             guard isValidFieldName(field.name), isValidFieldValue(field.value) else {
                 throw HTTPError(
                     .encoding, "header \"\(field.name)\" has a name or value that cannot be sent (line breaks?)",
                     request: request)
             }
-            fields[field.name] = field.value
         }
-        if let contentType, request.headers["Content-Type"] == nil {
-            fields["Content-Type"] = contentType
+        if let contentType, headers["Content-Type"] == nil {
+            headers["Content-Type"] = contentType
         }
-        if request.headers["User-Agent"] == nil {
-            fields["User-Agent"] = userAgent
+        if headers["User-Agent"] == nil {
+            headers["User-Agent"] = userAgent
         }
-        if request.headers["Accept"] == nil, let accept = accept(for: request.responseSerializer) {
-            fields["Accept"] = accept
+        if headers["Accept"] == nil, let accept = accept(for: request.responseSerializer) {
+            headers["Accept"] = accept
         }
-        urlRequest.allHTTPHeaderFields = fields
         var engineRequest = EngineRequest(
-            urlRequest: urlRequest, body: body, totalTimeout: request.totalTimeout, id: request.id)
+            method: request.method, url: url, headers: headers, body: body, totalTimeout: request.totalTimeout)
+        if let timeout = request.timeout { engineRequest.timeout = max(.milliseconds(1), timeout) }
+        engineRequest.id = request.id
         engineRequest.temporaryFiles = temporaryFiles
         return engineRequest
     }

@@ -86,11 +86,11 @@ struct DownloadPlan: Sendable {
         engineRequest.destination = .file(partial, offset: offset)
         if request.headers["Accept-Encoding"] == nil {
             // Byte ranges and lengths must refer to the bytes on disk, not to a compressed stream.
-            engineRequest.urlRequest.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
+            engineRequest.headers["Accept-Encoding"] = "identity"
         }
         if offset > 0 {
-            engineRequest.urlRequest.setValue("bytes=\(offset)-", forHTTPHeaderField: "Range")
-            if let validator { engineRequest.urlRequest.setValue(validator, forHTTPHeaderField: "If-Range") }
+            engineRequest.headers["Range"] = "bytes=\(offset)-"
+            if let validator { engineRequest.headers["If-Range"] = validator }
         }
         guard let recordURL else { return }
         let url = url.absoluteString

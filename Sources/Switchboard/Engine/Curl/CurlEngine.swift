@@ -102,13 +102,13 @@ public final class CurlEngine: Engine {
         progress: @escaping @Sendable (TransferProgress) -> Void
     ) async throws -> EngineResponse {
         var current = request
-        let ownCookieHeader = request.urlRequest.value(forHTTPHeaderField: "Cookie") != nil
+        let ownCookieHeader = request.headers["Cookie"] != nil
         for _ in 0...Redirects.maximum {
             if let deadline { current.totalTimeout = HostQueue.remaining(until: deadline) }
             var sent = current
             if let cookies, !ownCookieHeader, let url = sent.url, let stored = cookies.cookies(for: url), !stored.isEmpty {
                 for (name, value) in HTTPCookie.requestHeaderFields(with: stored) {
-                    sent.urlRequest.setValue(value, forHTTPHeaderField: name)
+                    sent.headers[name] = value
                 }
             }
             let response = try await exchange(sent, progress: progress)

@@ -45,7 +45,7 @@ final class CurlTransfer: @unchecked Sendable {
     private var waitingForBody = false
     /// The idle timeout: the longest wait without a single byte sent or received.
     private var idleLimit: Duration {
-        .seconds(max(0.001, request.urlRequest.timeoutInterval))
+        max(.milliseconds(1), request.timeout)
     }
 
     init(request: EngineRequest, tls: CurlEngine.TLS, progress: @escaping @Sendable (TransferProgress) -> Void) {
@@ -92,7 +92,7 @@ final class CurlTransfer: @unchecked Sendable {
         if let total = request.totalTimeout {
             set(easy, .timeoutMilliseconds, max(1, Int(total.seconds * 1000)))
         }
-        if request.urlRequest.value(forHTTPHeaderField: "Accept-Encoding") == nil {
+        if request.headers["Accept-Encoding"] == nil {
             set(easy, .acceptEncoding, "")
         }
         if let authorities = tls.caCertificates {
@@ -137,8 +137,8 @@ final class CurlTransfer: @unchecked Sendable {
         }
 
         var list: OpaquePointer?
-        for (name, value) in request.urlRequest.allHTTPHeaderFields ?? [:] {
-            list = sb_slist_append(list, "\(name): \(value)")
+        for field in request.headers {
+            list = sb_slist_append(list, "\(field.name): \(field.value)")
         }
         // No `Expect: 100-continue` round trip before bodies.
         list = sb_slist_append(list, "Expect:")

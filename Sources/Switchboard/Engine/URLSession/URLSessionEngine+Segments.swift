@@ -27,7 +27,7 @@ struct Segments: Sendable {
         guard let size, size > 0, case .file(_, let offset) = request.destination, request.body == .none,
               request.method == .get
         else { return nil }
-        let range = request.urlRequest.value(forHTTPHeaderField: "Range")
+        let range = request.headers["Range"]
         guard range == nil || range == "bytes=\(offset)-" else { return nil }
         self.size = Int64(size)
         startOffset = offset

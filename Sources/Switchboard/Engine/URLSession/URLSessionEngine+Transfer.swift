@@ -201,7 +201,7 @@ final class SessionTransfer: Sendable {
         }
         // URLSession on Linux does not send cookies that the redirect response itself set: store them and send what
         // the storage has for the next URL (unless the caller set its own `Cookie` header).
-        if request.urlRequest.value(forHTTPHeaderField: "Cookie") == nil,
+        if request.headers["Cookie"] == nil,
            let storage = session.configuration.httpCookieStorage, let from = response.url, let to = proposed.url {
             let received = HTTPCookie.cookies(withResponseHeaderFields: response.headerFields, for: from)
             storage.setCookies(received, for: from, mainDocumentURL: nil)
@@ -214,7 +214,7 @@ final class SessionTransfer: Sendable {
             state.redirects += 1
             if state.redirects > Redirects.maximum { return nil }
             if keepsBody, !request.body.isEmpty {
-                next.httpMethod = request.urlRequest.httpMethod
+                next.httpMethod = request.method.rawValue
                 state.pendingRedirect = next
                 return nil
             }

@@ -1,0 +1,106 @@
+/// The decisions of a batch run, as a value without I/O: which member starts next, how each ends, when the batch
+/// stops, and when the run is over. `BatchRun` holds it under a lock and does what it decides.
+///
+/// A member goes `next()` (taken from the queue) → `begin(_:id:)` (registered, now running, unless the batch stopped
+/// in between) → `finish(_:_:)`. The run is over when nothing is running or about to, and the queue is empty or the
+/// batch stopped; `takeCompletion()` says so once.
+struct BatchState {
+    /// Each member's outcome, once it has one.
+    private(set) var results: [Result<Response, HTTPError>?]
+    /// Members not taken yet, in member order.
+    private var queue: ArraySlice<Int>
+    /// Running members, by index.
+    private(set) var running: [Int: RequestID] = [:]
+    /// Members taken from the queue and not yet running (or dropped).
+    private var starting = 0
+    /// Why the batch stopped starting members, once it has.
+    private(set) var stopReason: String?
+    /// The member whose failure stopped a `.failFast` batch.
+    private(set) var trigger: Int?
+    private let failFast: Bool
+    private var completed = false
+
+    // Progress: each member's latest report, and sums over them kept as reports come, so that a report costs the
+    // same however large the batch.
+    private var progress: [Int: TransferProgress] = [:]
+    private var bytesDone: Int64 = 0
+    private var bytesExpected: Int64 = 0
+    private var withoutTotal = 0
+
+    /// - Parameter previous: outcomes of an earlier run (for `retry`): members with a success there keep it and are
+    ///   not run again.
+    init(count: Int, previous: [Result<Response, HTTPError>]?, failFast: Bool) {
+        var results = [Result<Response, HTTPError>?](repeating: nil, count: count)
+        if let previous, previous.count == count {
+            for (index, result) in previous.enumerated() where result.isSuccess { results[index] = result }
+        }
+        self.results = results
+        queue = results.indices.filter { results[$0] == nil }[...]
+        self.failFast = failFast
+    }
+
+    /// How many members are left to run.
+    var pending: Int { queue.count }
+
+    /// Takes the next member to start, unless the batch has stopped or every member has been taken.
+    mutating func next() -> Int? {
+        guard stopReason == nil, let index = queue.popFirst() else { return nil }
+        starting += 1
+        return index
+    }
+
+    /// A member taken by `next()` and registered under `id`: whether it starts. `false` when the batch stopped in
+    /// between; the member is then dropped (it will be `.notSent`).
+    mutating func begin(_ index: Int, id: RequestID) -> Bool {
+        starting -= 1
+        guard stopReason == nil else { return false }
+        running[index] = id
+        return true
+    }
+
+    /// Records a running member's outcome; returns whether it stopped the batch (the first failure under
+    /// `.failFast`), so that the others must be cancelled.
+    mutating func finish(_ index: Int, _ result: Result<Response, HTTPError>) -> Bool {
+        running[index] = nil
+        results[index] = result
+        guard case .failure(let error) = result, failFast, stopReason == nil else { return false }
+        trigger = index
+        stopReason = "member \(index + 1) failed first (\(error.code))"
+        return true
+    }
+
+    /// Stops starting members; the first reason given is kept. Returns the running members, to cancel.
+    mutating func stop(because reason: String) -> [RequestID] {
+        if stopReason == nil { stopReason = reason }
+        return Array(running.values)
+    }
+
+    /// Whether the run has just become over: true once, when nothing runs or is about to, and nothing more will start.
+    mutating func takeCompletion() -> Bool {
+        guard !completed, running.isEmpty, starting == 0, queue.isEmpty || stopReason != nil else { return false }
+        completed = true
+        return true
+    }
+
+    /// One outcome per member, in member order: members that never ran are `.notSent`, with the reason.
+    func outcomes(_ members: [Request]) -> [Result<Response, HTTPError>] {
+        results.enumerated().map { index, result in
+            result ?? .failure(HTTPError(
+                .notSent, "member \(index + 1) of \(results.count) was not sent: \(stopReason ?? "stopped")",
+                request: members[index]))
+        }
+    }
+
+    /// Takes a member's latest progress report; returns the batch's: bytes done, and bytes expected when every
+    /// reporting member knows its total.
+    mutating func report(_ index: Int, _ report: TransferProgress) -> TransferProgress {
+        if let old = progress.updateValue(report, forKey: index) {
+            bytesDone -= old.completed
+            if let expected = old.expected { bytesExpected -= expected } else { withoutTotal -= 1 }
+        }
+        bytesDone += report.completed
+        if let expected = report.expected { bytesExpected += expected } else { withoutTotal += 1 }
+        return TransferProgress(
+            direction: report.direction, completed: bytesDone, expected: withoutTotal == 0 ? bytesExpected : nil)
+    }
+}
