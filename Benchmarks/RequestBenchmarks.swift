@@ -82,7 +82,7 @@ struct RequestBenchmarks {
             var engines: [(String, any Engine)] = [("URLSessionEngine", sessionEngine)]
             if let curlEngine { engines.append(("CurlEngine", curlEngine)) }
             for (name, engine) in engines {
-                let request = EngineRequest(urlRequest: URLRequest(url: url))
+                let request = EngineRequest(url: url)
                 contenders.append(("\(name) alone", { _ in
                     let response = try await engine.perform(request) { _ in }
                     guard response.response.statusCode == 200, response.body.count == size else {

@@ -1,0 +1,131 @@
+/// What a center is running and remembers, as a value without I/O: `Registry` holds it under a lock, and runs the
+/// cancel actions and owner checks it hands back, outside the lock.
+///
+/// Cancellation is decided here, so that work that finishes and a cancel that arrives at the same moment agree on one
+/// outcome: whichever is applied first wins, and the other sees it.
+struct RegistryState {
+    /// A way to stop running work: its task, or the signal of work that runs in its caller's task.
+    typealias Stop = @Sendable () -> Void
+
+    struct Entry {
+        var work: AnyRequest
+        var stop: Stop?
+        var cancelled = false
+        /// Kept apart from `work`, which `update` replaces: what `cancel(tag:)` and the owner check look at.
+        let tag: String?
+        let owner: WeakOwner?
+
+        init(work: AnyRequest) {
+            self.work = work
+            let scope = work.scope
+            tag = scope.tag
+            owner = scope.owner
+        }
+    }
+
+    private(set) var entries: [RequestID: Entry] = [:]
+    private var failures: [RequestID: RetryRecord] = [:]
+    private var failureOrder: [RequestID] = []
+    private var successes: Set<RequestID> = []
+    private var successOrder: [RequestID] = []
+    /// Whether a check for deallocated owners is scheduled.
+    private(set) var watchingOwners = false
+
+    // MARK: - Running
+
+    /// Records work that is about to start; returns whether a check for deallocated owners must be scheduled.
+    mutating func insert(_ id: RequestID, _ work: AnyRequest) -> Bool {
+        let entry = Entry(work: work)
+        entries[id] = entry
+        guard entry.owner != nil, !watchingOwners else { return false }
+        watchingOwners = true
+        return true
+    }
+
+    /// Attaches the way to stop the work; returns whether to stop it at once (a cancel came first).
+    mutating func attach(_ stop: @escaping Stop, to id: RequestID) -> Bool {
+        guard entries[id] != nil else { return false }
+        entries[id]!.stop = stop
+        return entries[id]!.cancelled
+    }
+
+    /// Replaces the description on record, so that lookups see it as merged, hooked or progressed.
+    mutating func update(_ id: RequestID, _ work: AnyRequest) {
+        if entries[id] != nil { entries[id]!.work = work }
+    }
+
+    /// Marks running work cancelled; returns it and its way to stop (to call outside the lock), or `nil` when it is
+    /// not running or was cancelled already.
+    mutating func cancel(_ id: RequestID) -> (work: AnyRequest, stop: Stop?)? {
+        guard let entry = entries[id], !entry.cancelled else { return nil }
+        entries[id]!.cancelled = true
+        return (entry.work, entry.stop)
+    }
+
+    /// Marks the running entries that match cancelled; returns them and their ways to stop.
+    mutating func cancel(where matches: (Entry) -> Bool) -> [(work: AnyRequest, stop: Stop?)] {
+        var found: [(work: AnyRequest, stop: Stop?)] = []
+        for (id, entry) in entries where !entry.cancelled && matches(entry) {
+            entries[id]!.cancelled = true
+            found.append((entry.work, entry.stop))
+        }
+        return found
+    }
+
+    /// After an owner check: whether running work still has an owner, so that the check must come again.
+    mutating func ownerCheckDone() -> Bool {
+        watchingOwners = entries.values.contains { $0.owner != nil && !$0.cancelled }
+        return watchingOwners
+    }
+
+    /// Removes finished work; returns whether it had been cancelled.
+    mutating func finish(_ id: RequestID) -> Bool {
+        entries.removeValue(forKey: id)?.cancelled ?? false
+    }
+
+    /// The running work with this identifier, unless it was cancelled.
+    func work(for id: RequestID) -> AnyRequest? {
+        guard let entry = entries[id], !entry.cancelled else { return nil }
+        return entry.work
+    }
+
+    // MARK: - Remembering outcomes for retry
+
+    /// Remembers how finished work ended: a failure with what is needed to run it again, or a success. At most
+    /// `limit` of each are kept; the oldest go first.
+    mutating func remember(_ id: RequestID, failure record: RetryRecord?, limit: Int) {
+        guard limit > 0 else { return }
+        if let record {
+            if failures.updateValue(record, forKey: id) == nil { failureOrder.append(id) }
+            successes.remove(id)
+            while failureOrder.count > limit {
+                failures.removeValue(forKey: failureOrder.removeFirst())
+            }
+        } else {
+            failures.removeValue(forKey: id)
+            if successes.insert(id).inserted { successOrder.append(id) }
+            while successOrder.count > limit {
+                successes.remove(successOrder.removeFirst())
+            }
+        }
+    }
+
+    /// What `retry` finds for an identifier.
+    enum Lookup {
+        case running
+        case failed(RetryRecord)
+        case succeeded
+        case unknown
+    }
+
+    /// Looks an identifier up for `retry`: a failure record is taken, and the work marked running again, in one
+    /// step. Returns whether a check for deallocated owners must be scheduled.
+    mutating func takeForRetry(_ id: RequestID) -> (Lookup, watchOwners: Bool) {
+        if entries[id] != nil { return (.running, false) }
+        if let record = failures.removeValue(forKey: id) {
+            failureOrder.removeAll { $0 == id }
+            return (.failed(record), insert(id, record.work))
+        }
+        return (successes.contains(id) ? .succeeded : .unknown, false)
+    }
+}

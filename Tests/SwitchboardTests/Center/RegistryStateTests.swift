@@ -1,0 +1,132 @@
+import Testing
+@testable import Switchboard
+
+/// The registry's decisions, driven step by step as a value: no center, no tasks, no timers.
+@Suite struct RegistryStateTests {
+    private func work(_ raw: UInt64, tag: String? = nil) -> (RequestID, AnyRequest) {
+        let id = RequestID(rawValue: raw)
+        var request = Request { $0.api = "items/\(raw)" }
+        request.id = id
+        request.tag = tag
+        return (id, .single(request))
+    }
+
+    @Test func aCancelThatComesBeforeTheTaskStopsItWhenAttached() {
+        var state = RegistryState()
+        let (id, request) = work(1)
+        let scheduleCheck = state.insert(id, request)
+        #expect(!scheduleCheck, "no owner: no owner check")
+        let found = state.cancel(id)
+        #expect(found != nil, "registered work can be cancelled before its task exists")
+        #expect(found?.stop == nil)
+        let stopNow = state.attach({}, to: id)
+        #expect(stopNow, "the task attached after the cancel is stopped at once")
+        #expect(state.work(for: id) == nil, "cancelled work is no longer found")
+        let wasCancelled = state.finish(id)
+        #expect(wasCancelled, "the outcome becomes .cancelled, whatever the transfer did")
+    }
+
+    @Test func aCancelAfterTheFinishFindsNothing() {
+        var state = RegistryState()
+        let (id, request) = work(2)
+        _ = state.insert(id, request)
+        let stopNow = state.attach({}, to: id)
+        #expect(!stopNow)
+        let wasCancelled = state.finish(id)
+        #expect(!wasCancelled)
+        let late = state.cancel(id)
+        #expect(late == nil, "finished first: the cancel loses and the outcome stands")
+        let attachedLate = state.attach({}, to: id)
+        #expect(!attachedLate, "nothing to stop once finished")
+    }
+
+    @Test func aSecondCancelFindsNothing() {
+        var state = RegistryState()
+        let (id, request) = work(3)
+        _ = state.insert(id, request)
+        let stops = Locked(0)
+        _ = state.attach({ stops.withLock { $0 += 1 } }, to: id)
+        state.cancel(id)?.stop?()
+        state.cancel(id)?.stop?()
+        #expect(stops.snapshot == 1, "the task is stopped once")
+    }
+
+    @Test func cancellingByTagReachesOnlyThatTag() {
+        var state = RegistryState()
+        let tagged = [work(10, tag: "feed"), work(11, tag: "feed"), work(12, tag: "profile"), work(13)]
+        for (id, request) in tagged { _ = state.insert(id, request) }
+        let found = state.cancel { $0.tag == "feed" }
+        #expect(Set(found.compactMap { $0.work.id?.rawValue }) == [10, 11])
+        #expect(state.work(for: RequestID(rawValue: 12)) != nil)
+        #expect(state.work(for: RequestID(rawValue: 13)) != nil)
+        let again = state.cancel { $0.tag == "feed" }
+        #expect(again.isEmpty, "cancelled work is not cancelled twice")
+    }
+
+    @Test func onlyTheFirstWorkWithAnOwnerSchedulesTheOwnerCheck() {
+        final class Owner {}
+        let owner = Owner()
+        var state = RegistryState()
+        var first = Request { $0.api = "a" }
+        first.id = RequestID(rawValue: 20)
+        first.owner = owner
+        var second = first
+        second.id = RequestID(rawValue: 21)
+        let scheduleFirst = state.insert(first.id!, .single(first))
+        let scheduleSecond = state.insert(second.id!, .single(second))
+        #expect(scheduleFirst)
+        #expect(!scheduleSecond, "one check is scheduled at a time")
+        let again = state.ownerCheckDone()
+        #expect(again, "running work still has an owner")
+        _ = state.finish(first.id!)
+        _ = state.finish(second.id!)
+        let afterFinish = state.ownerCheckDone()
+        #expect(!afterFinish, "nothing left to watch")
+        withExtendedLifetime(owner) {}
+    }
+
+    @Test func aFailureIsTakenOnceForRetryAndRunsAgain() {
+        var state = RegistryState()
+        let (id, request) = work(30)
+        guard case .single(let single) = request else { return }
+        state.remember(id, failure: .single(single, SingleCallbacks()), limit: 10)
+        let (lookup, _) = state.takeForRetry(id)
+        guard case .failed = lookup else {
+            Issue.record("the failure should be found, got \(lookup)")
+            return
+        }
+        #expect(state.work(for: id) != nil, "taken and running again, in one step")
+        let (second, _) = state.takeForRetry(id)
+        guard case .running = second else {
+            Issue.record("a retry while it runs should find it running, got \(second)")
+            return
+        }
+        _ = state.finish(id)
+        let (third, _) = state.takeForRetry(id)
+        guard case .unknown = third else {
+            Issue.record("the record was taken; nothing is left, got \(third)")
+            return
+        }
+    }
+
+    @Test func theOldestOutcomesAreForgottenFirst() {
+        var state = RegistryState()
+        for raw in UInt64(40)..<43 { state.remember(RequestID(rawValue: raw), failure: nil, limit: 2) }
+        let (oldest, _) = state.takeForRetry(RequestID(rawValue: 40))
+        let (newest, _) = state.takeForRetry(RequestID(rawValue: 42))
+        guard case .unknown = oldest, case .succeeded = newest else {
+            Issue.record("expected the oldest success forgotten and the newest kept: \(oldest), \(newest)")
+            return
+        }
+    }
+
+    @Test func nothingIsRememberedWithALimitOfZero() {
+        var state = RegistryState()
+        state.remember(RequestID(rawValue: 50), failure: nil, limit: 0)
+        let (lookup, _) = state.takeForRetry(RequestID(rawValue: 50))
+        guard case .unknown = lookup else {
+            Issue.record("expected nothing remembered, got \(lookup)")
+            return
+        }
+    }
+}
