@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import Switchboard
 import Testing
 
@@ -95,6 +98,19 @@ nonisolated func sendFromAPlainAsyncFunction(_ center: Center, id: Int) async th
             _ = model.sendWithCallbacks { continuation.resume(returning: $0) }
         }
         #expect(status == 200)
+    }
+
+    @Test @MainActor func aMainActorModelBuildsAnEngineRequest() {
+        let model = CallSiteModel(center: callSiteCenter())
+        var request = EngineRequest(
+            method: .post, url: URL(string: "https://api.example.com/v1/users/\(model.userID)")!,
+            headers: ["Accept": "application/json"])
+        request.headers["X-Page-Size"] = String(model.pageSize)
+        request.timeout = .seconds(5)
+        let made = request.urlRequest
+        #expect(made.httpMethod == "POST")
+        #expect(made.value(forHTTPHeaderField: "X-Page-Size") == "2")
+        #expect(made.timeoutInterval == 5)
     }
 
     @Test func aPlainAsyncFunctionSends() async throws {

@@ -79,13 +79,10 @@ final class BatchRun: Sendable {
         }
     }
 
-    /// Resumes the caller when the run is over.
+    /// Resumes the caller when the run is over (the waiter is stored before any member starts, and `takeCompletion`
+    /// says so once).
     private func completeIfOver() {
-        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
-            guard state.waiter != nil, state.machine.takeCompletion() else { return nil }
-            defer { state.waiter = nil }
-            return state.waiter
-        }
+        let waiter = state.withLock { state in state.machine.takeCompletion() ? state.waiter.take() : nil }
         waiter?.resume()
     }
 

@@ -55,7 +55,7 @@ enum RequestEncoding {
             body = built
             contentType = multipart.contentType
             temporaryFiles += temporary.map { [$0] } ?? []
-        } else if let explicit = request.body, explicit.file != nil || explicit.stream != nil {
+        } else if streamsBody, let explicit = request.body {
             if request.method == .get || request.method == .head {
                 throw HTTPError(.encoding, "a \(request.method) request cannot carry a body", request: request)
             }

@@ -9,6 +9,21 @@ import Testing
 
     private func id(_ index: Int) -> RequestID { RequestID(rawValue: 1_000 + UInt64(index)) }
 
+    /// Every outcome is `.notSent`, with the reason the batch stopped.
+    private func expectNotSent(
+        _ outcomes: ArraySlice<Result<Response, HTTPError>>, because reason: String,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        for (index, outcome) in zip(outcomes.indices, outcomes) {
+            guard case .failure(let error) = outcome else {
+                Issue.record("member \(index + 1) should not have been sent", sourceLocation: sourceLocation)
+                continue
+            }
+            #expect(error.code == .notSent, sourceLocation: sourceLocation)
+            #expect(error.message.contains(reason), sourceLocation: sourceLocation)
+        }
+    }
+
     @Test func membersStartInOrderAndTheRunEndsWithTheLast() {
         var state = BatchState(count: 3, previous: nil, failFast: false)
         let step1 = state.takeCompletion()
@@ -64,15 +79,7 @@ import Testing
         #expect(state.trigger == 1)
         let step20 = state.takeCompletion()
         #expect(step20)
-        let outcomes = state.outcomes(members)
-        for index in 2..<4 {
-            guard case .failure(let error) = outcomes[index] else {
-                Issue.record("member \(index) should not have been sent")
-                continue
-            }
-            #expect(error.code == .notSent)
-            #expect(error.message.contains("member 2 failed first"))
-        }
+        expectNotSent(state.outcomes(members)[2...], because: "member 2 failed first")
     }
 
     @Test func aMemberTakenWhileTheBatchStopsIsDropped() {
@@ -87,15 +94,7 @@ import Testing
         #expect(!step24, "the stop came between taking and starting it")
         let step25 = state.takeCompletion()
         #expect(step25)
-        let outcomes = state.outcomes(Array(members.prefix(2)))
-        for outcome in outcomes {
-            guard case .failure(let error) = outcome else {
-                Issue.record("nothing should have been sent")
-                continue
-            }
-            #expect(error.code == .notSent)
-            #expect(error.message.contains("the batch was cancelled"))
-        }
+        expectNotSent(state.outcomes(Array(members.prefix(2)))[...], because: "the batch was cancelled")
     }
 
     @Test func theFirstStopReasonIsKept() {
