@@ -154,7 +154,7 @@ struct OverheadBenchmarks {
     /// engines do, so async sends run in the caller's task; `honoursCancellation: false` measures the task path
     /// that engines without it take.
     struct NullEngine: Engine {
-        let response: HTTPURLResponse
+        let url = URL(string: "http://null.invalid/")!
         var honoursCancellation = true
 
         func perform(
@@ -162,14 +162,13 @@ struct OverheadBenchmarks {
         ) async throws -> EngineResponse {
             let count = Int64(RequestBenchmarks.body.count)
             progress(TransferProgress(direction: .download, completed: count, expected: count))
-            return EngineResponse(response: response, body: RequestBenchmarks.body)
+            return EngineResponse(
+                status: 200, url: url, headers: ["Content-Type": "application/json"], body: RequestBenchmarks.body)
         }
     }
 
     func run() async throws -> [Row] {
-        let engine = NullEngine(response: HTTPURLResponse(
-            url: URL(string: "http://null.invalid/")!, statusCode: 200, httpVersion: "HTTP/1.1",
-            headerFields: ["Content-Type": "application/json"])!)
+        let engine = NullEngine()
         func makeCenter(_ engine: NullEngine) -> Center {
             Center { config in
                 config.engine = engine
@@ -198,6 +197,11 @@ struct OverheadBenchmarks {
             }
         }
         _ = try await measure(count: 1000, concurrency: 1, asyncSend)
+        if let only = ProcessInfo.processInfo.environment["PROFILE_ROW"] {
+            let op = only == "callback" ? callbackSend : only == "task" ? taskSend : asyncSend
+            if only == "batch" { for _ in 0..<30 { _ = try await batchRow(center) }; exit(0) }
+            _ = try await measure(count: 400_000, concurrency: 1, op); exit(0)
+        }
         var rows: [Row] = []
         rows.append(try await batchRow(center))
         rows += try await batchProgressRows(center)

@@ -236,25 +236,110 @@ public struct EngineRequest: Sendable {
 }
 
 /// What an engine returns: the response head and the whole body.
+///
+/// The head is kept in Switchboard's own values (`status`, `url`, `headers`); Foundation's `HTTPURLResponse` is made
+/// only when `response` is read, since creating one costs more than the rest of a small exchange's bookkeeping.
 public struct EngineResponse: Sendable {
-    /// The status line and headers (of the last response, after redirects).
-    public var response: HTTPURLResponse
+    /// The status code (of the last response, after redirects).
+    public var status: Int {
+        didSet { detach() }
+    }
+    /// The URL the response answered (after redirects).
+    public var url: URL? {
+        didSet { detach() }
+    }
+    /// The protocol of the status line (`HTTP/1.1`, `HTTP/2`), when the engine knows it.
+    public var httpVersion: String? {
+        didSet { detach() }
+    }
     /// The body, decoded from any `Content-Encoding`, unless it went to a file.
     public var body: Data
     /// When the body went to the destination file: how long the file now is.
     public var fileLength: Int64?
-    /// The header fields as they arrived (in order, repeated fields joined with `, `), when the engine parsed them
-    /// itself; the center then reads them instead of converting `response`'s `allHeaderFields`, which costs more and
-    /// loses the order. `nil`: the center reads `response`.
-    public var headers: HTTPHeaders?
+    /// The header fields, read from `base` only when first asked for.
+    private var fields: HTTPHeaders?
+    /// The Foundation response this one was made from, while nothing has changed it.
+    private var base: HTTPURLResponse?
 
-    /// Creates an engine response.
-    public init(response: HTTPURLResponse, body: Data, fileLength: Int64? = nil, headers: HTTPHeaders? = nil) {
-        self.response = response
+    /// Creates an engine response from the head's own values.
+    public init(
+        status: Int, url: URL?, httpVersion: String? = nil, headers: HTTPHeaders, body: Data, fileLength: Int64? = nil
+    ) {
+        self.status = status
+        self.url = url
+        self.httpVersion = httpVersion
+        self.fields = headers
         self.body = body
         self.fileLength = fileLength
-        self.headers = headers
     }
+
+    /// Creates an engine response from a Foundation response; `headers`, when given, are the fields as they arrived
+    /// (in order, repeated fields joined with `, `), else they are read from `response` when first asked for.
+    public init(response: HTTPURLResponse, body: Data, fileLength: Int64? = nil, headers: HTTPHeaders? = nil) {
+        self.status = response.statusCode
+        self.url = response.url
+        self.httpVersion = nil
+        self.fields = headers
+        self.base = response
+        self.body = body
+        self.fileLength = fileLength
+    }
+
+    /// The header fields, in the order they arrived when the engine parsed them itself. Never `nil` when read (the
+    /// type stays optional so that code setting it before keeps compiling); setting `nil` leaves no fields.
+    public var headers: HTTPHeaders? {
+        get { fields ?? base.map { HTTPHeaders($0.headerFields) } ?? HTTPHeaders() }
+        set {
+            fields = newValue ?? HTTPHeaders()
+            base = nil
+        }
+    }
+
+    /// The head as Foundation's `HTTPURLResponse`: the one the engine returned, else made from `status`, `url`
+    /// and `headers` on each read. Setting it replaces the head.
+    public var response: HTTPURLResponse {
+        get {
+            if let base { return base }
+            let url = url ?? URL(string: "about:blank")!
+            return HTTPURLResponse(
+                url: url, statusCode: status, httpVersion: httpVersion ?? "HTTP/1.1",
+                headerFields: (fields ?? HTTPHeaders()).dictionary)
+                ?? HTTPURLResponse(url: url, statusCode: 200, httpVersion: nil, headerFields: nil)!
+        }
+        set {
+            status = newValue.statusCode
+            url = newValue.url
+            httpVersion = nil
+            fields = nil
+            base = newValue
+        }
+    }
+
+    /// One header field's value, by case-insensitive name, without converting the whole head.
+    func value(forHTTPHeaderField name: String) -> String? {
+        if let fields { return fields[name] }
+        return base?.value(forHTTPHeaderField: name)
+    }
+
+    /// The head changed: `base` no longer describes it, so its fields become this response's own.
+    private mutating func detach() {
+        guard let base else { return }
+        if fields == nil { fields = HTTPHeaders(base.headerFields) }
+        self.base = nil
+    }
+}
+
+/// A response head as the helpers shared by the engines read it: Foundation's `HTTPURLResponse` (URLSessionEngine)
+/// or an `EngineResponse` (CurlEngine, StubEngine), so that neither has to be converted into the other.
+protocol ResponseHeadFields {
+    var statusCode: Int { get }
+    func value(forHTTPHeaderField name: String) -> String?
+}
+
+extension HTTPURLResponse: ResponseHeadFields {}
+
+extension EngineResponse: ResponseHeadFields {
+    var statusCode: Int { status }
 }
 
 extension HTTPURLResponse {

@@ -11,9 +11,10 @@ enum Redirects {
     static let credentialHeaders = ["Authorization", "Cookie", "Proxy-Authorization"]
 
     /// The request that follows a redirect response, or `nil` when the response is not one to follow.
-    static func next(after response: HTTPURLResponse, for request: EngineRequest) -> EngineRequest? {
+    static func next(after response: EngineResponse, for request: EngineRequest) -> EngineRequest? {
         let from = response.url ?? request.url
-        guard [301, 302, 303, 307, 308].contains(response.statusCode), let target = target(of: response, from: from),
+        guard [301, 302, 303, 307, 308].contains(response.status),
+              let target = target(of: response.value(forHTTPHeaderField: "Location"), from: from),
               isFollowable(target)
         else { return nil }
         var next = request
@@ -22,7 +23,7 @@ enum Redirects {
             for name in credentialHeaders { next.headers[name] = nil }
         }
         let method = request.method
-        if response.statusCode == 303 || ((response.statusCode == 301 || response.statusCode == 302) && method == .post) {
+        if response.status == 303 || ((response.status == 301 || response.status == 302) && method == .post) {
             if method != .head { next.method = .get }
             next.body = .none
             next.headers["Content-Type"] = nil
@@ -32,8 +33,8 @@ enum Redirects {
     }
 
     /// Where a redirect response points: its `Location`, resolved against the URL it answered.
-    static func target(of response: HTTPURLResponse, from: URL?) -> URL? {
-        guard let location = response.value(forHTTPHeaderField: "Location"), let from else { return nil }
+    static func target(of location: String?, from: URL?) -> URL? {
+        guard let location, let from else { return nil }
         return URL(string: location, relativeTo: from)?.absoluteURL
     }
 

@@ -226,25 +226,24 @@ public final class StubEngine: Engine {
                 progress(TransferProgress(direction: .upload, completed: sent, expected: sent))
             }
             let url = request.url ?? URL(string: "http://stub.invalid/")!
-            guard let response = HTTPURLResponse(
-                url: url, statusCode: reply.status, httpVersion: "HTTP/1.1", headerFields: reply.headers.dictionary)
-            else {
-                throw URLError(.badServerResponse)
-            }
-            request.onResponseHead?(response)
+            var response = EngineResponse(
+                status: reply.status, url: url, httpVersion: "HTTP/1.1", headers: reply.headers, body: Data())
+            if let onResponseHead = request.onResponseHead { onResponseHead(response.response) }
             var counter = DownloadCounter(response: response)
             if counter.expected == nil { counter.expected = counter.start + Int64(reply.body.count) }
             if !reply.body.isEmpty { progress(counter.add(reply.body.count)) }
             if let sink = try request.sink(for: response) {
                 do {
                     try sink.write(reply.body)
-                    return EngineResponse(response: response, body: Data(), fileLength: try sink.close())
+                    response.fileLength = try sink.close()
+                    return response
                 } catch {
                     sink.abandon()
                     throw HTTPError(.fileSystem, "the download could not be written: \(error)", underlying: error)
                 }
             }
-            return EngineResponse(response: response, body: reply.body)
+            response.body = reply.body
+            return response
         } catch is CancellationError {
             cancelled = true
             throw CancellationError()

@@ -147,9 +147,8 @@ public struct Response: Sendable {
 extension Response {
     /// Builds a response from what an engine returned, before decoding.
     init(engine: EngineResponse, request: Request, duration: Duration) {
-        let headers = engine.headers ?? HTTPHeaders(engine.response.headerFields)
         self.init(
-            request: request, status: engine.response.statusCode, headers: headers, url: engine.response.url,
+            request: request, status: engine.status, headers: engine.headers ?? HTTPHeaders(), url: engine.url,
             data: engine.body, duration: duration)
     }
 }

@@ -83,7 +83,7 @@ extension EngineRequest {
     /// Where the body of a response goes under this request's destination: a file sink for a `200` or `206`
     /// (checking that a `206` starts where asked: the destination's offset, or `start` for a later segment), else
     /// memory.
-    func sink(for response: HTTPURLResponse, start expected: Int64? = nil, synchronous: Bool = false) throws -> FileSink? {
+    func sink(for response: some ResponseHeadFields, start expected: Int64? = nil, synchronous: Bool = false) throws -> FileSink? {
         guard case .file(let url, let offset) = destination, response.statusCode == 200 || response.statusCode == 206
         else { return nil }
         var start: Int64 = 0
@@ -129,7 +129,7 @@ struct DownloadCounter {
 
     init() {}
 
-    init(response: HTTPURLResponse) {
+    init(response: some ResponseHeadFields) {
         if response.statusCode == 206, let range = ContentRange(response.value(forHTTPHeaderField: "Content-Range")) {
             start = range.start ?? 0
             expected = range.total

@@ -112,12 +112,11 @@ public final class CurlEngine: Engine {
                 }
             }
             let response = try await exchange(sent, progress: progress)
-            if let cookies, let url = response.response.url,
-               response.response.value(forHTTPHeaderField: "Set-Cookie") != nil {
-                let received = HTTPCookie.cookies(withResponseHeaderFields: response.response.headerFields, for: url)
+            if let cookies, let url = response.url, response.value(forHTTPHeaderField: "Set-Cookie") != nil {
+                let received = HTTPCookie.cookies(withResponseHeaderFields: response.headers?.dictionary ?? [:], for: url)
                 if !received.isEmpty { cookies.setCookies(received, for: url, mainDocumentURL: nil) }
             }
-            guard let next = Redirects.next(after: response.response, for: current) else { return response }
+            guard let next = Redirects.next(after: response, for: current) else { return response }
             if let refusal = Redirects.refusal(from: current.url, to: next.url, for: current) { throw refusal }
             current = next
         }

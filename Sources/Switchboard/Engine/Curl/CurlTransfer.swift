@@ -28,9 +28,8 @@ final class CurlTransfer: @unchecked Sendable {
     private var status = 0
     private var version = "HTTP/1.1"
     private var headers: [(String, String)] = []
-    private var head: HTTPURLResponse?
-    /// The fields of `head` in the order they arrived.
-    private var headFields = HTTPHeaders()
+    /// The final response head, once it has arrived (its body comes at the end).
+    private var head: EngineResponse?
     private var body = BodyAccumulator()
     private var sink: FileSink?
     private var counter = DownloadCounter()
@@ -190,22 +189,19 @@ final class CurlTransfer: @unchecked Sendable {
             for (name, value) in headers {
                 ordered[name] = ordered[name].map { $0 + ", " + value } ?? value
             }
-            headFields = ordered
-            let fields = ordered.dictionary
             // libcurl follows no redirect here (the engine does), so the response is the request URL's.
-            let url = request.url ?? URL(string: "http://invalid")!
-            head = HTTPURLResponse(url: url, statusCode: status, httpVersion: version, headerFields: fields)
-            if let head {
-                counter = DownloadCounter(response: head)
-                do {
-                    sink = try request.sink(for: head, synchronous: true)
-                } catch {
-                    failure = error
-                    return 0
-                }
-                body.reset(expectedLength: sink == nil ? SessionTransfer.expectedLength(head) : nil)
-                request.onResponseHead?(head)
+            let head = EngineResponse(
+                status: status, url: request.url, httpVersion: version, headers: ordered, body: Data())
+            self.head = head
+            counter = DownloadCounter(response: head)
+            do {
+                sink = try request.sink(for: head, synchronous: true)
+            } catch {
+                failure = error
+                return 0
             }
+            body.reset(expectedLength: sink == nil ? SessionTransfer.expectedLength(head) : nil)
+            request.onResponseHead?(head.response)
         } else if let colon = text.firstIndex(of: UInt8(ascii: ":")) {
             headers.append((
                 String(decoding: text[..<colon], as: UTF8.self),
@@ -331,7 +327,7 @@ final class CurlTransfer: @unchecked Sendable {
             finish(.failure(failure ?? error(for: code)))
             return
         }
-        guard let head else {
+        guard var head else {
             finish(.failure(URLError(.badServerResponse)))
             return
         }
@@ -344,7 +340,9 @@ final class CurlTransfer: @unchecked Sendable {
                 return
             }
         }
-        finish(.success(EngineResponse(response: head, body: body.take(), fileLength: length, headers: headFields)))
+        head.body = body.take()
+        head.fileLength = length
+        finish(.success(head))
     }
 
     /// Removed from the multi handle by a cancel: what arrived stays in the file (a resumable download continues

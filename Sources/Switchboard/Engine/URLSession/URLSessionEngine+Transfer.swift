@@ -187,7 +187,8 @@ final class SessionTransfer: Sendable {
         // answer otherwise, as on CurlEngine. The Location header decides: URLSession on Linux proposes an http URL
         // with the path of a `file:` target, and the current host for `http:///path`.
         let from = response.url ?? request.url
-        guard Redirects.isFollowable(proposed.url), Redirects.isFollowable(Redirects.target(of: response, from: from))
+        guard Redirects.isFollowable(proposed.url), Redirects.isFollowable(
+            Redirects.target(of: response.value(forHTTPHeaderField: "Location"), from: from))
         else {
             return nil
         }
@@ -311,10 +312,12 @@ final class SessionTransfer: Sendable {
     // MARK: - Helpers
 
     /// The body length announced by the server, when it is the length of what will arrive (not compressed).
-    static func expectedLength(_ response: HTTPURLResponse) -> Int64? {
-        guard response.expectedContentLength > 0, response.value(forHTTPHeaderField: "Content-Encoding") == nil
+    static func expectedLength(_ response: some ResponseHeadFields) -> Int64? {
+        guard response.value(forHTTPHeaderField: "Content-Encoding") == nil,
+              let text = response.value(forHTTPHeaderField: "Content-Length"),
+              let length = Int64(text.trimmingCharacters(in: .whitespaces)), length > 0
         else { return nil }
-        return response.expectedContentLength
+        return length
     }
 
     private static func error(for reason: StopReason, request: EngineRequest) -> any Error {

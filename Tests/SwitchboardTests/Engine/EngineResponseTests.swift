@@ -1,0 +1,71 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+@testable import Switchboard
+
+/// `EngineResponse` keeps the head as Switchboard values; Foundation's `HTTPURLResponse` is made from them only when
+/// asked for, and one an engine hands in is kept as it is until the head changes.
+@Suite struct EngineResponseTests {
+    private let url = URL(string: "https://api.example.com/v1/items")!
+
+    @Test func theHeadIsKeptInItsOwnValuesAndOrder() {
+        let headers: HTTPHeaders = ["X-B": "2", "Content-Type": "application/json", "X-A": "1"]
+        let response = EngineResponse(
+            status: 201, url: url, httpVersion: "HTTP/2", headers: headers, body: Data("{}".utf8))
+        #expect(response.status == 201)
+        #expect(response.url == url)
+        #expect(response.httpVersion == "HTTP/2")
+        #expect(response.headers?.map(\.name) == ["X-B", "Content-Type", "X-A"])
+        #expect(response.value(forHTTPHeaderField: "content-type") == "application/json")
+        #expect(response.value(forHTTPHeaderField: "X-Missing") == nil)
+    }
+
+    @Test func theFoundationResponseIsMadeFromTheValues() {
+        let response = EngineResponse(
+            status: 404, url: url, headers: ["Content-Type": "text/plain", "ETag": "\"v1\""], body: Data())
+        let made = response.response
+        #expect(made.statusCode == 404)
+        #expect(made.url == url)
+        #expect(made.value(forHTTPHeaderField: "ETag") == "\"v1\"")
+        #expect(made.value(forHTTPHeaderField: "content-type") == "text/plain")
+    }
+
+    @Test func aFoundationResponseIsKeptUntilTheHeadChanges() throws {
+        let source = try #require(HTTPURLResponse(
+            url: url, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: ["Location": "/next", "X-Id": "7"]))
+        var response = EngineResponse(response: source, body: Data("ok".utf8))
+        #expect(response.response === source, "the engine's own object comes back")
+        #expect(response.status == 200)
+        #expect(response.headers == ["Location": "/next", "X-Id": "7"])
+        #expect(response.value(forHTTPHeaderField: "x-id") == "7")
+
+        response.status = 302
+        let changed = response.response
+        #expect(changed !== source, "a changed head is not described by the old object")
+        #expect(changed.statusCode == 302)
+        #expect(changed.value(forHTTPHeaderField: "Location") == "/next", "the fields are carried over")
+        #expect(response.headers == ["Location": "/next", "X-Id": "7"])
+    }
+
+    @Test func settingTheFoundationResponseReplacesTheHead() throws {
+        var response = EngineResponse(status: 500, url: nil, headers: ["X-Old": "1"], body: Data())
+        let replacement = try #require(HTTPURLResponse(
+            url: url, statusCode: 204, httpVersion: "HTTP/1.1", headerFields: ["X-New": "2"]))
+        response.response = replacement
+        #expect(response.status == 204)
+        #expect(response.url == url)
+        #expect(response.headers == ["X-New": "2"])
+        #expect(response.value(forHTTPHeaderField: "X-Old") == nil)
+    }
+
+    @Test func theCenterReadsTheHeadWithoutFoundation() async throws {
+        let stub = StubEngine().on(
+            .get, "/v1/items", reply: StubEngine.Reply(status: 203, headers: ["X-Z": "z", "X-A": "a"], body: Data("[]".utf8)))
+        let center = Center { $0.engine = stub; $0.server = "https://api.example.com/v1/" }
+        let response = try await center.send { $0.api = "items" }
+        #expect(response.status == 203)
+        #expect(response.headers.map(\.name) == ["X-Z", "X-A"], "the order the engine gave is kept")
+    }
+}
