@@ -7,73 +7,208 @@ extension Center {
     /// configuration never affects a request in flight.
     public struct Configuration: Sendable {
         /// The base URL for requests that give an `api` but no `server`.
-        public var server: String?
+        public var server: String? {
+            get { fields.server }
+            _modify { yield &fields.server }
+        }
         /// Named base URLs that requests and endpoints pick with `node`; `.default` is `server`.
-        public var nodes: [Node: String] = [:]
+        public var nodes: [Node: String] {
+            get { fields.nodes }
+            _modify { yield &fields.nodes }
+        }
         /// Plugins every request of this center runs through, in order (see `Plugin`).
-        public var plugins: [any Plugin] = []
+        public var plugins: [any Plugin] {
+            get { fields.plugins }
+            _modify { yield &fields.plugins }
+        }
         /// Plugins for the requests to one node, run after the center's `plugins`; `.default` is for requests that
         /// name no other node.
         ///
         /// ```swift
         /// config.nodePlugins[.payment] = [SigningPlugin(key: paymentKey)]
         /// ```
-        public var nodePlugins: [Node: [any Plugin]] = [:]
+        public var nodePlugins: [Node: [any Plugin]] {
+            get { fields.nodePlugins }
+            _modify { yield &fields.nodePlugins }
+        }
         /// Whether endpoints that have a `stub` are answered from it instead of the network. `false` by default.
-        public var usesEndpointStubs = false
+        public var usesEndpointStubs: Bool {
+            get { fields.usesEndpointStubs }
+            _modify { yield &fields.usesEndpointStubs }
+        }
         /// The response cache, for requests whose `cachePolicy` is not `.networkOnly`. `nil` (no cache) by default.
-        public var cache: ResponseCache?
+        public var cache: ResponseCache? {
+            get { fields.cache }
+            _modify { yield &fields.cache }
+        }
         /// Headers sent with every request (unless it turns `useGeneralHeaders` off); the request's own win.
-        public var headers: HTTPHeaders = [:]
+        public var headers: HTTPHeaders {
+            get { fields.headers }
+            _modify { yield &fields.headers }
+        }
         /// Parameters sent with every request (unless it turns `useGeneralParameters` off); the request's own win.
-        public var parameters: [String: any Sendable] = [:]
+        public var parameters: [String: any Sendable] {
+            get { fields.parameters }
+            _modify { yield &fields.parameters }
+        }
         /// Values merged under every request's `userInfo`, for the hooks to read.
-        public var userInfo: [String: any Sendable] = [:]
+        public var userInfo: [String: any Sendable] {
+            get { fields.userInfo }
+            _modify { yield &fields.userInfo }
+        }
         /// The queue that callbacks run on. `nil`: a private concurrent queue (not the main queue).
-        public var callbackQueue: DispatchQueue?
+        public var callbackQueue: DispatchQueue? {
+            get { fields.callbackQueue }
+            _modify { yield &fields.callbackQueue }
+        }
         /// The transport. `URLSessionEngine.shared` by default.
-        public var engine: any Engine = URLSessionEngine.shared
+        public var engine: any Engine {
+            get { fields.engine }
+            _modify { yield &fields.engine }
+        }
         /// Whether to print request, response and error banners, with secrets redacted. `false` by default.
-        public var consoleLog = false
+        public var consoleLog: Bool {
+            get { fields.consoleLog }
+            _modify { yield &fields.consoleLog }
+        }
         /// Where console banners go when `consoleLog` is on. Standard output by default.
-        public var consoleLogHandler: @Sendable (String) -> Void = { print($0) }
+        public var consoleLogHandler: @Sendable (String) -> Void {
+            get { fields.consoleLogHandler }
+            _modify { yield &fields.consoleLogHandler }
+        }
         /// More words that make a name secret in the console log, beside the built-in ones (`token`, `secret`,
         /// `key`, `password`, `passwd`, `session`, `auth`, `signature`, `cookie`, `credential`): a header, query
         /// item, form field, parameter or JSON member whose name contains one, without regard to case, is printed
         /// as `<redacted>`.
-        public var consoleLogSecretNames: Set<String> = []
+        public var consoleLogSecretNames: Set<String> {
+            get { fields.consoleLogSecretNames }
+            _modify { yield &fields.consoleLogSecretNames }
+        }
         /// Whether redirects from `https` to plain `http` are followed. `false` (the default) fails them with
         /// `HTTPError.Code.insecureRedirect`, on every engine.
-        public var allowsInsecureRedirects = false
+        public var allowsInsecureRedirects: Bool {
+            get { fields.allowsInsecureRedirects }
+            _modify { yield &fields.allowsInsecureRedirects }
+        }
         /// The longest a request may wait without receiving anything (the idle timeout). 60 seconds by default.
-        public var timeout: Duration = .seconds(60)
+        public var timeout: Duration {
+            get { fields.timeout }
+            _modify { yield &fields.timeout }
+        }
         /// The longest a whole exchange may take, however steadily data arrives. `nil` (no limit) by default.
-        public var totalTimeout: Duration?
+        public var totalTimeout: Duration? {
+            get { fields.totalTimeout }
+            _modify { yield &fields.totalTimeout }
+        }
         /// Status codes that count as success. 200 to 299 by default.
-        public var acceptableStatusCodes: Set<Int> = Set(200...299)
+        public var acceptableStatusCodes: Set<Int> {
+            get { fields.acceptableStatusCodes }
+            _modify { yield &fields.acceptableStatusCodes }
+        }
         /// Keeps a credential on every request and refreshes it once when it is refused. `nil` by default.
-        public var authenticator: Authenticator?
+        public var authenticator: Authenticator? {
+            get { fields.authenticator }
+            _modify { yield &fields.authenticator }
+        }
         /// Whether identical `GET` and `HEAD` requests in flight share one transfer (each caller still gets its own
         /// callbacks). `false` by default; `Request.deduplicate` decides for one request.
-        public var deduplicatesGETs = false
+        public var deduplicatesGETs: Bool {
+            get { fields.deduplicatesGETs }
+            _modify { yield &fields.deduplicatesGETs }
+        }
         /// When and how failed requests are retried. `.never` by default; `.default` gives three attempts.
-        public var retryPolicy: RetryPolicy = .never
+        public var retryPolicy: RetryPolicy {
+            get { fields.retryPolicy }
+            _modify { yield &fields.retryPolicy }
+        }
         /// The clock the center waits on between retries; inject one in tests to control time.
-        public var clock: any Clock<Duration> = ContinuousClock()
+        public var clock: any Clock<Duration> {
+            get { fields.clock }
+            _modify { yield &fields.clock }
+        }
         /// How many failed requests and groups (sent with callbacks) the center remembers for `retry(_:)`, and how
         /// many successes it remembers to answer `.succeeded`. 100 by default; 0 turns retry by identifier off.
-        public var retainedFailures = 100
+        public var retainedFailures: Int {
+            get { fields.retainedFailures }
+            _modify { yield &fields.retainedFailures }
+        }
         /// Runs before each request is encoded, after merging and URL composition: it may change anything, and may
         /// throw to refuse sending (the request then fails with the thrown `HTTPError`, or `.vetoed`).
-        public var onRequest: (@Sendable (inout Request) async throws -> Void)?
+        public var onRequest: (@Sendable (inout Request) async throws -> Void)? {
+            get { fields.onRequest }
+            _modify { yield &fields.onRequest }
+        }
         /// Runs after a response passed status validation and was decoded: it may return a different response,
         /// or throw to fail the request (with the thrown `HTTPError`, or `.business`).
-        public var onResponse: (@Sendable (Request, Response) async throws -> Response)?
+        public var onResponse: (@Sendable (Request, Response) async throws -> Response)? {
+            get { fields.onResponse }
+            _modify { yield &fields.onResponse }
+        }
         /// Runs once on the final error of a failed request, before the failure callbacks; returns the error to
         /// report (the same, or another).
-        public var onError: (@Sendable (Request, HTTPError) async -> HTTPError)?
+        public var onError: (@Sendable (Request, HTTPError) async -> HTTPError)? {
+            get { fields.onError }
+            _modify { yield &fields.onError }
+        }
 
         /// Creates a configuration with every property at its default.
-        public init() {}
+        public init() {
+            storage = Storage(Fields())
+        }
+
+        /// The stored values. Every request takes a snapshot of the configuration, so they live in one storage
+        /// that copies share until one of them changes.
+        struct Fields: Sendable {
+            var server: String?
+            var nodes: [Node: String] = [:]
+            var plugins: [any Plugin] = []
+            var nodePlugins: [Node: [any Plugin]] = [:]
+            var usesEndpointStubs: Bool = false
+            var cache: ResponseCache?
+            var headers: HTTPHeaders = [:]
+            var parameters: [String: any Sendable] = [:]
+            var userInfo: [String: any Sendable] = [:]
+            var callbackQueue: DispatchQueue?
+            var engine: any Engine = URLSessionEngine.shared
+            var consoleLog: Bool = false
+            var consoleLogHandler: @Sendable (String) -> Void = { print($0) }
+            var consoleLogSecretNames: Set<String> = []
+            var allowsInsecureRedirects: Bool = false
+            var timeout: Duration = .seconds(60)
+            var totalTimeout: Duration?
+            var acceptableStatusCodes: Set<Int> = Set(200...299)
+            var authenticator: Authenticator?
+            var deduplicatesGETs: Bool = false
+            var retryPolicy: RetryPolicy = .never
+            var clock: any Clock<Duration> = ContinuousClock()
+            var retainedFailures: Int = 100
+            var onRequest: (@Sendable (inout Request) async throws -> Void)?
+            var onResponse: (@Sendable (Request, Response) async throws -> Response)?
+            var onError: (@Sendable (Request, HTTPError) async -> HTTPError)?
+        }
+
+        /// Holds a configuration's fields; copies of the configuration share it until one of them is changed.
+        final class Storage: @unchecked Sendable {
+            // Safety: `fields` is written only through `Configuration.fields`'s `_modify`, which first gives the
+            // writing configuration a storage of its own when `isKnownUniquelyReferenced` says it shares one. A
+            // storage reachable from more than one configuration, and so from more than one thread, is therefore
+            // only ever read, as with the standard library's copy-on-write collections.
+            var fields: Fields
+
+            init(_ fields: Fields) {
+                self.fields = fields
+            }
+        }
+
+        private var storage: Storage
+
+        /// The fields, copied into a storage of this configuration's own before a change when the storage is shared.
+        private var fields: Fields {
+            get { storage.fields }
+            _modify {
+                if !isKnownUniquelyReferenced(&storage) { storage = Storage(storage.fields) }
+                yield &storage.fields
+            }
+        }
     }
 }

@@ -463,10 +463,12 @@ extension Request {
             merged.headers = headers
         }
         if useGeneralParameters && !configuration.parameters.isEmpty {
-            merged.parameters = configuration.parameters.merging(parameters) { _, own in own }
+            merged.parameters = parameters.isEmpty
+                ? configuration.parameters : configuration.parameters.merging(parameters) { _, own in own }
         }
         if !configuration.userInfo.isEmpty {
-            merged.userInfo = configuration.userInfo.merging(userInfo) { _, own in own }
+            merged.userInfo = userInfo.isEmpty
+                ? configuration.userInfo : configuration.userInfo.merging(userInfo) { _, own in own }
         }
         merged.server = server(in: configuration)
         merged.timeout = timeout ?? configuration.timeout

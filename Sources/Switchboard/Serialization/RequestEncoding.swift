@@ -147,7 +147,11 @@ enum RequestEncoding {
         let last = head.utf8.last
         let separator = !head.utf8.contains(UInt8(ascii: "?")) ? "?"
             : last == UInt8(ascii: "?") || last == UInt8(ascii: "&") ? "" : "&"
-        let combined = String(head) + separator + query + fragment
+        var combined = String(head)
+        combined.reserveCapacity(text.utf8.count + query.utf8.count + 1)
+        combined += separator
+        combined += query
+        combined += fragment
         do {
             return try URLComposition.validate(combined, for: request)
         } catch {
@@ -187,32 +191,52 @@ enum RequestEncoding {
 /// `application/x-www-form-urlencoded` text, with nested values as `key[]` and `key[member]`.
 enum FormEncoding {
     static func encode(_ members: [(key: String, value: ParameterValue)]) -> String {
-        pairs(members).map { "\(escape($0.name))=\(escape($0.value))" }.joined(separator: "&")
+        var text = ""
+        for (name, value) in pairs(members) {
+            if !text.isEmpty { text += "&" }
+            appendEscaped(name, to: &text)
+            text += "="
+            appendEscaped(value, to: &text)
+        }
+        return text
     }
 
     /// The parameters as flat name-value pairs (`list[]`, `map[key]`), unescaped: for forms and multipart fields.
     static func pairs(_ members: [(key: String, value: ParameterValue)]) -> [(name: String, value: String)] {
-        var pairs: [(String, String)] = []
+        var pairs: [(name: String, value: String)] = []
+        pairs.reserveCapacity(members.count)
         for member in members { flatten(member.value, key: member.key, into: &pairs) }
-        return pairs.map { (name: $0.0, value: $0.1) }
+        return pairs
     }
 
-    private static func flatten(_ value: ParameterValue, key: String, into pairs: inout [(String, String)]) {
+    private static func flatten(
+        _ value: ParameterValue, key: String, into pairs: inout [(name: String, value: String)]
+    ) {
         switch value {
         case .array(let elements):
             for element in elements { flatten(element, key: key + "[]", into: &pairs) }
         case .object(let members):
             for member in members { flatten(member.value, key: "\(key)[\(member.key)]", into: &pairs) }
         default:
-            pairs.append((key, value.formText))
+            pairs.append((name: key, value: value.formText))
         }
     }
 
     /// RFC 3986 query escaping: everything but unreserved characters and `/` `?` is percent-encoded (as UTF-8,
     /// with upper-case hex digits).
     static func escape(_ string: String) -> String {
+        var escaped = ""
+        appendEscaped(string, to: &escaped)
+        return escaped
+    }
+
+    /// Appends `string` escaped as `escape` does.
+    static func appendEscaped(_ string: String, to text: inout String) {
         let utf8 = string.utf8
-        guard utf8.contains(where: { !isAllowed($0) }) else { return string }
+        guard utf8.contains(where: { !isAllowed($0) }) else {
+            text += string
+            return
+        }
         var escaped: [UInt8] = []
         escaped.reserveCapacity(utf8.count * 3)
         for byte in utf8 {
@@ -224,7 +248,7 @@ enum FormEncoding {
                 escaped.append(hexDigits[Int(byte & 0x0F)])
             }
         }
-        return String(decoding: escaped, as: UTF8.self)
+        text += String(decoding: escaped, as: UTF8.self)
     }
 
     private static let hexDigits = Array("0123456789ABCDEF".utf8)

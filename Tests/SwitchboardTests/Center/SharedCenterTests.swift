@@ -29,6 +29,30 @@ import Testing
         #expect(Center.shared.configuration.headers["X-A"] == nil)
     }
 
+    /// A configuration is a value: copies share their storage until one changes, and a change never shows in
+    /// another copy, nor in a snapshot a request took before `setup` changed the center.
+    @Test func configurationCopiesAreIndependent() {
+        var first = Center.Configuration()
+        first.headers["X-Client"] = "app"
+        first.parameters["v"] = 1
+        var second = first
+        second.headers["X-Client"] = "other"
+        second.parameters["v"] = 2
+        second.timeout = .seconds(5)
+        #expect(first.headers["X-Client"] == "app")
+        #expect(first.parameters["v"] as? Int == 1)
+        #expect(first.timeout == .seconds(60))
+        #expect(second.headers["X-Client"] == "other")
+        #expect(second.parameters["v"] as? Int == 2)
+
+        let center = testCenter { $0.server = "https://a.example/" }
+        let snapshot = center.configuration
+        center.setup { $0.server = "https://b.example/"; $0.headers["X-Late"] = "1" }
+        #expect(snapshot.server == "https://a.example/")
+        #expect(snapshot.headers["X-Late"] == nil)
+        #expect(center.configuration.server == "https://b.example/")
+    }
+
     /// The library reads no environment: the default is the shared URLSessionEngine whatever `SWITCHBOARD_ENGINE`
     /// says (that switch belongs to the test suite, in `TestEngine`).
     @Test func theDefaultEngineIsTheSharedURLSessionEngine() {
