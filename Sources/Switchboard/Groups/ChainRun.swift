@@ -2,6 +2,7 @@
 ///
 /// A step that throws declines: it and every later step are reported as `.notSent`. A failed step ends the chain
 /// the same way. Cancelling the chain cancels the running step (which ends as `.cancelled`) and sends no other.
+/// What to do is decided by `ChainState`; this builds and sends the steps.
 struct ChainRun: Sendable {
     let runner: MemberRunner
     let chain: ChainRequest
@@ -12,20 +13,10 @@ struct ChainRun: Sendable {
         if let invalid = invalidReason() {
             return [.failure(HTTPError(.invalidGroup, invalid))]
         }
-        let count = chain.count
-        var results: [Result<Response, HTTPError>?] = Array(repeating: nil, count: count)
-        var responses: [Response] = []
-        if let previous, previous.count == count {
-            for result in previous {
-                guard case .success(let response) = result else { break }
-                results[responses.count] = result
-                responses.append(response)
-            }
-        }
-        var stopReason: String?
-        for step in responses.count..<count {
+        var state = ChainState(count: chain.count, previous: previous)
+        while let step = state.next {
             if Task.isCancelled {
-                stopReason = "the chain was cancelled"
+                state.stop(because: "the chain was cancelled")
                 break
             }
             var request: Request
@@ -34,29 +25,16 @@ struct ChainRun: Sendable {
             } else {
                 request = Request()
                 do {
-                    try chain.steps[step - 1](&request, responses[step - 1], responses)
+                    try chain.steps[step - 1](&request, state.responses[step - 1], state.responses)
                 } catch {
-                    results[step] = .failure(HTTPError(
-                        .notSent, "step \(step + 1) of \(count) declined to send: \(error)", underlying: error))
-                    stopReason = "step \(step + 1) declined"
+                    state.declined(step, because: error)
                     break
                 }
             }
             let progress = relay.map { relay in { @Sendable (report: TransferProgress) in relay.report(report) } }
-            let result = await runner.run(Launcher.step(request, at: step, of: chain), progress: progress)
-            results[step] = result
-            switch result {
-            case .success(let response):
-                responses.append(response)
-            case .failure(let error):
-                stopReason = "step \(step + 1) failed (\(error.code))"
-            }
-            if stopReason != nil { break }
+            state.finish(step, await runner.run(Launcher.step(request, at: step, of: chain), progress: progress))
         }
-        return results.enumerated().map { step, result in
-            result ?? .failure(HTTPError(
-                .notSent, "step \(step + 1) of \(count) was not sent: \(stopReason ?? "stopped")"))
-        }
+        return state.outcomes
     }
 
     private func invalidReason() -> String? {
