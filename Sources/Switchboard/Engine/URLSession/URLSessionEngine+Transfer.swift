@@ -210,16 +210,19 @@ final class SessionTransfer: Sendable {
                 for (name, value) in HTTPCookie.requestHeaderFields(with: cookies) { next.setValue(value, forHTTPHeaderField: name) }
             }
         }
-        let keepsBody = response.statusCode == 307 || response.statusCode == 308
         return state.withLock { state -> URLRequest? in
             state.redirects += 1
-            if state.redirects > Redirects.maximum { return nil }
-            if keepsBody, !request.body.isEmpty {
+            switch SessionDecision.redirect(
+                status: response.statusCode, redirects: state.redirects, hasBody: !request.body.isEmpty) {
+            case .refuse:
+                return nil
+            case .holdToResend:
                 next.httpMethod = request.method.rawValue
                 state.pendingRedirect = next
                 return nil
+            case .follow:
+                return next
             }
-            return next
         }
     }
 
@@ -236,35 +239,37 @@ final class SessionTransfer: Sendable {
             case follow(URLRequest)
         }
         let next = state.withLock { state -> Next in
-            if let reason = state.stopReason {
+            switch SessionDecision.completion(
+                stopped: state.stopReason != nil, challenged: state.challengeResponse != nil,
+                redirects: state.redirects, heldRedirect: state.pendingRedirect != nil, taskFailed: error != nil) {
+            case .stopped:
                 state.sink?.abandon()
                 state.sink = nil
-                return .finish(.failure(SessionTransfer.error(for: reason, request: request)))
-            }
-            if let challenge = state.challengeResponse {
+                return .finish(.failure(SessionTransfer.error(for: state.stopReason!, request: request)))
+            case .challenged:
                 // URLSession delivered the 401's body before it raised the challenge.
                 state.sink?.abandon()
                 state.sink = nil
-                return .finish(.success(EngineResponse(response: challenge, body: state.body.take())))
-            }
-            if state.redirects > Redirects.maximum {
+                return .finish(.success(EngineResponse(response: state.challengeResponse!, body: state.body.take())))
+            case .tooManyRedirects:
                 return .finish(.failure(URLError(.httpTooManyRedirects, userInfo: [
                     NSLocalizedDescriptionKey: "more than \(Redirects.maximum) redirects",
                 ])))
-            }
-            if error == nil, let redirect = state.pendingRedirect {
+            case .resend:
+                let redirect = state.pendingRedirect!
                 state.pendingRedirect = nil
                 state.response = nil
                 state.body.reset()
                 state.sink?.abandon()
                 state.sink = nil
                 return .follow(redirect)
-            }
-            if let error {
+            case .failed:
                 // Keep what arrived before the connection was lost: a resumable download continues from it.
                 state.sink?.abandon()
                 state.sink = nil
-                return .finish(.failure(SessionTransfer.urlError(error)))
+                return .finish(.failure(SessionTransfer.urlError(error!)))
+            case .answered:
+                break
             }
             // A redirect URLSession could not even parse the Location of completes without telling the delegate
             // about the response: the task still has it, and it is the answer.
