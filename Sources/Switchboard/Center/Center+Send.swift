@@ -65,7 +65,7 @@ extension Center {
 
     /// The callback forms' common path.
     func send(_ configure: (inout Request) -> Void, _ callbacks: SingleCallbacks) -> RequestID {
-        let (request, _) = prepare(configure)
+        let (request, _) = configured(configure)
         start(request, callbacks: callbacks, registration: .new)
         return request.id!
     }
@@ -81,12 +81,12 @@ extension Center {
         let (queue, relay) = delivery(request.scope.callbackQueue, configuration, onProgress: callbacks.onProgress)
         // `.cacheThenNetwork`: the cached response reaches `onSuccess` first (an error it throws is ignored: the
         // outcome is the network's).
-        var early: (@Sendable (Response) -> Void)?
+        var interim: (@Sendable (Response) -> Void)?
         if request.cachePolicy == .cacheThenNetwork {
-            early = { @Sendable response in queue.async { try? callbacks.onSuccess?(response) } }
+            interim = { @Sendable response in queue.async { try? callbacks.onSuccess?(response) } }
         }
-        _ = launcher.start(.single(request), registration: registration, detached: true) { [self, queue, early] in
-            let result = await run(request, configuration, progress: relay?.report, early: early)
+        _ = launcher.start(.single(request), registration: registration, detached: true) { [self, queue, interim] in
+            let result = await run(request, configuration, progress: relay?.report, interim: interim)
             relay?.finish()
             registry.remember(
                 id, failure: result.isSuccess ? nil : .single(request, callbacks),
@@ -129,7 +129,7 @@ extension Center {
     @discardableResult
     nonisolated(nonsending)
     public func send(_ configure: (inout Request) -> Void) async throws(HTTPError) -> Response {
-        let (request, configuration) = prepare(configure)
+        let (request, configuration) = configured(configure)
         if Center.runsInline(request, configuration) {
             return try await runInline(request, configuration).get()
         }
@@ -164,7 +164,7 @@ extension Center {
     /// }
     /// ```
     public func responses(_ configure: (inout Request) -> Void) -> AsyncThrowingStream<Response, any Error> {
-        let (request, configuration) = prepare(configure)
+        let (request, configuration) = configured(configure)
         let (stream, continuation) = AsyncThrowingStream<Response, any Error>.makeStream()
         let task = launcher.start(.single(request)) { [self] in
             let result = await run(request, configuration, progress: nil) { continuation.yield($0) }

@@ -117,13 +117,14 @@ public final class Center: Sendable {
         configuration.callbackQueue ?? privateQueue
     }
 
-    // MARK: - Preparing
+    // MARK: - Configuring
 
     /// Where all work starts.
     var launcher: Launcher { Launcher(registry: registry) }
 
-    /// Builds the request from the closure and numbers it; the launcher registers it when it starts.
-    func prepare(_ configure: (inout Request) -> Void) -> (Request, Configuration) {
+    /// Builds the request from the closure and numbers it, with the configuration it will run under (a snapshot);
+    /// the launcher registers it when it starts.
+    func configured(_ configure: (inout Request) -> Void) -> (Request, Configuration) {
         (Launcher.numbered(Request(configure)), configuration)
     }
 }

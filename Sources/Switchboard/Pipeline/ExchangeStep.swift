@@ -1,0 +1,117 @@
+import Foundation
+
+/// One pass of a request over the network: the request as the engine sends it, where a download's body goes, and
+/// the temporary files made for it (gone when the pass ends).
+struct Exchange {
+    var engineRequest: EngineRequest
+    let download: DownloadPlan?
+
+    func removeTemporaryFiles() {
+        for file in engineRequest.temporaryFiles { try? FileManager.default.removeItem(at: file) }
+    }
+}
+
+extension Center {
+    /// The encode step: the prepared request as an engine sends it; a download gets its partial file and range.
+    func encode(
+        _ prepared: PreparedRequest, _ configuration: Configuration, cancellation: EngineCancellation?
+    ) throws(HTTPError) -> Exchange {
+        let request = prepared.request
+        var engineRequest = try RequestEncoding.encode(request)
+        engineRequest.allowsInsecureRedirects = configuration.allowsInsecureRedirects
+        engineRequest.cancellation = cancellation
+        guard request.kind == .download, let url = engineRequest.url else {
+            return Exchange(engineRequest: engineRequest, download: nil)
+        }
+        let download: DownloadPlan
+        do {
+            download = try DownloadPlan(request, url: url)
+        } catch {
+            Exchange(engineRequest: engineRequest, download: nil).removeTemporaryFiles()
+            throw error
+        }
+        download.apply(to: &engineRequest)
+        return Exchange(engineRequest: engineRequest, download: download)
+    }
+
+    /// The send step: the plugins' `adapt` (after encoding: signing), the console log, then deduplication and the
+    /// engine. A download that fails here keeps its partial file only when it is resumable.
+    func send(
+        _ exchange: inout Exchange, _ request: Request, _ configuration: Configuration, _ plugins: PluginChain,
+        progress: (@Sendable (TransferProgress) -> Void)?, log: ConsoleLog?
+    ) async throws(HTTPError) -> Response {
+        if !plugins.isEmpty {
+            do throws(HTTPError) {
+                try await plugins.adapt(&exchange.engineRequest, for: request)
+            } catch {
+                exchange.download?.interrupted()
+                throw error
+            }
+        }
+        let engineRequest = exchange.engineRequest
+        log?.request(request, engineRequest)
+        guard !engineRequest.isCancelled else {
+            exchange.download?.interrupted()
+            throw HTTPError(.cancelled, "the request was cancelled before it was sent", request: request)
+        }
+        let start = ContinuousClock.now
+        let engineResponse: EngineResponse
+        if !plugins.isEmpty { await plugins.willSend(engineRequest, for: request) }
+        do {
+            let shared = request.deduplicate ?? (configuration.deduplicatesGETs && (request.method == .get
+                || request.method == .head))
+            if shared, request.kind == .data, let key = InFlight.Key(engineRequest) {
+                engineResponse = try await inFlight.perform(
+                    engineRequest, key: key, engine: configuration.engine, progress: progress ?? { _ in })
+            } else {
+                engineResponse = try await configuration.engine.perform(engineRequest, progress: progress ?? { _ in })
+            }
+        } catch {
+            exchange.download?.interrupted()
+            let failure = HTTPError.from(error, request: request)
+            if !plugins.isEmpty { await plugins.didReceive(.failure(failure), for: request) }
+            throw failure
+        }
+        let response = Response(engine: engineResponse, request: request, duration: .now - start)
+        if !plugins.isEmpty { await plugins.didReceive(.success(response), for: request) }
+        return response
+    }
+
+    /// A download's last step: a complete, acceptable body moves to its destination. Returns `nil` when the pass
+    /// should start over (`mayStartOver`): a `416` for a partial file that does not match, which is dropped.
+    func settle(
+        _ download: DownloadPlan, _ response: Response, _ request: Request, mayStartOver: Bool
+    ) throws(HTTPError) -> Response? {
+        var response = response
+        if download.isComplete(after: response) || (acceptable(response, for: request) && response.status != 416) {
+            response.fileURL = try download.complete(response)
+            return response
+        }
+        if response.status == 416 && mayStartOver && download.offset > 0 {
+            download.discard()
+            return nil
+        }
+        download.interrupted()
+        return response
+    }
+
+    /// An endpoint's stub, served after its delay (on the center's clock) and marked as such.
+    func stubbed(
+        _ reply: StubEngine.Reply, _ engineRequest: EngineRequest, _ request: Request, _ configuration: Configuration,
+        _ cancellation: EngineCancellation?
+    ) async throws(HTTPError) -> Response {
+        do {
+            if reply.delay > .zero {
+                try await Center.sleep(for: reply.delay, on: configuration.clock, cancellation: cancellation)
+            }
+        } catch {
+            throw HTTPError(.cancelled, "the request was cancelled", request: request)
+        }
+        if let error = reply.error { throw HTTPError.from(error, request: request) }
+        var response = Response(
+            request: request, status: reply.status, headers: reply.headers, url: engineRequest.url, data: reply.body)
+        response.source = .stub
+        return response
+    }
+
+}

@@ -1,0 +1,168 @@
+import Foundation
+
+/// The request pipeline: the single async core behind every form of `send`, for requests, batch members, chain
+/// steps and transfers alike.
+///
+/// Each attempt passes these steps, in order; any of them may end it with an `HTTPError`:
+/// 1. **Prepare** (`PrepareStep.swift`): merge with the configuration, compose the URL, the plugins' `prepare`, the
+///    `onRequest` hook, compose again.
+/// 2. **Encode** (`ExchangeStep.swift`): URL with query, method, headers and body as an `EngineRequest`; a
+///    download's partial file and range.
+/// 3. **Cache** (`CacheStep`): answer from the cache, or for `.cacheThenNetwork` send the cached response out first
+///    and go on.
+/// 4. **Send** (`ExchangeStep.swift`): the plugins' `adapt` (signing), the console log, deduplication, the engine.
+/// 5. **Respond** (`ResponseStep.swift`): validate the status, decode, the `onResponse` hook, `validate`.
+///
+/// Around the attempts, `run` applies the authenticator (one refresh and replay when a credential is refused), the
+/// retry policy and the plugins' retry decisions, the plugins' `process`, cancellation by identifier and the
+/// `onError` hook.
+extension Center {
+    /// Runs one request to its final outcome.
+    ///
+    /// The request must have been registered by the launcher. On return it has been removed from the registry; a
+    /// cancel that was requested before that makes the outcome `.cancelled`, whatever the transfer did.
+    ///
+    /// The outcomes come in order: for `.cacheThenNetwork`, the cached response (when there is one) goes to
+    /// `interim` as soon as the cache step finds it, and the network's outcome is returned.
+    func run(
+        _ request: Request,
+        _ configuration: Configuration,
+        progress: (@Sendable (TransferProgress) -> Void)?,
+        interim: (@Sendable (Response) -> Void)? = nil,
+        cancellation: EngineCancellation? = nil
+    ) async -> Result<Response, HTTPError> {
+        let id = request.id!
+        let isCancelled = { @Sendable in Task.isCancelled || cancellation?.isCancelled == true }
+        let log = configuration.consoleLog ? ConsoleLog(configuration.consoleLogHandler, secretNames: configuration.consoleLogSecretNames) : nil
+        let policy = request.retryPolicy(in: configuration)
+        var current = request
+        var result: Result<Response, HTTPError>
+        var attempt = 1
+        let authenticator = request.usesAuthenticator ? configuration.authenticator : nil
+        let plugins = PluginChain(request, configuration)
+        var replayedAfterRefresh = false
+        while true {
+            current = request
+            var generation: UInt64?
+            do {
+                if let authenticator { generation = try await authenticator.authenticate(&current, center: self) }
+                var response = try await self.attempt(
+                    &current, configuration, plugins, progress: progress, log: log,
+                    interim: attempt == 1 ? interim : nil, cancellation: cancellation)
+                response.attempts = attempt
+                result = .success(response)
+                break
+            } catch {
+                var error = error
+                error.response?.attempts = attempt
+                result = .failure(error)
+                if let authenticator, let generation, !replayedAfterRefresh, !isCancelled(),
+                   authenticator.refused(error) {
+                    // The credential was refused: one refresh for everyone who found it stale, then send again once.
+                    replayedAfterRefresh = true
+                    do {
+                        try await authenticator.refresh(after: generation, center: self)
+                        continue
+                    } catch {
+                        result = .failure(error.with(request: current))
+                        break
+                    }
+                }
+                guard !isCancelled() else { break }
+                var delay = policy.delay(after: attempt, for: error, method: current.method)
+                if delay == nil, !plugins.isEmpty {
+                    delay = await plugins.retryDelay(after: error, attempt: attempt, for: current)
+                }
+                guard let delay else { break }
+                log?.retry(error, attempt: attempt, of: policy.maxAttempts, after: delay)
+                do {
+                    try await Center.sleep(for: delay, on: configuration.clock, cancellation: cancellation)
+                } catch {
+                    break
+                }
+                attempt += 1
+            }
+        }
+        if !plugins.isEmpty { result = await plugins.process(result, for: current) }
+        let cancelled = registry.finish(id) || isCancelled()
+        if cancelled, result.failureCode != .cancelled {
+            result = .failure(HTTPError(.cancelled, "the request was cancelled", request: current))
+        }
+        guard case .failure(let error) = result else { return result }
+        log?.error(error, request: current)
+        guard let onError = configuration.onError else { return result }
+        return .failure(await onError(current, error))
+    }
+
+    /// One attempt through the steps. `request` is left as far as the steps got, for the error report.
+    private func attempt(
+        _ request: inout Request,
+        _ configuration: Configuration,
+        _ plugins: PluginChain,
+        progress: (@Sendable (TransferProgress) -> Void)?,
+        log: ConsoleLog?,
+        interim: (@Sendable (Response) -> Void)?,
+        cancellation: EngineCancellation?
+    ) async throws(HTTPError) -> Response {
+        let prepared = try await prepare(&request, configuration, plugins)
+        registry.update(prepared.id, .single(request))
+        // A partial file that turns out not to match (a 416 short of the end) is dropped once, and the download
+        // starts again from zero.
+        for pass in 1...2 {
+            var exchange = try encode(prepared, configuration, cancellation: cancellation)
+            defer { exchange.removeTemporaryFiles() }
+            if request.kind == .data, let reply = request.endpointStub, configuration.usesEndpointStubs {
+                let stubbed = try await stubbed(reply, exchange.engineRequest, request, configuration, cancellation)
+                return try await postProcess(stubbed, request, configuration, log: log)
+            }
+            let cache = CacheStep(request: request, engineRequest: exchange.engineRequest, configuration: configuration)
+            if let cached = try cache?.beforeNetwork() {
+                guard request.cachePolicy == .cacheThenNetwork else {
+                    return try await postProcess(cached, request, configuration, log: log)
+                }
+                // The first of two outcomes: the cached response, through the same response steps (a failure
+                // there only means there is no first outcome; the network's is the one that counts).
+                if let interim, let processed = try? await postProcess(cached, request, configuration, log: log) {
+                    interim(processed)
+                }
+            }
+            cache?.addValidators(to: &exchange.engineRequest)
+            var response = try await send(&exchange, request, configuration, plugins, progress: progress, log: log)
+            if let cache { response = cache.afterNetwork(response) }
+            if let download = exchange.download {
+                guard let settled = try settle(download, response, request, mayStartOver: pass == 1) else { continue }
+                response = settled
+            }
+            return try await postProcess(response, request, configuration, log: log)
+        }
+        preconditionFailure("the download loop returns or throws on its second pass")
+    }
+
+    /// Sleeps on the center's clock; a request run in its caller's task also wakes when cancelled by identifier.
+    static func sleep(
+        for duration: Duration, on clock: any Clock<Duration>, cancellation: EngineCancellation?
+    ) async throws {
+        guard let cancellation else { return try await clock.sleep(for: duration) }
+        if clock is ContinuousClock { return try await cancellation.sleep(for: duration) }
+        let sleeper = Task { try await clock.sleep(for: duration) }
+        let key = cancellation.add { sleeper.cancel() }
+        defer { cancellation.remove(key) }
+        try await withTaskCancellationHandler {
+            try await sleeper.value
+        } onCancel: {
+            sleeper.cancel()
+        }
+    }
+
+}
+
+extension Result where Failure == HTTPError {
+    /// The error code, when this is a failure.
+    var failureCode: HTTPError.Code? {
+        if case .failure(let error) = self { error.code } else { nil }
+    }
+}
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif

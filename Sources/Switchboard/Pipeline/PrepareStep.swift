@@ -1,0 +1,64 @@
+import Foundation
+
+/// A request after the prepare step: merged with the center's configuration, its URL composed, the plugins'
+/// `prepare` and the `onRequest` hook applied. The steps after it work on this.
+struct PreparedRequest: Sendable {
+    /// The request's identifier (every request in the pipeline has one).
+    let id: RequestID
+    /// The request as the later steps, the hooks and the logs see it; its `url` is the composed URL.
+    let request: Request
+    /// The composed URL, before encoding adds the query.
+    var url: String { request.url ?? "" }
+}
+
+extension Center {
+    /// Merge, compose, plugins, `onRequest`, compose again: a plugin or hook may change `api`, `server`, `node`,
+    /// method, parameters or body, and the URL is composed after it.
+    ///
+    /// `request` is left as far as the step got (merged, at least), so that a failure reports the request as it
+    /// stood.
+    func prepare(
+        _ request: inout Request, _ configuration: Configuration, _ plugins: PluginChain
+    ) async throws(HTTPError) -> PreparedRequest {
+        let id = request.id!
+        let own = request
+        request = request.merged(with: configuration)
+        if request.kind == .upload && request.method == .get {
+            // An upload carries a body, which a GET cannot: left at the default, the method becomes POST.
+            request.method = .post
+        }
+        let composed = try URLComposition.compose(request)
+        request.url = composed
+        if configuration.onRequest != nil || !plugins.isEmpty {
+            let before = request
+            do throws(HTTPError) {
+                try await plugins.prepare(&request)
+            } catch {
+                request.id = id
+                throw error
+            }
+            if let onRequest = configuration.onRequest {
+                do {
+                    try await onRequest(&request)
+                } catch {
+                    request.id = id
+                    throw Center.hookError(error, default: .vetoed, "the onRequest hook refused the request", request)
+                }
+            }
+            request.id = id
+            if request.url == composed {
+                // No URL of their own: a new node (or general-server choice) picks its server again, and
+                // a new `api` or server is composed again, as if the request had been written that way.
+                if request.server == before.server,
+                   request.node != before.node || request.useGeneralServer != before.useGeneralServer {
+                    var resolved = request
+                    resolved.server = own.server
+                    request.server = resolved.server(in: configuration)
+                }
+                if request.api != before.api || request.server != before.server { request.url = own.url }
+            }
+            request.url = try URLComposition.compose(request)
+        }
+        return PreparedRequest(id: id, request: request)
+    }
+}

@@ -1,0 +1,57 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+extension Center {
+    /// Validate, decode, hook: what every response goes through, from the network, the cache or a stub.
+    func postProcess(
+        _ response: Response, _ request: Request, _ configuration: Configuration, log: ConsoleLog?
+    ) async throws(HTTPError) -> Response {
+        var response = response
+        guard response.fileURL != nil || acceptable(response, for: request) else {
+            let reason = HTTPURLResponse.localizedString(forStatusCode: response.status)
+            throw HTTPError(.unacceptableStatus, "the server answered \(response.status) \(reason)",
+                            request: request, response: response)
+        }
+        if request.kind != .download {
+            response.value = try ResponseDecoding.decode(response)
+        }
+        if let onResponse = configuration.onResponse {
+            do {
+                response = try await onResponse(request, response)
+            } catch {
+                throw Center.hookError(error, default: .business, "the onResponse hook rejected the response",
+                                       request, response: response)
+            }
+        }
+        if let validate = request.validate {
+            do {
+                response = try validate(response)
+            } catch {
+                throw Center.hookError(error, default: .business, "the response did not pass validation",
+                                       request, response: response)
+            }
+        }
+        log?.response(response)
+        return response
+    }
+
+    func acceptable(_ response: Response, for request: Request) -> Bool {
+        request.acceptableStatusCodes?.contains(response.status) ?? response.isSuccessful
+    }
+
+    /// An error thrown by a hook: an `HTTPError` as it is (with the request filled in), anything else wrapped.
+    static func hookError(
+        _ error: any Error, default code: HTTPError.Code, _ message: String, _ request: Request,
+        response: Response? = nil
+    ) -> HTTPError {
+        if var error = error as? HTTPError {
+            if error.request == nil { error.request = request }
+            if error.response == nil { error.response = response }
+            return error
+        }
+        return HTTPError(code, "\(message): \(error)", request: request, response: response, underlying: error)
+    }
+}
+
