@@ -17,12 +17,18 @@ let package = Package(
         .target(name: "SwitchboardTestSupport", dependencies: ["Switchboard"]),
         .testTarget(name: "SwitchboardTests", dependencies: ["Switchboard", "SwitchboardTestSupport"]),
         // The README's snippets and the first calls of app code, compiled (the same files, linked) where apps write
-        // them: in a `@MainActor` type, in a target whose default isolation is `MainActor`, and in Swift 5 mode with
-        // minimal and with complete concurrency checking. ReadmeScript is the same in top-level code.
+        // them: in a `@MainActor` type, in a target set up as Xcode 26 sets up a new app (default isolation
+        // `MainActor`, isolated conformances inferred, nonisolated async functions running in the caller's isolation),
+        // and in Swift 5 mode with minimal and with complete concurrency checking. ReadmeScript is the same in
+        // top-level code.
         .testTarget(name: "SwitchboardMainActorTests", dependencies: ["Switchboard"]),
         .testTarget(
             name: "SwitchboardDefaultIsolationTests", dependencies: ["Switchboard"],
-            swiftSettings: [.defaultIsolation(MainActor.self)]
+            swiftSettings: [
+                .defaultIsolation(MainActor.self),
+                .enableUpcomingFeature("InferIsolatedConformances"),
+                .enableUpcomingFeature("NonisolatedNonsendingByDefault"),
+            ]
         ),
         .testTarget(
             name: "SwitchboardSwift5Tests", dependencies: ["Switchboard"],

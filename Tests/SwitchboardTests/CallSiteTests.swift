@@ -113,6 +113,27 @@ nonisolated func sendFromAPlainAsyncFunction(_ center: Center, id: Int) async th
         #expect(made.timeoutInterval == 5)
     }
 
+    @Test @MainActor func anEngineOfTheAppsOwnDownloadsIntoAFile() async throws {
+        let body = Data((0..<70_000).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+        let center = Center { config in
+            config.engine = MemoryEngine(body: body)
+            config.server = "https://files.example.com/"
+        }
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("callsite-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let destination = folder.appendingPathComponent("blob.bin")
+        let response = try await center.send { request in
+            request.api = "blob.bin"
+            request.kind = .download
+            request.destination = .file(destination)
+        }
+        #expect(response.fileURL == destination)
+        #expect(try Data(contentsOf: destination) == body)
+        let inMemory = try await center.send { $0.api = "blob.bin"; $0.responseSerializer = .raw }
+        #expect(inMemory.data == body)
+    }
+
     @Test func aPlainAsyncFunctionSends() async throws {
         #expect(try await sendFromAPlainAsyncFunction(callSiteCenter(), id: 3) == 200)
     }

@@ -62,6 +62,31 @@ extension Node {
     static let payment: Node = "payment"
 }
 
+/// An engine of the app's own, as an app writes one: it answers from memory, and writes a download's body into its
+/// file through `fileSink(for:)`, as the built-in engines do. `CallSiteTests` downloads through it.
+struct MemoryEngine: Engine {
+    let body: Data
+
+    func perform(
+        _ request: EngineRequest, progress: @escaping @Sendable (TransferProgress) -> Void
+    ) async throws -> EngineResponse {
+        var response = EngineResponse(
+            status: 200, url: request.url, headers: ["Content-Length": String(body.count)], body: Data())
+        if let sink = try request.fileSink(for: response) {      // a download: into its file
+            do {
+                try sink.write(body)
+                response.fileLength = try sink.close()
+            } catch {
+                sink.abandon()
+                throw error
+            }
+        } else {
+            response.body = body
+        }
+        return response
+    }
+}
+
 /// A plugin as an app writes one.
 struct TraceHeader: Plugin {
     func prepare(_ request: inout Request) async throws {

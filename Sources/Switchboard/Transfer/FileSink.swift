@@ -6,7 +6,12 @@ import FoundationNetworking
 /// Writes a response body into a file from an offset, in large writes on a queue of its own, so that a slow disk
 /// never holds up the thread that delivers network data (URLSession's delegate queue is shared by every request of a
 /// session).
-final class FileSink: @unchecked Sendable {
+///
+/// The built-in engines write downloads with it, and an engine of your own can too: get one from
+/// `EngineRequest.fileSink(for:synchronous:)` when the response head arrives, `write(_:)` each chunk, and at the end
+/// `close()` and report the length in `EngineResponse.fileLength`; when the exchange fails, `abandon()`. What
+/// arrived before a failure stays in the file, so that a resumable download continues from it.
+public final class FileSink: @unchecked Sendable {
     // Safety: `handle` and `failure` are only touched on `queue`, a serial queue; `buffer` and `length` are only
     // touched by the owner, which calls `write`, `close` and `abandon` one at a time (under its own lock).
     private let queue = DispatchQueue(label: "Switchboard.FileSink")
@@ -14,7 +19,7 @@ final class FileSink: @unchecked Sendable {
     private var failure: (any Error)?
     private var buffer = Data()
     /// The file's length once everything written so far is on disk: the offset it started at, plus the bytes given.
-    private(set) var length: Int64
+    public private(set) var length: Int64
     private static let chunkSize = 1 << 20
 
     /// Whether writes happen in `write` itself (blocking the caller) instead of on the sink's queue.
@@ -38,7 +43,7 @@ final class FileSink: @unchecked Sendable {
     }
 
     /// Collects bytes and hands them to the writing queue 1 MiB at a time; a failed write is thrown by `close`.
-    func write(_ data: Data) throws {
+    public func write(_ data: Data) throws {
         length += Int64(data.count)
         buffer.append(data)
         if buffer.count >= FileSink.chunkSize { handOver() }
@@ -46,7 +51,7 @@ final class FileSink: @unchecked Sendable {
 
     /// Waits for the queued writes and closes; returns the file's length. It does not sync: that waits for the disk,
     /// and the center syncs a download before moving it into place.
-    func close() throws -> Int64 {
+    public func close() throws -> Int64 {
         handOver()
         try queue.sync {
             try? handle.close()
@@ -56,7 +61,7 @@ final class FileSink: @unchecked Sendable {
     }
 
     /// Writes what it can and closes, ignoring errors (the exchange failed anyway).
-    func abandon() {
+    public func abandon() {
         handOver()
         queue.sync { try? handle.close() }
     }
@@ -80,6 +85,24 @@ final class FileSink: @unchecked Sendable {
 }
 
 extension EngineRequest {
+    /// Where the body of `head` goes under this request's `destination`: a sink into the destination file for a `200`
+    /// (from the start) or a `206` (from the destination's offset), else `nil`, and the body belongs in
+    /// `EngineResponse.body`.
+    ///
+    /// - Parameter synchronous: write in the calling thread, which then waits for the disk: what an engine wants
+    ///   when waiting is its backpressure. Otherwise writes go to a queue of the sink's own.
+    /// - Throws: `HTTPError` `.transport` when a `206`'s `Content-Range` does not start at the offset asked for;
+    ///   `.fileSystem` when the file cannot be opened.
+    public func fileSink(for head: EngineResponse, synchronous: Bool = false) throws(HTTPError) -> FileSink? {
+        do {
+            return try sink(for: head, synchronous: synchronous)
+        } catch let error as HTTPError {
+            throw error
+        } catch {
+            throw HTTPError(.fileSystem, "the download file cannot be opened: \(error)", underlying: error)
+        }
+    }
+
     /// Where the body of a response goes under this request's destination: a file sink for a `200` or `206`
     /// (checking that a `206` starts where asked: the destination's offset, or `start` for a later segment), else
     /// memory.
