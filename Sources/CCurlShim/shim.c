@@ -36,6 +36,7 @@ static struct {
     const sb_easy_option *(*option_by_name)(const char *);
     void *(*easy_init)(void);
     void (*easy_cleanup)(void *);
+    void (*easy_reset)(void *);
     int (*easy_setopt)(void *, int, ...);
     int (*easy_getinfo)(void *, int, ...);
     const char *(*easy_strerror)(int);
@@ -43,6 +44,7 @@ static struct {
     void *(*slist_append)(void *, const char *);
     void (*slist_free_all)(void *);
     void *(*multi_init)(void);
+    int (*multi_setopt)(void *, int, ...);
     int (*multi_add_handle)(void *, void *);
     int (*multi_remove_handle)(void *, void *);
     int (*multi_perform)(void *, int *);
@@ -78,6 +80,7 @@ int sb_curl_load(char *error, size_t error_length) {
     RESOLVE(version_info, "curl_version_info");
     RESOLVE(easy_init, "curl_easy_init");
     RESOLVE(easy_cleanup, "curl_easy_cleanup");
+    RESOLVE(easy_reset, "curl_easy_reset");
     RESOLVE(easy_setopt, "curl_easy_setopt");
     RESOLVE(easy_getinfo, "curl_easy_getinfo");
     RESOLVE(easy_strerror, "curl_easy_strerror");
@@ -85,6 +88,7 @@ int sb_curl_load(char *error, size_t error_length) {
     RESOLVE(slist_append, "curl_slist_append");
     RESOLVE(slist_free_all, "curl_slist_free_all");
     RESOLVE(multi_init, "curl_multi_init");
+    RESOLVE(multi_setopt, "curl_multi_setopt");
     RESOLVE(multi_add_handle, "curl_multi_add_handle");
     RESOLVE(multi_remove_handle, "curl_multi_remove_handle");
     RESOLVE(multi_perform, "curl_multi_perform");
@@ -112,6 +116,7 @@ int sb_curl_option_id(const char *name) {
 
 SBCurl *sb_easy_init(void) { return curl.easy_init(); }
 void sb_easy_cleanup(SBCurl *easy) { curl.easy_cleanup(easy); }
+void sb_easy_reset(SBCurl *easy) { curl.easy_reset(easy); }
 int sb_easy_setopt_long(SBCurl *easy, int option, long value) { return curl.easy_setopt(easy, option, value); }
 int sb_easy_setopt_offset(SBCurl *easy, int option, int64_t value) { return curl.easy_setopt(easy, option, (int64_t)value); }
 int sb_easy_setopt_pointer(SBCurl *easy, int option, const void *value) { return curl.easy_setopt(easy, option, value); }
@@ -133,6 +138,7 @@ SBCurlList *sb_slist_append(SBCurlList *list, const char *text) { return curl.sl
 void sb_slist_free_all(SBCurlList *list) { curl.slist_free_all(list); }
 
 SBCurlMulti *sb_multi_init(void) { return curl.multi_init(); }
+int sb_multi_setopt_long(SBCurlMulti *multi, int option, long value) { return curl.multi_setopt(multi, option, value); }
 int sb_multi_add_handle(SBCurlMulti *multi, SBCurl *easy) { return curl.multi_add_handle(multi, easy); }
 int sb_multi_remove_handle(SBCurlMulti *multi, SBCurl *easy) { return curl.multi_remove_handle(multi, easy); }
 int sb_multi_perform(SBCurlMulti *multi, int *running) { return curl.multi_perform(multi, running); }

@@ -29,6 +29,8 @@ int sb_curl_option_id(const char *name);
 
 SBCurl *sb_easy_init(void);
 void sb_easy_cleanup(SBCurl *easy);
+/// Resets every option of a handle to its default, keeping its caches, so that it serves the next transfer.
+void sb_easy_reset(SBCurl *easy);
 int sb_easy_setopt_long(SBCurl *easy, int option, long value);
 int sb_easy_setopt_offset(SBCurl *easy, int option, int64_t value);
 int sb_easy_setopt_pointer(SBCurl *easy, int option, const void *value);
@@ -45,6 +47,7 @@ SBCurlList *sb_slist_append(SBCurlList *list, const char *text);
 void sb_slist_free_all(SBCurlList *list);
 
 SBCurlMulti *sb_multi_init(void);
+int sb_multi_setopt_long(SBCurlMulti *multi, int option, long value);
 int sb_multi_add_handle(SBCurlMulti *multi, SBCurl *easy);
 int sb_multi_remove_handle(SBCurlMulti *multi, SBCurl *easy);
 int sb_multi_perform(SBCurlMulti *multi, int *running);

@@ -146,6 +146,13 @@ final class CurlWorker: @unchecked Sendable {
     // as callable from any thread.
     private let multi: UnsafeMutableRawPointer
     private var running: [UnsafeMutableRawPointer: CurlTransfer] = [:]
+    /// Easy handles reset after their transfer, for the next ones: setting up a fresh handle costs more than the
+    /// rest of a small exchange's bookkeeping. At most `spareLimit` are kept.
+    private var spareHandles: [UnsafeMutableRawPointer] = []
+    private static let spareLimit = 64
+    /// How many idle connections the multi handle keeps open for reuse. libcurl's default follows the number of
+    /// transfers added, so it shrank whenever a burst ended and closed connections the next burst wanted.
+    static let connectionCacheSize = 128
     /// When the running transfers are next checked for idleness (worker thread).
     private var nextIdleCheck = ContinuousClock.now
     private let inbox = Locked<Inbox>(Inbox())
@@ -159,6 +166,7 @@ final class CurlWorker: @unchecked Sendable {
 
     init() {
         multi = sb_multi_init()
+        sb_multi_setopt_long(multi, CurlLibrary.MultiOption.maxConnects.rawValue, CurlWorker.connectionCacheSize)
         let thread = Thread { [self] in loop() }
         thread.name = "Switchboard.CurlEngine"
         thread.start()
@@ -194,13 +202,20 @@ final class CurlWorker: @unchecked Sendable {
             let (starts, cancels, stop) = (work.starts, work.cancels, work.stop)
             for transfer in starts {
                 if transfer.cancelledEarly { transfer.finish(.failure(CancellationError())); continue }
+                guard let easy = spareHandles.popLast() ?? sb_easy_init() else {
+                    transfer.finish(.failure(URLError(.unknown, userInfo: [
+                        NSLocalizedDescriptionKey: "libcurl could not create a transfer handle (out of memory?)",
+                    ])))
+                    continue
+                }
                 do {
-                    let easy = try transfer.configure { [weak self, weak transfer] in
+                    try transfer.configure(easy) { [weak self, weak transfer] in
                         if let self, let transfer { self.resume(transfer) }
                     }
                     running[easy] = transfer
                     sb_multi_add_handle(multi, easy)
                 } catch {
+                    recycle(transfer)
                     transfer.finish(.failure(error))
                 }
             }
@@ -208,6 +223,7 @@ final class CurlWorker: @unchecked Sendable {
                 if let easy = transfer.easy, running.removeValue(forKey: easy) != nil {
                     sb_multi_remove_handle(multi, easy)
                     transfer.cancelled()
+                    recycle(transfer)
                 } else {
                     transfer.cancelledEarly = true
                 }
@@ -224,6 +240,7 @@ final class CurlWorker: @unchecked Sendable {
                 guard let transfer = running.removeValue(forKey: done) else { continue }
                 sb_multi_remove_handle(multi, done)
                 transfer.complete(code: code)
+                recycle(transfer)
             }
             let now = ContinuousClock.now
             if now >= nextIdleCheck {
@@ -232,10 +249,24 @@ final class CurlWorker: @unchecked Sendable {
                     running.removeValue(forKey: easy)
                     sb_multi_remove_handle(multi, easy)
                     transfer.idledOut()
+                    recycle(transfer)
                 }
             }
             var descriptors: Int32 = 0
             sb_multi_poll(multi, running.isEmpty ? 1000 : 100, &descriptors)
         }
+        for easy in spareHandles { sb_easy_cleanup(easy) }
+        spareHandles = []
+    }
+
+    /// Takes a finished transfer's handle (out of the multi handle), resets it and keeps it for the next transfer.
+    private func recycle(_ transfer: CurlTransfer) {
+        guard let easy = transfer.releaseHandle() else { return }
+        guard spareHandles.count < CurlWorker.spareLimit else {
+            sb_easy_cleanup(easy)
+            return
+        }
+        sb_easy_reset(easy)
+        spareHandles.append(easy)
     }
 }

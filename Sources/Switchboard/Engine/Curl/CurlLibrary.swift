@@ -70,6 +70,12 @@ struct CurlLibrary: Sendable {
         }
     }
 
+    /// libcurl's numbers for the multi-handle options this engine sets (CURLMOPT_*), part of its stable ABI.
+    enum MultiOption: Int32 {
+        /// CURLMOPT_MAXCONNECTS: how many idle connections the connection cache keeps.
+        case maxConnects = 6
+    }
+
     static let responseCode: Int32 = 0x200002
     /// CURLPROTO_HTTP | CURLPROTO_HTTPS, for CURLOPT_PROTOCOLS.
     static let httpProtocols = 1 | 2

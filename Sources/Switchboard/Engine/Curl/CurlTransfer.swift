@@ -64,13 +64,14 @@ final class CurlTransfer: @unchecked Sendable {
 
     // MARK: - Setting up
 
-    /// Creates and configures the easy handle; returns it.
+    /// Configures an easy handle (a fresh one, or one reset after an earlier transfer) for this exchange and keeps
+    /// it until `releaseHandle()`.
     ///
     /// - Parameter resume: asks the worker to un-pause this transfer (a stream body has bytes again); called from
     ///   another thread.
-    func configure(resume: @escaping @Sendable () -> Void) throws -> UnsafeMutableRawPointer {
-        guard let easy = sb_easy_init(), let url = request.url else { throw URLError(.badURL) }
+    func configure(_ easy: UnsafeMutableRawPointer, resume: @escaping @Sendable () -> Void) throws {
         self.easy = easy
+        guard let url = request.url else { throw URLError(.badURL) }
         let context = Unmanaged.passUnretained(self).toOpaque()
         set(easy, .url, url.absoluteString)
         set(easy, .noSignal, 1)
@@ -143,6 +144,12 @@ final class CurlTransfer: @unchecked Sendable {
         list = sb_slist_append(list, "Expect:")
         headerList = list
         sb_easy_setopt_pointer(easy, CurlLibrary.Option.httpHeader.rawValue, list.map { UnsafeRawPointer($0) })
+    }
+
+    /// Gives the easy handle back once the transfer is out of the multi handle: the worker resets it for another
+    /// transfer. The header list it pointed to is freed with this transfer, after the reset.
+    func releaseHandle() -> UnsafeMutableRawPointer? {
+        defer { easy = nil }
         return easy
     }
 
