@@ -41,7 +41,7 @@ let package = Package(
         .executableTarget(name: "ReadmeScript", dependencies: ["Switchboard"], path: "Tests/ReadmeScript"),
         .executableTarget(
             name: "Benchmarks",
-            dependencies: ["Switchboard", "SwitchboardTestSupport", "HeapStats"],
+            dependencies: ["Switchboard", "SwitchboardTestSupport", "HeapStats", "CCurlShim"],
             path: "Benchmarks",
             exclude: ["HeapStats"]
         ),

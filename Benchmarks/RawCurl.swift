@@ -1,0 +1,108 @@
+import CCurlShim
+import Foundation
+
+/// libcurl driven directly through the package's own shim: one multi handle on a thread of its own, easy handles set
+/// up once for one URL and reused as they are, a write callback that only counts bytes, and per request nothing but
+/// the continuation the async caller waits on. The floor of this machine's HTTP stack: every other row reads
+/// against it.
+final class RawCurl: @unchecked Sendable {
+    // Safety: `multi`, `idle`, `busy` and the byte counters are touched only by the worker thread; other threads
+    // reach the worker through `inbox`, under `lock`, and `sb_multi_wakeup`, which libcurl allows from any thread.
+    private let multi: UnsafeMutableRawPointer
+    private let url: String
+    private let lock = NSLock()
+    private var inbox: [CheckedContinuation<(status: Int, bytes: Int), any Error>] = []
+    private var stopping = false
+    private var idle: [UnsafeMutableRawPointer] = []
+    private var busy: [UnsafeMutableRawPointer: CheckedContinuation<(status: Int, bytes: Int), any Error>] = [:]
+    /// Bytes received per easy handle: the write callback's context.
+    private var counters: [UnsafeMutableRawPointer: UnsafeMutablePointer<Int>] = [:]
+
+    /// `nil` when libcurl cannot be loaded here.
+    init?(url: String) {
+        var error = [CChar](repeating: 0, count: 256)
+        guard sb_curl_load(&error, error.count) == 0, let multi = sb_multi_init() else { return nil }
+        self.multi = multi
+        self.url = url
+        sb_multi_setopt_long(multi, 6 /* CURLMOPT_MAXCONNECTS */, 128)
+        let thread = Thread { [self] in loop() }
+        thread.name = "RawCurl"
+        thread.start()
+    }
+
+    /// One GET of the URL: its status and body length.
+    func get() async throws -> (status: Int, bytes: Int) {
+        try await withCheckedThrowingContinuation { continuation in
+            lock.lock()
+            inbox.append(continuation)
+            lock.unlock()
+            sb_multi_wakeup(multi)
+        }
+    }
+
+    func stop() {
+        lock.lock()
+        stopping = true
+        lock.unlock()
+        sb_multi_wakeup(multi)
+    }
+
+    private func makeHandle() -> UnsafeMutableRawPointer? {
+        guard let easy = sb_easy_init() else { return nil }
+        let counter = UnsafeMutablePointer<Int>.allocate(capacity: 1)
+        counter.initialize(to: 0)
+        counters[easy] = counter
+        url.withCString { _ = sb_easy_setopt_pointer(easy, 10002 /* CURLOPT_URL */, $0) }
+        sb_easy_setopt_long(easy, 99 /* CURLOPT_NOSIGNAL */, 1)
+        sb_easy_setopt_data_callback(easy, 20011 /* CURLOPT_WRITEFUNCTION */, rawCurlWrite)
+        sb_easy_setopt_pointer(easy, 10001 /* CURLOPT_WRITEDATA */, counter)
+        return easy
+    }
+
+    private func loop() {
+        while true {
+            lock.lock()
+            let arrived = inbox
+            inbox = []
+            let stop = stopping
+            lock.unlock()
+            for continuation in arrived {
+                guard let easy = idle.popLast() ?? makeHandle() else {
+                    continuation.resume(throwing: URLError(.unknown))
+                    continue
+                }
+                counters[easy]!.pointee = 0
+                busy[easy] = continuation
+                sb_multi_add_handle(multi, easy)
+            }
+            if stop && busy.isEmpty { break }
+            var active: Int32 = 0
+            sb_multi_perform(multi, &active)
+            var done: UnsafeMutableRawPointer?
+            var code: Int32 = 0
+            while sb_multi_next_done(multi, &done, &code) == 1, let easy = done {
+                sb_multi_remove_handle(multi, easy)
+                guard let continuation = busy.removeValue(forKey: easy) else { continue }
+                var status = 0
+                sb_easy_getinfo_long(easy, 0x200002 /* CURLINFO_RESPONSE_CODE */, &status)
+                idle.append(easy)
+                if code == 0 {
+                    continuation.resume(returning: (status, counters[easy]!.pointee))
+                } else {
+                    continuation.resume(throwing: URLError(.networkConnectionLost))
+                }
+            }
+            var descriptors: Int32 = 0
+            sb_multi_poll(multi, busy.isEmpty ? 1000 : 100, &descriptors)
+        }
+        for easy in idle {
+            sb_easy_cleanup(easy)
+            counters[easy]?.deallocate()
+        }
+    }
+}
+
+private let rawCurlWrite: SBDataCallback = { _, size, count, context in
+    context!.assumingMemoryBound(to: Int.self).pointee += size * count
+    return size * count
+}
