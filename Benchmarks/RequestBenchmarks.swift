@@ -215,11 +215,6 @@ struct OverheadBenchmarks {
             }
         }
         _ = try await measure(count: 1000, concurrency: 1, asyncSend)
-        if let only = ProcessInfo.processInfo.environment["PROFILE_ROW"] {
-            let op = only == "callback" ? callbackSend : only == "task" ? taskSend : asyncSend
-            if only == "batch" { for _ in 0..<30 { _ = try await batchRow(center) }; exit(0) }
-            _ = try await measure(count: 400_000, concurrency: 1, op); exit(0)
-        }
         var rows: [Row] = []
         rows.append(try await batchRow(center))
         rows += try await batchProgressRows(center)

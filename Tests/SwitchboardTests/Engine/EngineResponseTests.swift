@@ -60,6 +60,22 @@ import Testing
         #expect(response.value(forHTTPHeaderField: "X-Old") == nil)
     }
 
+    @Test func theAnnouncedLengthIsReadStrictly() {
+        func length(_ headers: HTTPHeaders) -> Int64? {
+            SessionTransfer.expectedLength(EngineResponse(status: 200, url: nil, headers: headers, body: Data()))
+        }
+        #expect(length(["Content-Length": "1048576"]) == 1_048_576)
+        #expect(length(["content-length": " \t42 "]) == 42, "blanks around the digits are allowed")
+        #expect(length(["Content-Length": "4 2"]) == nil)
+        #expect(length(["Content-Length": "+5"]) == nil)
+        #expect(length(["Content-Length": "-1"]) == nil)
+        #expect(length(["Content-Length": ""]) == nil)
+        #expect(length(["Content-Length": "0"]) == nil, "nothing to reserve")
+        #expect(length(["Content-Length": "99999999999999999999"]) == nil, "too large for Int64")
+        #expect(length(["Content-Length": "10", "Content-Encoding": "gzip"]) == nil, "not the length that arrives")
+        #expect(length([:]) == nil)
+    }
+
     @Test func theCenterReadsTheHeadWithoutFoundation() async throws {
         let stub = StubEngine().on(
             .get, "/v1/items", reply: StubEngine.Reply(status: 203, headers: ["X-Z": "z", "X-A": "a"], body: Data("[]".utf8)))

@@ -320,9 +320,21 @@ final class SessionTransfer: Sendable {
     static func expectedLength(_ response: some ResponseHeadFields) -> Int64? {
         guard response.value(forHTTPHeaderField: "Content-Encoding") == nil,
               let text = response.value(forHTTPHeaderField: "Content-Length"),
-              let length = Int64(text.trimmingCharacters(in: .whitespaces)), length > 0
+              let length = contentLength(text), length > 0
         else { return nil }
         return length
+    }
+
+    /// A `Content-Length` value: digits, with any spaces or tabs around them (read without Foundation, which costs
+    /// more here than the rest of the head).
+    static func contentLength(_ text: String) -> Int64? {
+        let isBlank = { (byte: UInt8) in byte == 0x20 || byte == 0x09 }
+        let utf8 = text.utf8
+        guard let start = utf8.firstIndex(where: { !isBlank($0) }), let last = utf8.lastIndex(where: { !isBlank($0) })
+        else { return nil }
+        let digits = utf8[start...last]
+        guard digits.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else { return nil }
+        return Int64(Substring(digits))
     }
 
     private static func error(for reason: StopReason, request: EngineRequest) -> any Error {
