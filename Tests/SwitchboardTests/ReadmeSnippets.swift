@@ -418,6 +418,16 @@ extension ReadmeSnippets {
         print(file?.path ?? "")
     }
 
+    static func speedLimits() async throws {
+        let limited = try await Center.shared.send { request in
+            request.kind = .download
+            request.url = "https://example.com/files/big.iso"
+            request.destination = .file(URL(fileURLWithPath: "/tmp/big.iso"))
+            request.maxBytesPerSecond = 512 * 1024          // and maxUploadBytesPerSecond for what is sent
+        }
+        print(limited.fileURL?.path ?? "")
+    }
+
     static func retryPolicy() async throws {
         Center.shared.setup { config in
             config.retryPolicy = .default                   // 3 attempts; .never is the default

@@ -41,10 +41,16 @@ public protocol Engine: Sendable {
     /// then runs an `async` request in the caller's task instead of a task of its own, which saves two thread hops a
     /// request. `false` by default; the built-in engines honour it.
     var honoursCancellation: Bool { get }
+
+    /// Whether `perform` keeps `EngineRequest.maxReceiveBytesPerSecond` and `maxSendBytesPerSecond` (or fails with
+    /// `HTTPError.Code.unsupported` what it cannot limit). `false` by default: the center then refuses a request with
+    /// a speed limit before sending it, rather than let it run unlimited. The built-in engines honour it.
+    var honoursRateLimits: Bool { get }
 }
 
 extension Engine {
     public var honoursCancellation: Bool { false }
+    public var honoursRateLimits: Bool { false }
 }
 
 /// What an engine sends: the request line and headers, the body, and the time limits.
@@ -66,6 +72,11 @@ public struct EngineRequest: Sendable {
     public var destination: Destination
     /// The longest the whole exchange may take, or `nil` for no limit; the engine enforces it.
     public var totalTimeout: Duration?
+    /// The most bytes per second the response body may arrive at, or `nil`. An engine that enforces it says so with
+    /// `Engine.honoursRateLimits`, and fails what it cannot limit with `HTTPError.Code.unsupported`.
+    public var maxReceiveBytesPerSecond: Int64?
+    /// The most bytes per second the request body may be sent at, or `nil`; as `maxReceiveBytesPerSecond`.
+    public var maxSendBytesPerSecond: Int64?
     /// The identifier of the request at the center, for logs and stubs.
     public var id: RequestID?
     /// Called with the response head as soon as it arrives, before the body (of each response, after redirects).

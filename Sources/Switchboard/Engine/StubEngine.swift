@@ -187,6 +187,10 @@ public final class StubEngine: Engine {
     /// `true`: `perform` stops when the request's `cancellation` fires.
     public var honoursCancellation: Bool { true }
 
+    /// `true`: a reply takes as long on the stub's clock as its body (and the request's) would at the request's
+    /// speed limits, after its own delay.
+    public var honoursRateLimits: Bool { true }
+
     public func perform(
         _ request: EngineRequest,
         progress: @escaping @Sendable (TransferProgress) -> Void
@@ -210,10 +214,18 @@ public final class StubEngine: Engine {
         do {
             try request.checkCancellation()
             let reply = try await route?.respond(request, call) ?? fallback
-            if reply.delay > .zero {
+            // The delay, and the time the bodies take at the request's speed limits, pass on the stub's clock.
+            var wait = reply.delay
+            if let rate = request.maxSendBytesPerSecond, let sent = request.body.count {
+                wait += .seconds(Double(sent) / Double(rate))
+            }
+            if let rate = request.maxReceiveBytesPerSecond {
+                wait += .seconds(Double(reply.body.count) / Double(rate))
+            }
+            if wait > .zero {
                 // The sleep runs in a task of its own, so that the request's `cancellation` can end it too.
-                let clock = clock
-                let sleeper = Task { try await clock.sleep(for: reply.delay) }
+                let (clock, wait) = (clock, wait)
+                let sleeper = Task { try await clock.sleep(for: wait) }
                 try await request.withCancellationHandler {
                     try await sleeper.value
                 } onCancel: {

@@ -49,6 +49,14 @@ extension Center {
             }
         }
         let engineRequest = exchange.engineRequest
+        if engineRequest.maxReceiveBytesPerSecond != nil || engineRequest.maxSendBytesPerSecond != nil,
+           !configuration.engine.honoursRateLimits {
+            exchange.download?.interrupted()
+            throw HTTPError(
+                .unsupported, "\(type(of: configuration.engine)) does not limit transfer speed "
+                    + "(honoursRateLimits is false): the request has maxBytesPerSecond or maxUploadBytesPerSecond",
+                request: request)
+        }
         log?.request(request, engineRequest)
         guard !engineRequest.isCancelled else {
             exchange.download?.interrupted()

@@ -6,12 +6,14 @@ import Foundation
 /// waiting (and ends as `.cancelled`), and the exchange itself is cancelled only when no caller is left. Validation,
 /// decoding, hooks and callbacks run for every caller on its own, so each gets its own `Response` or error.
 final class InFlight: Sendable {
-    /// What makes two requests identical: method, URL, headers and body.
+    /// What makes two requests identical: method, URL, headers, body and speed limits (a limited request does not
+    /// wait on an unlimited transfer, nor holds one back).
     struct Key: Hashable {
         let method: String
         let url: String
         let headers: [String]
         let body: Data
+        let limits: [Int64?]
 
         init?(_ request: EngineRequest) {
             guard request.destination == .memory, let url = request.url else { return nil }
@@ -23,6 +25,7 @@ final class InFlight: Sendable {
             method = request.method.rawValue
             self.url = url.absoluteString
             headers = request.headers.map { "\($0.name.lowercased()):\($0.value)" }.sorted()
+            limits = [request.maxReceiveBytesPerSecond, request.maxSendBytesPerSecond]
         }
     }
 

@@ -102,6 +102,20 @@ public struct Request: Sendable {
         get { fields.totalTimeout }
         _modify { yield &fields.totalTimeout }
     }
+    /// The most bytes per second the response body may arrive at, or `nil` for no limit. `CurlEngine` holds it
+    /// exactly; `URLSessionEngine` paces the `Range` segments of a download into a file (approximate, and only when
+    /// the server answers ranges) and refuses other requests with a limit (`.unsupported`), as does any engine that
+    /// does not say it `honoursRateLimits`.
+    public var maxBytesPerSecond: Int64? {
+        get { fields.maxBytesPerSecond }
+        _modify { yield &fields.maxBytesPerSecond }
+    }
+    /// The most bytes per second the request body may be sent at, or `nil` for no limit. `CurlEngine` holds it
+    /// exactly; `URLSessionEngine` cannot, and refuses such a request (`.unsupported`).
+    public var maxUploadBytesPerSecond: Int64? {
+        get { fields.maxUploadBytesPerSecond }
+        _modify { yield &fields.maxUploadBytesPerSecond }
+    }
     /// Status codes that count as success; the center's `acceptableStatusCodes` when nil.
     public var acceptableStatusCodes: Set<Int>? {
         get { fields.acceptableStatusCodes }
@@ -235,6 +249,8 @@ public struct Request: Sendable {
         var body: Body?
         var timeout: Duration?
         var totalTimeout: Duration?
+        var maxBytesPerSecond: Int64?
+        var maxUploadBytesPerSecond: Int64?
         var acceptableStatusCodes: Set<Int>?
         var retry: RetryPolicy?
         var retryCount: Int?

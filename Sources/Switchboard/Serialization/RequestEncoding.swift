@@ -127,6 +127,15 @@ enum RequestEncoding {
         var engineRequest = EngineRequest(
             method: request.method, url: url, headers: headers, body: body, totalTimeout: request.totalTimeout)
         if let timeout = request.timeout { engineRequest.timeout = max(.milliseconds(1), timeout) }
+        for (name, limit) in [("maxBytesPerSecond", request.maxBytesPerSecond),
+                              ("maxUploadBytesPerSecond", request.maxUploadBytesPerSecond)] {
+            if let limit, limit < 1 {
+                throw HTTPError(.encoding, "\(name) is \(limit); a limit must be at least 1 byte a second",
+                                request: request)
+            }
+        }
+        engineRequest.maxReceiveBytesPerSecond = request.maxBytesPerSecond
+        engineRequest.maxSendBytesPerSecond = request.maxUploadBytesPerSecond
         engineRequest.id = request.id
         engineRequest.temporaryFiles = temporaryFiles
         return engineRequest

@@ -88,6 +88,11 @@ public final class CurlEngine: Engine {
     /// `true`: `perform` stops when the request's `cancellation` fires.
     public var honoursCancellation: Bool { true }
 
+    /// `true`: the engine holds `maxReceiveBytesPerSecond` chunk by chunk (pausing the transfer, so the server is
+    /// slowed by TCP and memory stays bounded; only the first tenth of a second's worth, at most 16 KiB, may come
+    /// early), and libcurl holds `maxSendBytesPerSecond` (CURLOPT_MAX_SEND_SPEED_LARGE).
+    public var honoursRateLimits: Bool { true }
+
     /// Performs one exchange, following redirects.
     public func perform(
         _ request: EngineRequest,
@@ -232,6 +237,12 @@ final class CurlWorker: @unchecked Sendable {
                 if let easy = transfer.easy, running[easy] === transfer { transfer.resumeSending() }
             }
             if stop && running.isEmpty { break }
+            var nextDue: ContinuousClock.Instant?
+            let beforePerform = ContinuousClock.now
+            for transfer in running.values {
+                transfer.resumeReceivingIfDue(at: beforePerform)
+                if let due = transfer.receiveDue { nextDue = min(nextDue ?? due, due) }
+            }
             var active: Int32 = 0
             sb_multi_perform(multi, &active)
             var easy: UnsafeMutableRawPointer?
@@ -252,8 +263,14 @@ final class CurlWorker: @unchecked Sendable {
                     recycle(transfer)
                 }
             }
+            var timeout: Int32 = running.isEmpty ? 1000 : 100
+            if let nextDue {
+                // Wake when a paced transfer's chunk is due.
+                let wait = max(0, (nextDue - ContinuousClock.now).seconds * 1000)
+                timeout = min(timeout, Int32(wait.rounded(.up)))
+            }
             var descriptors: Int32 = 0
-            sb_multi_poll(multi, running.isEmpty ? 1000 : 100, &descriptors)
+            sb_multi_poll(multi, timeout, &descriptors)
         }
         for easy in spareHandles { sb_easy_cleanup(easy) }
         spareHandles = []

@@ -33,6 +33,7 @@ struct CurlLibrary: Sendable {
         case pipeWait = 237
         case seekFunction = 20167
         case seekData = 10168
+        case maxSendSpeedLarge = 30145
         case protocols = 181
 
         var name: String {
@@ -66,6 +67,7 @@ struct CurlLibrary: Sendable {
             case .pipeWait: "PIPEWAIT"
             case .seekFunction: "SEEKFUNCTION"
             case .seekData: "SEEKDATA"
+            case .maxSendSpeedLarge: "MAX_SEND_SPEED_LARGE"
             }
         }
     }

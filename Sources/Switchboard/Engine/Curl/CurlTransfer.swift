@@ -42,6 +42,10 @@ final class CurlTransfer: @unchecked Sendable {
     private var lastActivity = ContinuousClock.now
     /// Whether the transfer waits for its own body stream, which is not the server being idle.
     private var waitingForBody = false
+    /// Paces the response body to `maxReceiveBytesPerSecond`, when the request has one.
+    private var pacer: ReceivePacer?
+    /// When a transfer paused by the pacer is due to take its held chunk (the worker un-pauses it then).
+    private(set) var receiveDue: ContinuousClock.Instant?
     /// The idle timeout: the longest wait without a single byte sent or received.
     private var idleLimit: Duration {
         max(.milliseconds(1), request.timeout)
@@ -94,6 +98,12 @@ final class CurlTransfer: @unchecked Sendable {
         }
         if request.headers["Accept-Encoding"] == nil {
             set(easy, .acceptEncoding, "")
+        }
+        // The receive limit is kept here, chunk by chunk (see `ReceivePacer`); the send limit by libcurl, whose check
+        // between sends is fine-grained enough.
+        pacer = request.maxReceiveBytesPerSecond.map(ReceivePacer.init)
+        if let rate = request.maxSendBytesPerSecond {
+            sb_easy_setopt_offset(easy, CurlLibrary.Option.maxSendSpeedLarge.rawValue, rate)
         }
         if let authorities = tls.caCertificates {
             set(easy, .caInfo, authorities.path)
@@ -229,6 +239,10 @@ final class CurlTransfer: @unchecked Sendable {
 
     func received(body bytes: UnsafeRawBufferPointer) -> Int {
         guard !bytes.isEmpty else { return 0 }
+        if pacer != nil, let due = pacer!.admit(bytes.count, at: .now) {
+            receiveDue = due
+            return 0x1000_0001  // CURL_WRITEFUNC_PAUSE: libcurl keeps the chunk and offers it again when un-paused
+        }
         activity &+= 1
         if let sink {
             do {
@@ -298,6 +312,13 @@ final class CurlTransfer: @unchecked Sendable {
     // MARK: - Finishing (worker thread)
 
     /// Un-pauses the transfer (its stream body has bytes again).
+    /// Un-pauses a transfer the pacer held, once its chunk is due (worker thread).
+    func resumeReceivingIfDue(at now: ContinuousClock.Instant) {
+        guard let due = receiveDue, due <= now, let easy else { return }
+        receiveDue = nil
+        sb_easy_pause(easy, 0)  // CURLPAUSE_CONT: the held chunk comes to `received(body:)` again
+    }
+
     func resumeSending() {
         guard let easy else { return }
         waitingForBody = false
@@ -308,7 +329,7 @@ final class CurlTransfer: @unchecked Sendable {
     /// Whether nothing went either way for longer than the idle timeout (waiting for the body stream aside). Called
     /// by the worker every 50 ms, so activity is timed to within that.
     func isIdle(at now: ContinuousClock.Instant) -> Bool {
-        if activity != checkedActivity || waitingForBody {
+        if activity != checkedActivity || waitingForBody || receiveDue != nil {
             checkedActivity = activity
             lastActivity = now
             return false

@@ -10,8 +10,14 @@ import FoundationNetworking
 /// at 64–300 MiB above baseline). Fetching a file in segments of `size` bytes, one request after the other on the
 /// kept-alive connection, bounds what can pile up to one segment. Segments after the first carry `If-Range`, so a
 /// file that changes meanwhile comes back whole (a 200), and the file restarts from zero.
+///
+/// With a speed limit (`maxReceiveBytesPerSecond`), segments are a quarter of a second's worth of bytes (at least
+/// 4 KiB) and each starts only when the bytes before it are within the limit: the average holds, while each segment
+/// arrives at the network's speed.
 struct Segments: Sendable {
     let size: Int64
+    /// The speed limit, in bytes per second, or `nil`.
+    let rate: Int64?
     /// Where the caller asked the body to start (the resume offset), and whether it asked for a range at all.
     let startOffset: Int64
     let resumed: Bool
@@ -24,15 +30,26 @@ struct Segments: Sendable {
     /// A plan for a `GET` into a file, or `nil` when the request is not one to split (a body, a range of the
     /// caller's own, segments turned off).
     init?(for request: EngineRequest, size: Int?) {
-        guard let size, size > 0, case .file(_, let offset) = request.destination, request.body == .none,
-              request.method == .get
+        let rate = request.maxReceiveBytesPerSecond
+        let paced = rate.map { max(4096, $0 / 4) }
+        guard let size = [size.map(Int64.init), paced].compactMap({ $0 }).min(), size > 0,
+              case .file(_, let offset) = request.destination, request.body == .none, request.method == .get
         else { return nil }
         let range = request.headers["Range"]
         guard range == nil || range == "bytes=\(offset)-" else { return nil }
-        self.size = Int64(size)
+        self.size = size
+        self.rate = rate
         startOffset = offset
         resumed = range != nil
         current = offset
+    }
+
+    /// How long to wait before the next segment, `elapsed` after the first started: until the bytes so far are
+    /// within the speed limit.
+    func delay(after elapsed: Duration) -> Duration {
+        guard let rate else { return .zero }
+        let budget = Duration.seconds(Double(current - startOffset) / Double(rate))
+        return max(.zero, budget - elapsed)
     }
 
     /// The `Range` header of the segment to fetch now.

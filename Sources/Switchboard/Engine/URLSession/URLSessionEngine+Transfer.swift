@@ -24,6 +24,11 @@ final class SessionTransfer: Sendable {
         var pendingRedirect: URLRequest?
         var redirects = 0
         var segments: Segments?
+        /// The wait before the next segment of a speed-limited download, while one is pending: a stop ends it.
+        var pacing: UInt64?
+        var pacingCount: UInt64 = 0
+        /// When the first task started, for pacing.
+        var started = ContinuousClock.now
         /// The body stream given to the current task. URLSession on Linux never closes it (a file stream would keep
         /// its descriptor), so the transfer does, when the task is over.
         var bodyStream: InputStream?
@@ -68,7 +73,11 @@ final class SessionTransfer: Sendable {
             }
         }
         var first = request.urlRequest
-        if let segments = state.withLock({ $0.segments }) { first.setValue(segments.range, forHTTPHeaderField: "Range") }
+        let segments = state.withLock { state in
+            state.started = .now
+            return state.segments
+        }
+        if let segments { first.setValue(segments.range, forHTTPHeaderField: "Range") }
         launch(first)
     }
 
@@ -114,12 +123,15 @@ final class SessionTransfer: Sendable {
     /// Ends the exchange early: by cancellation, or because the total timeout passed. The first reason wins; a stop
     /// before `start` makes `start` fail at once, and a stop after the end changes nothing.
     func stop(_ reason: StopReason) {
-        let task = state.withLock { state -> URLSessionDataTask? in
-            guard state.stopReason == nil else { return nil }
+        let (task, wasPacing) = state.withLock { state -> (URLSessionDataTask?, Bool) in
+            guard state.stopReason == nil else { return (nil, false) }
             state.stopReason = reason
-            return state.task
+            defer { state.pacing = nil }
+            return (state.task, state.pacing != nil)
         }
         task?.cancel()
+        // No task runs while a speed-limited download waits for its next segment: the stop ends the exchange now.
+        if wasPacing { completed(nil) }
     }
 
     /// The error the transfer was stopped with, if it was stopped by one.
@@ -302,7 +314,28 @@ final class SessionTransfer: Sendable {
         state.withLock { $0.bodyStream }?.close()
         switch next {
         case .finish(let result): finish(result)
-        case .follow(let redirect): launch(redirect)
+        case .follow(let redirect): follow(redirect)
+        }
+    }
+
+    /// Sends the next request of the exchange (a redirect re-sent by hand, the next segment): at once, or for a
+    /// speed-limited download when the bytes so far are within the limit.
+    private func follow(_ next: URLRequest) {
+        let (delay, id) = state.withLock { state -> (Duration, UInt64) in
+            let delay = state.segments?.delay(after: .now - state.started) ?? .zero
+            guard delay > .zero else { return (.zero, 0) }
+            state.pacingCount += 1
+            state.pacing = state.pacingCount
+            return (delay, state.pacingCount)
+        }
+        guard delay > .zero else { return launch(next) }
+        DispatchQueue.global().asyncAfter(deadline: .now() + delay.seconds) { [self] in
+            let goes = state.withLock { state -> Bool in
+                guard state.pacing == id else { return false }   // a stop ended the exchange meanwhile
+                state.pacing = nil
+                return true
+            }
+            if goes { launch(next) }
         }
     }
 

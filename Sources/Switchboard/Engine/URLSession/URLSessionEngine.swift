@@ -60,13 +60,26 @@ public final class URLSessionEngine: Engine {
     /// `true`: `perform` stops when the request's `cancellation` fires.
     public var honoursCancellation: Bool { true }
 
+    /// `true`, within what URLSession allows: a download into a file keeps `maxReceiveBytesPerSecond` on average by
+    /// pacing its `Range` segments (approximate; a server that ignores ranges sends the file unpaced). Any other
+    /// request with a limit fails with `HTTPError.Code.unsupported`.
+    public var honoursRateLimits: Bool { true }
+
     /// Performs one exchange on the session.
     public func perform(
         _ request: EngineRequest,
         progress: @escaping @Sendable (TransferProgress) -> Void
     ) async throws -> EngineResponse {
+        if request.maxSendBytesPerSecond != nil {
+            throw HTTPError(.unsupported, "URLSessionEngine cannot limit upload speed (URLSession has no such "
+                + "control); use CurlEngine for maxUploadBytesPerSecond")
+        }
+        if request.maxReceiveBytesPerSecond != nil, Segments(for: request, size: downloadSegmentSize) == nil {
+            throw HTTPError(.unsupported, "URLSessionEngine limits download speed only for GET downloads into a "
+                + "file, by pacing their Range segments; use CurlEngine for maxBytesPerSecond on other requests")
+        }
         // URLSession on Linux performs a request even when the task was cancelled before the call: `admit` checks.
-        try await queue.admit(request) { deadline in
+        return try await queue.admit(request) { deadline in
             var request = request
             if let deadline { request.totalTimeout = HostQueue.remaining(until: deadline) }
             return try await exchange(request, progress: progress)
