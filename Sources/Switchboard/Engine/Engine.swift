@@ -91,8 +91,6 @@ public struct EngineRequest: Sendable {
     /// `HTTPError.Code.insecureRedirect`, so that nothing (a `307`/`308` body, cookies, the response) crosses the
     /// network in clear without the caller asking for it. The center sets it from `allowsInsecureRedirects`.
     public var allowsInsecureRedirects = false
-    /// Files the center made for this exchange (a multipart body), deleted when the exchange ends.
-    var temporaryFiles: [URL] = []
     /// The URL request this one was made from or last set to, for the settings it has beyond method, URL, headers
     /// and timeout (its cache policy, say), which `urlRequest` keeps.
     private var base: URLRequest?
@@ -204,6 +202,10 @@ public struct EngineRequest: Sendable {
         /// Makes a new, unopened stream positioned at the start of the body.
         public let open: @Sendable () throws -> InputStream
         private let identity = Identity()
+        /// Whether the body must go with a `Content-Length`, never chunked: a multipart body, which object stores
+        /// (S3's POST uploads, for one) refuse chunked. URLSessionEngine, which can give a length only to a file,
+        /// copies such a stream into a temporary file first; CurlEngine streams it.
+        var needsLength = false
 
         /// Creates a stream body.
         ///

@@ -1,14 +1,9 @@
 import Foundation
 
-/// One pass of a request over the network: the request as the engine sends it, where a download's body goes, and
-/// the temporary files made for it (gone when the pass ends).
+/// One pass of a request over the network: the request as the engine sends it, and where a download's body goes.
 struct Exchange {
     var engineRequest: EngineRequest
     let download: DownloadPlan?
-
-    func removeTemporaryFiles() {
-        for file in engineRequest.temporaryFiles { try? FileManager.default.removeItem(at: file) }
-    }
 }
 
 extension Center {
@@ -23,13 +18,7 @@ extension Center {
         guard request.kind == .download, let url = engineRequest.url else {
             return Exchange(engineRequest: engineRequest, download: nil)
         }
-        let download: DownloadPlan
-        do {
-            download = try DownloadPlan(request, url: url)
-        } catch {
-            Exchange(engineRequest: engineRequest, download: nil).removeTemporaryFiles()
-            throw error
-        }
+        let download = try DownloadPlan(request, url: url)
         download.apply(to: &engineRequest)
         return Exchange(engineRequest: engineRequest, download: download)
     }

@@ -110,7 +110,6 @@ extension Center {
         // starts again from zero.
         for pass in 1...2 {
             var exchange = try encode(prepared, configuration, cancellation: cancellation)
-            defer { exchange.removeTemporaryFiles() }
             if request.kind == .data, let reply = request.endpointStub, configuration.usesEndpointStubs {
                 let stubbed = try await stubbed(reply, exchange.engineRequest, request, configuration, cancellation)
                 return try await postProcess(stubbed, request, configuration, log: log)

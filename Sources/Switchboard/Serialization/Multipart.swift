@@ -1,70 +1,60 @@
 import Foundation
 
 /// A `multipart/form-data` body: text fields, then the parts, each file streamed from disk.
+///
+/// The boundary is fixed when the body is made, so a body re-opened for a retry or a redirect is byte for byte the
+/// same.
 struct Multipart {
     let boundary = "Switchboard-" + UUID().uuidString
     var fields: [(name: String, value: String)]
     var parts: [Request.FormPart]
 
-    /// Bodies up to this size with no file parts are built in memory; others are written to a temporary file.
+    /// Bodies up to this size with no file parts are built in memory; others are streamed from their pieces.
     static let memoryLimit = 10 << 20
 
     var contentType: String { "multipart/form-data; boundary=\(boundary)" }
 
-    /// Builds the body for an engine: in memory when small and file-free, else in a temporary file that the
-    /// center deletes when the exchange ends.
+    /// The body for an engine: in memory when small and file-free, else a stream read from the pieces (file parts
+    /// straight from disk, never copied), with its length known from them.
     ///
-    /// - Throws: `.fileSystem` when a file part is missing or unreadable.
-    func body(for request: Request) throws(HTTPError) -> (EngineRequest.Body, temporary: URL?) {
-        for case .file(let url) in parts.map(\.content) {
-            guard FileManager.default.isReadableFile(atPath: url.path) else {
-                throw HTTPError(.fileSystem, "the upload file \(url.path) does not exist or cannot be read",
-                                request: request)
-            }
-        }
-        var bytesInMemory = 0
+    /// - Throws: `.fileSystem` when a file part is missing, unreadable or not a regular file.
+    func body(for request: Request) throws(HTTPError) -> EngineRequest.Body {
+        var length: Int64 = 0
         var hasFiles = false
-        for part in parts {
-            switch part.content {
-            case .data(let data): bytesInMemory += data.count
-            case .file: hasFiles = true
+        for piece in pieces() {
+            switch piece {
+            case .data(let data):
+                length += Int64(data.count)
+            case .file(let url):
+                hasFiles = true
+                var isDirectory: ObjCBool = false
+                guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory),
+                      !isDirectory.boolValue, FileManager.default.isReadableFile(atPath: url.path),
+                      let size = DownloadPlan.size(of: url)
+                else {
+                    throw HTTPError(.fileSystem, "the upload file \(url.path) does not exist or cannot be read",
+                                    request: request)
+                }
+                length += size
             }
         }
-        let inMemory = !hasFiles && bytesInMemory <= Multipart.memoryLimit
-        do {
-            if inMemory {
-                var data = Data()
-                try write { data.append($0) }
-                return (.data(data), nil)
-            }
-            let file = FileManager.default.temporaryDirectory
-                .appendingPathComponent("switchboard-multipart-\(UUID().uuidString)")
-            guard FileManager.default.createFile(atPath: file.path, contents: nil) else {
-                throw HTTPError(.fileSystem, "cannot create a temporary file in \(file.deletingLastPathComponent().path)")
-            }
-            do {
-                let handle = try FileHandle(forWritingTo: file)
-                defer { try? handle.close() }
-                try write { try handle.write(contentsOf: $0) }
-            } catch {
-                try? FileManager.default.removeItem(at: file)
-                throw error
-            }
-            return (.file(file), file)
-        } catch let error as HTTPError {
-            throw error.with(request: request)
-        } catch {
-            throw HTTPError(.fileSystem, "the multipart body could not be written: \(error)", request: request,
-                            underlying: error)
+        let pieces = pieces()
+        if !hasFiles && length <= Int64(Multipart.memoryLimit) {
+            var data = Data(capacity: Int(length))
+            for case .data(let piece) in pieces { data.append(piece) }
+            return .data(data)
         }
+        var stream = EngineRequest.BodyStream(length: length) { MultipartStream(pieces) }
+        stream.needsLength = true
+        return .stream(stream)
     }
 
-    /// Produces the body in pieces: part headers, field values, and file contents 1 MiB at a time.
-    private func write(_ emit: (Data) throws -> Void) throws {
+    /// The body in order: part heads, field values and part contents, files by reference.
+    private func pieces() -> [MultipartStream.Piece] {
+        var pieces: [MultipartStream.Piece] = []
         for field in fields {
-            try emit(Data("--\(boundary)\r\nContent-Disposition: form-data; name=\"\(Multipart.quote(field.name))\"\r\n\r\n".utf8))
-            try emit(Data(field.value.utf8))
-            try emit(Data("\r\n".utf8))
+            pieces.append(.data(Data(
+                "--\(boundary)\r\nContent-Disposition: form-data; name=\"\(Multipart.quote(field.name))\"\r\n\r\n\(field.value)\r\n".utf8)))
         }
         for part in parts {
             var fileName = part.fileName
@@ -73,18 +63,15 @@ struct Multipart {
             if let fileName { head += "; filename=\"\(Multipart.quote(fileName))\"" }
             let type = part.mimeType ?? fileName.map(Multipart.mimeType(forFileName:)) ?? "application/octet-stream"
             head += "\r\nContent-Type: \(type)\r\n\r\n"
-            try emit(Data(head.utf8))
+            pieces.append(.data(Data(head.utf8)))
             switch part.content {
-            case .data(let data):
-                try emit(data)
-            case .file(let url):
-                let handle = try FileHandle(forReadingFrom: url)
-                defer { try? handle.close() }
-                while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty { try emit(chunk) }
+            case .data(let data): pieces.append(.data(data))
+            case .file(let url): pieces.append(.file(url))
             }
-            try emit(Data("\r\n".utf8))
+            pieces.append(.data(Data("\r\n".utf8)))
         }
-        try emit(Data("--\(boundary)--\r\n".utf8))
+        pieces.append(.data(Data("--\(boundary)--\r\n".utf8)))
+        return pieces
     }
 
     /// Escapes a name for a quoted header parameter as browsers do (WHATWG): `"` and line breaks percent-encoded.

@@ -44,17 +44,14 @@ enum RequestEncoding {
         if case .failure(let error) = converted { throw error.with(request: request) }
         var body = EngineRequest.Body.none
         var contentType: String?
-        var temporaryFiles: [URL] = []
 
         if isMultipart {
             if request.body != nil {
                 throw HTTPError(.encoding, "an upload has either form parts or a body, not both", request: request)
             }
             let multipart = Multipart(fields: FormEncoding.pairs(parameters), parts: request.form)
-            let (built, temporary) = try multipart.body(for: request)
-            body = built
+            body = try multipart.body(for: request)
             contentType = multipart.contentType
-            temporaryFiles += temporary.map { [$0] } ?? []
         } else if streamsBody, let explicit = request.body {
             if request.method == .get || request.method == .head {
                 throw HTTPError(.encoding, "a \(request.method) request cannot carry a body", request: request)
@@ -137,7 +134,6 @@ enum RequestEncoding {
         engineRequest.maxReceiveBytesPerSecond = request.maxBytesPerSecond
         engineRequest.maxSendBytesPerSecond = request.maxUploadBytesPerSecond
         engineRequest.id = request.id
-        engineRequest.temporaryFiles = temporaryFiles
         return engineRequest
     }
 

@@ -29,6 +29,9 @@ final class SessionTransfer: Sendable {
         var pacingCount: UInt64 = 0
         /// When the first task started, for pacing.
         var started = ContinuousClock.now
+        /// A body that must go with a length (a multipart body), copied into a temporary file for
+        /// `uploadTask(fromFile:)`, once for every send of this exchange; deleted when the exchange ends.
+        var spooled: URL?
         /// The body stream given to the current task. URLSession on Linux never closes it (a file stream would keep
         /// its descriptor), so the transfer does, when the task is over.
         var bodyStream: InputStream?
@@ -52,8 +55,12 @@ final class SessionTransfer: Sendable {
     }
 
     deinit {
-        // A body that was never taken gives its pooled block back.
-        state.withLock { $0.body.reset() }
+        // A body that was never taken gives its pooled block back; a spooled body never outlives its exchange.
+        let spooled = state.withLock { state in
+            state.body.reset()
+            return state.spooled
+        }
+        if let spooled { try? FileManager.default.removeItem(at: spooled) }
     }
 
     // MARK: - Starting and stopping
@@ -95,6 +102,20 @@ final class SessionTransfer: Sendable {
         case .file(let url):
             urlRequest.httpBody = nil
             task = session.uploadTask(with: urlRequest, fromFile: url)
+        case .stream(let stream) where stream.needsLength:
+            // URLSession can give a length only to a file body: copy the stream into one (once per exchange).
+            do {
+                let file = try spool(stream)
+                urlRequest.httpBody = nil
+                urlRequest.setValue(nil, forHTTPHeaderField: "Content-Length")
+                task = session.uploadTask(with: urlRequest, fromFile: file)
+            } catch {
+                state.withLock { state in
+                    if state.stopReason == nil { state.stopReason = .failed(error) }
+                }
+                completed(nil)
+                return
+            }
         case .stream(let stream):
             // URLSession sends a stream chunked, and sends both framings if given a `Content-Length` too.
             urlRequest.setValue(nil, forHTTPHeaderField: "Content-Length")
@@ -340,11 +361,47 @@ final class SessionTransfer: Sendable {
     }
 
     private func finish(_ result: Result<EngineResponse, any Error>) {
-        let continuation = state.withLock { state -> CheckedContinuation<EngineResponse, any Error>? in
-            defer { state.continuation = nil; state.task = nil }
-            return state.continuation
+        let (continuation, spooled) = state.withLock {
+            state -> (CheckedContinuation<EngineResponse, any Error>?, URL?) in
+            defer { state.continuation = nil; state.task = nil; state.spooled = nil }
+            return (state.continuation, state.spooled)
         }
+        if let spooled { try? FileManager.default.removeItem(at: spooled) }
         continuation?.resume(with: result)
+    }
+
+    /// The temporary file holding a stream body that needs a length, written on the first send.
+    ///
+    /// - Throws: `.fileSystem` when it cannot be written, `.encoding` when the stream yields another length than
+    ///   it announced.
+    private func spool(_ stream: EngineRequest.BodyStream) throws -> URL {
+        if let spooled = state.withLock({ $0.spooled }) { return spooled }
+        let file = FileManager.default.temporaryDirectory
+            .appendingPathComponent("switchboard-multipart-\(UUID().uuidString)")
+        guard FileManager.default.createFile(atPath: file.path, contents: nil) else {
+            throw HTTPError(.fileSystem, "cannot create a temporary file in \(file.deletingLastPathComponent().path)")
+        }
+        state.withLock { $0.spooled = file }
+        let input = try stream.makeStream()
+        input.open()
+        defer { input.close() }
+        let handle = try FileHandle(forWritingTo: file)
+        defer { try? handle.close() }
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        var written: Int64 = 0
+        while true {
+            let count = input.read(&buffer, maxLength: buffer.count)
+            if count < 0 {
+                throw HTTPError(.fileSystem, "the body stream failed: \(input.streamError.map { "\($0)" } ?? "no reason")")
+            }
+            if count == 0 { break }
+            try handle.write(contentsOf: buffer[0..<count])
+            written += Int64(count)
+        }
+        if let length = stream.length, written != length {
+            throw HTTPError(.encoding, "the body stream yielded \(written) bytes; it announced \(length)")
+        }
+        return file
     }
 
     // MARK: - Helpers

@@ -1,0 +1,95 @@
+import Foundation
+
+/// A multipart body read straight from its pieces: part heads and fields from memory, file parts from disk, in
+/// order, without first copying them into a temporary file. `Multipart` knows the length from the pieces.
+///
+/// An `InputStream`, because that is what both engines read a streamed body from. Made afresh (by the body's
+/// `open`) for every send, and read by one thread at a time, as the engines do with any stream body.
+final class MultipartStream: InputStream {
+    enum Piece: Sendable {
+        case data(Data)
+        case file(URL)
+    }
+
+    private let pieces: [Piece]
+    private var index = 0
+    /// Where the current data piece has been read to.
+    private var offset = 0
+    private var handle: FileHandle?
+    private var status: Stream.Status = .notOpen
+    private var failure: (any Error)?
+
+    init(_ pieces: [Piece]) {
+        self.pieces = pieces
+        super.init(data: Data())
+    }
+
+    override func open() {
+        status = .open
+    }
+
+    override func close() {
+        try? handle?.close()
+        handle = nil
+        status = .closed
+    }
+
+    override var streamStatus: Stream.Status { status }
+
+    override var streamError: (any Error)? { failure }
+
+    override var hasBytesAvailable: Bool {
+        status == .open && index < pieces.count
+    }
+
+    override func read(_ buffer: UnsafeMutablePointer<UInt8>, maxLength length: Int) -> Int {
+        guard status == .open || status == .atEnd else { return -1 }
+        var written = 0
+        while written < length, index < pieces.count {
+            switch pieces[index] {
+            case .data(let data):
+                let count = min(length - written, data.count - offset)
+                data.withUnsafeBytes { bytes in
+                    (buffer + written).update(
+                        from: bytes.bindMemory(to: UInt8.self).baseAddress! + offset, count: count)
+                }
+                written += count
+                offset += count
+                if offset == data.count { next() }
+            case .file(let url):
+                do {
+                    if handle == nil { handle = try FileHandle(forReadingFrom: url) }
+                    let chunk = try handle!.read(upToCount: length - written) ?? Data()
+                    if chunk.isEmpty {
+                        next()
+                        continue
+                    }
+                    chunk.withUnsafeBytes { bytes in
+                        (buffer + written).update(from: bytes.bindMemory(to: UInt8.self).baseAddress!, count: chunk.count)
+                    }
+                    written += chunk.count
+                } catch {
+                    failure = error
+                    status = .error
+                    return -1
+                }
+            }
+        }
+        if index == pieces.count { status = .atEnd }
+        return written
+    }
+
+    override func getBuffer(
+        _ buffer: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>, length len: UnsafeMutablePointer<Int>
+    ) -> Bool {
+        false
+    }
+
+    /// On to the next piece, closing the file just read.
+    private func next() {
+        try? handle?.close()
+        handle = nil
+        index += 1
+        offset = 0
+    }
+}

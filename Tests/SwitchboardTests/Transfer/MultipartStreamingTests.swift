@@ -1,0 +1,130 @@
+import Foundation
+import Testing
+@testable import Switchboard
+import SwitchboardTestSupport
+
+/// Multipart bodies with file parts are read straight from their pieces, with a `Content-Length` (object stores
+/// refuse chunked multipart bodies): CurlEngine streams them without any copy; URLSessionEngine, which can give a
+/// length only to a file, copies the body into a temporary file it deletes when the exchange ends. The same bytes
+/// arrive on both engines, and again when the body is sent a second time (a `307`).
+@Suite(.serialized) struct MultipartStreamingTests {
+    static let engineNames = ["URLSessionEngine", "CurlEngine"]
+
+    private func center(_ engineName: String) throws -> Center {
+        let engine: any Engine = engineName == "CurlEngine" ? try CurlEngine() : URLSessionEngine()
+        return Center { config in
+            config.engine = engine
+            config.server = LoopbackServer.shared.baseURL + "/"
+        }
+    }
+
+    /// What is in the temporary directory under Switchboard's old multipart prefix.
+    private static func temporaryCopies() -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: FileManager.default.temporaryDirectory.path)) ?? [])
+            .filter { $0.hasPrefix("switchboard-multipart-") }
+    }
+
+    @Test(arguments: engineNames)
+    func fileAndMemoryPartsArriveByteForByte(engineName: String) async throws {
+        let scratch = Scratch()
+        let big = scratch.write("big.bin", bytes: 6 << 20, seed: 41)
+        let tiny = scratch.file("tiny.txt")
+        try Data("abc".utf8).write(to: tiny)
+        let before = Self.temporaryCopies()
+        let response = try await center(engineName).send { request in
+            request.kind = .upload
+            request.api = "anything"
+            request.parameters = ["title": "streamed"]
+            request.addFormData(name: "big", fileURL: big)
+            request.addFormData(name: "tiny", fileURL: tiny)
+            request.addFormData(name: "inline", data: Data("from memory".utf8), fileName: "inline.txt")
+        }
+        let json = try #require(response.json)
+        #expect(json["form"]?["title"]?.string == "streamed")
+        let files = try #require(json["files"])
+        let prefix = "data:application/octet-stream;base64,"
+        let bigEcho = try #require(files["big"]?.string)
+        #expect(bigEcho.hasPrefix(prefix))
+        #expect(Data(base64Encoded: String(bigEcho.dropFirst(prefix.count))) == (try Data(contentsOf: big)),
+                "\(engineName): the 6 MiB part")
+        #expect(files["tiny"]?.string == "abc")
+        #expect(files["inline"]?.string == "from memory")
+        #expect(Self.temporaryCopies() == before, "no temporary copy is left")
+        let headers = try #require(json["headers"])
+        #expect(headers["Content-Length"]?.string.flatMap { Int($0) }.map { $0 > 6 << 20 } == true,
+                "\(engineName): the length is known from the parts")
+        #expect(headers["Transfer-Encoding"] == nil, "\(engineName): never chunked")
+    }
+
+    @Test(arguments: engineNames)
+    func aResentBodyIsTheSameBody(engineName: String) async throws {
+        let scratch = Scratch()
+        let file = scratch.write("again.bin", bytes: 300_000, seed: 43)
+        let response = try await center(engineName).send { request in
+            request.kind = .upload
+            request.url = LoopbackServer.shared.baseURL + "/redirect-to?url=%2Fanything&status_code=307"
+            request.addFormData(name: "file", fileURL: file)
+        }
+        // The 307 sends the same multipart body again, to `/anything`.
+        let json = try #require(response.json)
+        #expect(json["url"]?.string?.hasSuffix("/anything") == true)
+        let echo = try #require(json["files"]?["file"]?.string)
+        let prefix = "data:application/octet-stream;base64,"
+        #expect(Data(base64Encoded: String(echo.dropFirst(prefix.count))) == (try Data(contentsOf: file)),
+                "\(engineName): the body after the 307")
+    }
+
+    @Test func curlEngineMakesNoCopyWhileTheBodyIsOnItsWay() async throws {
+        let scratch = Scratch()
+        let file = scratch.write("slow.bin", bytes: 512 << 10, seed: 45)
+        let before = Self.temporaryCopies()
+        let center = try center("CurlEngine")
+        let upload = Task {
+            try await center.send { request in
+                request.kind = .upload
+                request.api = "sink"
+                request.addFormData(name: "file", fileURL: file)
+                request.maxUploadBytesPerSecond = 256 << 10     // two seconds on the way
+            }
+        }
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(Self.temporaryCopies() == before, "mid-upload, no copy of the body exists")
+        let response = try await upload.value
+        #expect(response.json?["length"]?.int.map { $0 > 512 << 10 } == true)
+    }
+
+    @Test func aMissingFilePartFailsBeforeAnythingIsSent() async throws {
+        let stub = StubEngine()
+        let center = Center { $0.engine = stub; $0.server = "https://api.example.com/" }
+        let outcome = await center.sendRecording { request in
+            request.kind = .upload
+            request.api = "upload"
+            request.addFormData(name: "file", fileURL: URL(fileURLWithPath: "/nonexistent/\(UUID().uuidString)"))
+        }
+        #expect(outcome.error?.code == .fileSystem)
+        #expect(stub.requests.isEmpty)
+    }
+
+    @Test func theStreamReadsThePiecesInOrderWhateverTheBufferSize() throws {
+        let scratch = Scratch()
+        let file = scratch.write("middle.bin", bytes: 100_000, seed: 44)
+        let pieces: [MultipartStream.Piece] = [.data(Data("head-".utf8)), .file(file), .data(Data(count: 0)),
+                                               .data(Data("-tail".utf8))]
+        let expected = Data("head-".utf8) + (try Data(contentsOf: file)) + Data("-tail".utf8)
+        for size in [1, 7, 4096, 1 << 20] {
+            let stream = MultipartStream(pieces)
+            stream.open()
+            var read = Data()
+            var buffer = [UInt8](repeating: 0, count: size)
+            while true {
+                let count = stream.read(&buffer, maxLength: size)
+                #expect(count >= 0)
+                if count <= 0 { break }
+                read.append(contentsOf: buffer[0..<count])
+            }
+            #expect(stream.streamStatus == .atEnd)
+            stream.close()
+            #expect(read == expected, "reading \(size) bytes at a time")
+        }
+    }
+}
