@@ -52,6 +52,8 @@ enum Report {
             "upload-raw": "upload: raw URLSession upload(fromFile:)",
             "upload-center": "upload: Center, URLSessionEngine",
             "upload-curl": "upload: Center, CurlEngine",
+            "upload-multipart-center": "multipart upload: Center, URLSessionEngine",
+            "upload-multipart-curl": "multipart upload: Center, CurlEngine",
         ]
         for result in results {
             let kind = result.name.split(separator: "-").first.map(String.init) ?? ""

@@ -17,7 +17,10 @@ enum TransferBenchmarks {
         var megabytesPerSecond: Double { Double(bytes) / seconds / 1_048_576 }
     }
 
-    static let cases = ["download-raw", "download-center", "download-curl", "upload-raw", "upload-center", "upload-curl"]
+    static let cases = [
+        "download-raw", "download-center", "download-curl", "upload-raw", "upload-center", "upload-curl",
+        "upload-multipart-center", "upload-multipart-curl",
+    ]
 
     /// Runs every case in a child process and returns their results.
     static func run(bytes: Int) throws -> [Result] {
@@ -77,6 +80,15 @@ enum TransferBenchmarks {
                 request.method = .put
                 request.body = .file(upload)
             }
+        case "upload-multipart-center", "upload-multipart-curl":
+            // A form with the file as its one part: streamed from the file on CurlEngine; URLSessionEngine copies
+            // it into a temporary file first (URLSession gives a length only to a file).
+            let response = try await (name == "upload-multipart-curl" ? curlCenter : center).send { request in
+                request.kind = .upload
+                request.api = "sink"
+                request.addFormData(name: "file", fileURL: upload)
+            }
+            guard let length = response.json?["length"]?.int, length > bytes else { throw URLError(.badServerResponse) }
         default:
             throw URLError(.unsupportedURL)
         }

@@ -40,12 +40,14 @@ if CommandLine.arguments.count == 2, CommandLine.arguments[1] == "--serve" {
 }
 
 let usage = """
-    usage: Benchmarks [--quick] [--json] [--requests-only] [--stability-only] [--overhead-only] [--only TEXT] [--server URL]
+    usage: Benchmarks [--quick] [--json] [--requests-only] [--stability-only] [--overhead-only] [--transfers-only]
+                      [--only TEXT] [--server URL]
       --quick           fewer requests and rounds, 256 MiB transfers (CI)
       --json            the results as JSON
       --requests-only   only the request comparisons (raw URLSession, each engine, the Center on each)
       --stability-only  only the stability runs (memory and descriptors over 100,000 and 300,000 requests)
       --overhead-only   only the Center's own cost, through an engine that answers at once
+      --transfers-only  only the large downloads and uploads (1 GiB; 256 MiB with --quick)
       --only TEXT       only the request contenders whose "family: name" contains TEXT, beside raw URLSession
                         (e.g. --only "small GET: Center + CurlEngine"); implies --requests-only
       --server URL      measure against a server already running (`Benchmarks --serve` prints its URL), so that
@@ -62,7 +64,7 @@ do {
                 exit(2)
             }
             options[argument] = value
-        } else if ["--quick", "--json", "--requests-only", "--stability-only", "--overhead-only"].contains(argument) {
+        } else if ["--quick", "--json", "--requests-only", "--stability-only", "--overhead-only", "--transfers-only"].contains(argument) {
             flags.insert(argument)
         } else {
             print(usage)
@@ -76,6 +78,7 @@ let onlyContenders = options["--only"]
 let onlyRequests = flags.contains("--requests-only") || onlyContenders != nil
 let onlyStability = flags.contains("--stability-only")
 let onlyOverhead = flags.contains("--overhead-only")
+let onlyTransfers = flags.contains("--transfers-only")
 
 #if DEBUG
 if !json {
@@ -90,6 +93,10 @@ let transferBytes = quick ? 256 << 20 : 1 << 30
 
 /// Runs the benchmarks (only the request comparisons with `--requests-only`) and prints the report.
 func runBenchmarks(baseURL: String) async throws {
+    if onlyTransfers {
+        print(Report.transfers(try TransferBenchmarks.run(bytes: transferBytes)))
+        return
+    }
     if onlyOverhead {
         print(Report.table(
             try await OverheadBenchmarks(count: overheadCount, rounds: rounds).run(), requests: overheadCount,
