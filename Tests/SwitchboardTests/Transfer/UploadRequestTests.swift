@@ -4,16 +4,10 @@ import Testing
 import SwitchboardTestSupport
 
 /// Uploads through `URLSessionEngine`. The echo tests run against real httpbin too; the hashing sink is the loopback
-/// server's own. Serialized, so that counting the center's temporary files is exact.
-@Suite(.serialized) struct UploadRequestTests {
+/// server's own. A temporary copy of a multipart body is recognised by a marker field of the test's own.
+@Suite struct UploadRequestTests {
     func center() -> Center {
         Server.center()
-    }
-
-    /// The multipart bodies Switchboard has left in the temporary directory.
-    static func leftovers() -> [String] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: FileManager.default.temporaryDirectory.path)) ?? [])
-            .filter { $0.hasPrefix("switchboard-multipart-") }
     }
 
     @Test func multipartWithTwoFilesAndTwoFieldsIsEchoed() async throws {
@@ -21,16 +15,16 @@ import SwitchboardTestSupport
         let text = scratch.file("notes.txt")
         try Data("hello from a file".utf8).write(to: text)
         let binary = scratch.write("photo.png", bytes: 3000)
-        let before = Self.leftovers()
+        let marker = UUID().uuidString
         let (response, reports) = try await center().sendCollectingProgress { request in
             request.kind = .upload
             request.api = "post"
-            request.parameters = ["title": "Holiday", "tags": "sea, sun"]
+            request.parameters = ["title": "Holiday", "tags": "sea, sun", "marker": marker]
             request.addFormData(name: "notes", fileURL: text)
             request.addFormData(name: "photo", fileURL: binary)
         }
         let json = try #require(response.json)
-        #expect(json["form"] == ["title": "Holiday", "tags": "sea, sun"])
+        #expect(json["form"] == ["title": "Holiday", "tags": "sea, sun", "marker": .string(marker)])
         #expect(json["files"]?["notes"]?.string == "hello from a file")
         let photo = try #require(json["files"]?["photo"]?.string)
         #expect(photo.hasPrefix("data:image/png;base64,"))
@@ -39,7 +33,7 @@ import SwitchboardTestSupport
         let upload = reports.filter { $0.direction == .upload }
         #expect(upload.last?.isComplete == true)
         #expect(upload.last?.expected.map { $0 > 3000 } == true)
-        #expect(Self.leftovers() == before)
+        #expect(MultipartCopies.holding(marker).isEmpty, "no temporary copy of this test's body remains")
     }
 
     @Test func multipartFromMemoryWithExplicitNamesAndTypes() async throws {
@@ -93,24 +87,26 @@ import SwitchboardTestSupport
     func aLargeMultipartUploadStreamsFromDiskAndLeavesNoTemporaryFile() async throws {
         let scratch = Scratch()
         let file = scratch.write("video.mp4", bytes: 20_000_000, seed: 5)
-        let before = Self.leftovers()
+        let marker = UUID().uuidString
         let response = try await testCenter { $0.server = Server.loopback.baseURL + "/" }.send { request in
             request.kind = .upload
             request.api = "sink"
+            request.parameters = ["marker": marker]
             request.addFormData(name: "video", fileURL: file)
         }
         #expect(response.json?["length"]?.int.map { $0 > 20_000_000 } == true)
         #expect(response.json?["method"]?.string == "POST")
-        #expect(Self.leftovers() == before)
+        #expect(MultipartCopies.holding(marker).isEmpty, "no temporary copy of this test's body remains")
     }
 
     @Test func aFailedOrCancelledMultipartUploadLeavesNoTemporaryFile() async throws {
         let scratch = Scratch()
         let file = scratch.write("doc.pdf", bytes: 1000)
-        let before = Self.leftovers()
+        let marker = UUID().uuidString
         let refused = await testCenter { $0.engine = URLSessionEngine() }.sendRecording { request in
             request.kind = .upload
             request.url = "http://127.0.0.1:1/upload"
+            request.parameters = ["marker": marker]
             request.addFormData(name: "doc", fileURL: file)
         }
         #expect(refused.error?.code == .cannotConnect)
@@ -120,6 +116,7 @@ import SwitchboardTestSupport
         let cancelled = await center.sendRecording { request in
             request.kind = .upload
             request.url = "https://example.com/upload"
+            request.parameters = ["marker": marker]
             request.addFormData(name: "doc", fileURL: file)
         } afterSending: { id in
             Task {
@@ -128,7 +125,7 @@ import SwitchboardTestSupport
             }
         }
         #expect(cancelled.error?.code == .cancelled)
-        #expect(Self.leftovers() == before)
+        #expect(MultipartCopies.holding(marker).isEmpty, "no temporary copy of this test's body remains")
     }
 
     // MARK: - Bad input
