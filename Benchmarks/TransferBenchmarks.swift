@@ -7,7 +7,8 @@ import Switchboard
 import SwitchboardTestSupport
 
 /// Large downloads and uploads, raw URLSession beside the Center, each in a child process of its own so that each
-/// one's peak memory is its own: throughput, and peak resident memory above the child's baseline.
+/// one's peak memory is its own: throughput, and peak resident memory above the child's baseline. Uploads go to
+/// `/discard`, which counts the bytes and drops them (hashing them, as `/sink` does, capped the fastest client).
 enum TransferBenchmarks {
     struct Result: Codable {
         var name: String
@@ -69,14 +70,14 @@ enum TransferBenchmarks {
                 request.destination = .file(download)
             }
         case "upload-raw":
-            var request = URLRequest(url: URL(string: server.baseURL + "/sink")!)
+            var request = URLRequest(url: URL(string: server.baseURL + "/discard")!)
             request.httpMethod = "PUT"
             let (_, response) = try await session.upload(for: request, fromFile: upload)
             guard (response as? HTTPURLResponse)?.statusCode == 200 else { throw URLError(.badServerResponse) }
         case "upload-center", "upload-curl":
             _ = try await (name == "upload-curl" ? curlCenter : center).send { request in
                 request.kind = .upload
-                request.api = "sink"
+                request.api = "discard"
                 request.method = .put
                 request.body = .file(upload)
             }
@@ -85,7 +86,7 @@ enum TransferBenchmarks {
             // it into a temporary file first (URLSession gives a length only to a file).
             let response = try await (name == "upload-multipart-curl" ? curlCenter : center).send { request in
                 request.kind = .upload
-                request.api = "sink"
+                request.api = "discard"
                 request.addFormData(name: "file", fileURL: upload)
             }
             guard let length = response.json?["length"]?.int, length > bytes else { throw URLError(.badServerResponse) }

@@ -8,7 +8,8 @@ import Switchboard
 /// /html /json /redirect/N /relative-redirect/N /absolute-redirect/N /redirect-to /basic-auth/U/P /cookies
 /// /cookies/set`; anything else
 /// is httpbin's HTML 404 page. Routes of the loopback server's own, for tests httpbin cannot serve:
-/// `/fail-times/N/KEY`, `/files/N` (ranges, ETags, dropped connections), `/sink` (hashes uploads as they stream) and
+/// `/fail-times/N/KEY`, `/files/N` (ranges, ETags, dropped connections), `/sink` (hashes uploads as they stream),
+/// `/discard` (counts uploads and drops them) and
 /// `/drop-reused` (drops a reused connection without answering).
 public enum Httpbin {
     /// Answers one request.
@@ -68,6 +69,9 @@ public enum Httpbin {
             }
             return .json(["authenticated": true, "token": rest[0]])
         case ("sink", _): return sink(request)
+        case ("discard", _):
+            // Loopback only: the body's length, counted and dropped (for benchmarks; `/sink` also hashes it).
+            return .json(["length": request.streamed?.length ?? 0, "chunked": request.wasChunked])
         case ("drop-reused", _):
             // Loopback only: drops a reused keep-alive connection without answering; on a new one, answers the
             // length and SHA-256 of the body.

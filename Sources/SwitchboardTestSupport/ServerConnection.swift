@@ -40,7 +40,13 @@ final class ServerConnection {
         }
         let chunked = request.header("Transfer-Encoding")?.lowercased().contains("chunked") == true
         let length = request.header("Content-Length").flatMap { Int($0) } ?? 0
-        if request.path.hasPrefix("/sink") {
+        if request.path.hasPrefix("/discard") {
+            // Counts the body and keeps nothing, for benchmarks: what the client sends, not what the server does.
+            var count = 0
+            guard chunked ? readChunkedBody({ count += $0.count }) : discard(length, counted: &count) else { return nil }
+            request.streamed = (count, "")
+            request.wasChunked = chunked
+        } else if request.path.hasPrefix("/sink") {
             var hasher = SHA256()
             var count = 0
             let consume: (Data) -> Void = { hasher.update($0); count += $0.count }
@@ -95,6 +101,29 @@ final class ServerConnection {
             consume(Data(buffer[start..<start + take]))
             start += take
             remaining -= take
+        }
+        return true
+    }
+
+    /// Reads and drops exactly `count` body bytes: the buffered ones, then straight from the socket into one reused
+    /// block, with no copy kept.
+    private func discard(_ count: Int, counted: inout Int) -> Bool {
+        let buffered = min(count, buffer.count - start)
+        start += buffered
+        counted += buffered
+        var remaining = count - buffered
+        guard remaining > 0 else { return true }
+        var block = [UInt8](repeating: 0, count: 1 << 20)
+        while remaining > 0 {
+            let received = block.withUnsafeMutableBytes { recv(fd, $0.baseAddress, min($0.count, remaining), 0) }
+            if received > 0 {
+                remaining -= received
+                counted += received
+            } else if received < 0 && errno == EINTR {
+                continue
+            } else {
+                return false
+            }
         }
         return true
     }

@@ -47,6 +47,24 @@ import SwitchboardTestSupport
         #expect(response.contains("\"data\" : \"hello, world\""))
     }
 
+    @Test func theDiscardRouteCountsWhatItDrops() async throws {
+        let server = LoopbackServer.shared
+        let chunked = try exchange(
+            "POST /discard HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+                + "5\r\nhello\r\n7\r\n, world\r\n0\r\n\r\n",
+            port: server.port)
+        #expect(chunked.contains("\"length\" : 12"))
+        // A body larger than what arrives with the head, read past the server's buffer.
+        let body = Data(count: 3 << 20)
+        let response = try await testCenter { $0.server = server.baseURL + "/" }.send { request in
+            request.api = "discard"
+            request.method = .put
+            request.body = .data(body)
+        }
+        #expect(response.json?["length"]?.int == body.count)
+        #expect(response.json?["chunked"]?.bool == false)
+    }
+
     @Test func expectContinueIsAnswered() throws {
         let response = try exchange(
             "PUT /put HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nExpect: 100-continue\r\nConnection: close\r\n\r\nabc",
