@@ -91,6 +91,10 @@ public struct EngineRequest: Sendable {
     /// `HTTPError.Code.insecureRedirect`, so that nothing (a `307`/`308` body, cookies, the response) crosses the
     /// network in clear without the caller asking for it. The center sets it from `allowsInsecureRedirects`.
     public var allowsInsecureRedirects = false
+    /// Whether anyone listens to this exchange's progress. `true` unless set: an engine may then report progress
+    /// once, at the end, and save the work of reporting each chunk (URLSessionEngine fetches an in-memory `GET` or
+    /// `HEAD` body without a delegate call per chunk). The center clears it when a request has no progress handler.
+    public var observesProgress = true
     /// The URL request this one was made from or last set to, for the settings it has beyond method, URL, headers
     /// and timeout (its cache policy, say), which `urlRequest` keeps.
     private var base: URLRequest?

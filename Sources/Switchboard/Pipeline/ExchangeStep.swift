@@ -37,6 +37,7 @@ extension Center {
                 throw error
             }
         }
+        exchange.engineRequest.observesProgress = progress != nil
         let engineRequest = exchange.engineRequest
         if engineRequest.maxReceiveBytesPerSecond != nil || engineRequest.maxSendBytesPerSecond != nil,
            !configuration.engine.honoursRateLimits {

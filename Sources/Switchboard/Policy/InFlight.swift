@@ -77,7 +77,9 @@ final class InFlight: Sendable {
                 case .started(let id):
                     exchangeID = id
                 }
-                let task = Task { [self] in
+                var request = request
+                request.observesProgress = true  // callers that join later may listen
+                let task = Task { [request, self] in
                     let result: Result<EngineResponse, any Error>
                     do {
                         result = .success(try await engine.perform(request) { [self] report in

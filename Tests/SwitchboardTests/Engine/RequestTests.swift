@@ -277,6 +277,25 @@ import SwitchboardTestSupport
         }
     }
 
+    @Test func basicAuthWithoutCredentialsReturns401WhenNobodyWatchesProgress() async {
+        // Without a progress observer URLSessionEngine takes the whole body from a completion handler, which never
+        // sees the body of a challenged 401: it asks again through the delegate, so the outcome is the same.
+        do {
+            _ = try await center().send { request in
+                request.api = "basic-auth/user/passwd"
+                request.totalTimeout = .seconds(30)
+            }
+            Issue.record("a 401 should fail")
+        } catch {
+            #expect(error.code == .unacceptableStatus)
+            #expect(error.status == 401)
+            #expect(error.response?.headers["www-authenticate"]?.hasPrefix("Basic") == true)
+            if !Server.isRealHttpbin {
+                #expect(error.response?.json?["reason"]?.string == "no credentials")
+            }
+        }
+    }
+
     @Test func basicAuthWithCredentials() async throws {
         let token = Data("user:passwd".utf8).base64EncodedString()
         let response = try await center().send {

@@ -29,6 +29,10 @@ final class SessionTransfer: Sendable {
         var pacingCount: UInt64 = 0
         /// When the first task started, for pacing.
         var started = ContinuousClock.now
+        /// Whether the next task is a plain data task with a completion handler: URLSession then hands over the
+        /// whole body once, instead of a delegate call (an operation-queue hop) for every chunk. For in-memory `GET`
+        /// and `HEAD` exchanges nobody watches the progress of. Redirect and challenge delegate calls still come.
+        var quick = false
         /// A body that must go with a length (a multipart body), copied into a temporary file for
         /// `uploadTask(fromFile:)`, once for every send of this exchange; deleted when the exchange ends.
         var spooled: URL?
@@ -51,7 +55,13 @@ final class SessionTransfer: Sendable {
         self.progress = progress
         self.session = session
         self.delegate = delegate
-        state.withLock { $0.segments = Segments(for: request, size: segmentSize) }
+        let quick = request.destination == .memory && !request.observesProgress && request.body == .none
+            && (request.method == .get || request.method == .head) && request.onResponseHead == nil
+            && request.maxReceiveBytesPerSecond == nil
+        state.withLock { state in
+            state.segments = Segments(for: request, size: segmentSize)
+            state.quick = quick
+        }
     }
 
     deinit {
@@ -94,6 +104,11 @@ final class SessionTransfer: Sendable {
         var urlRequest = urlRequest
         let task: URLSessionDataTask
         switch request.body {
+        case .none where state.withLock({ $0.quick }):
+            // The handler holds the transfer until URLSession lets the handler go, after it ran.
+            task = session.dataTask(with: urlRequest) { [self] data, response, error in
+                quickCompleted(data: data, response: response, error: error)
+            }
         case .none:
             task = session.dataTask(with: urlRequest)
         case .data(let body):
@@ -357,6 +372,53 @@ final class SessionTransfer: Sendable {
                 return true
             }
             if goes { launch(next) }
+        }
+    }
+
+    /// The end of a quick task (see `State.quick`): the same decisions as `completed`, on the whole body at once.
+    private func quickCompleted(data: Data?, response: URLResponse?, error: (any Error)?) {
+        enum Next {
+            case finish(Result<EngineResponse, any Error>)
+            case again(URLRequest)
+        }
+        let task = state.withLock { $0.task }
+        if let task { delegate.unregister(task) }
+        let next = state.withLock { state -> Next in
+            if state.challengeResponse != nil && state.stopReason == nil {
+                // A completion handler never gets the body of a 401 that URLSession turned into a challenge: ask
+                // again, through the delegate, which keeps it (a GET or HEAD, so asking twice is harmless).
+                state.quick = false
+                state.challengeResponse = nil
+                state.redirects = 0
+                return .again(request.urlRequest)
+            }
+            switch SessionDecision.completion(
+                stopped: state.stopReason != nil, challenged: false, redirects: state.redirects, heldRedirect: false,
+                taskFailed: error != nil) {
+            case .stopped:
+                return .finish(.failure(SessionTransfer.error(for: state.stopReason!, request: request)))
+            case .tooManyRedirects:
+                return .finish(.failure(URLError(.httpTooManyRedirects, userInfo: [
+                    NSLocalizedDescriptionKey: "more than \(Redirects.maximum) redirects",
+                ])))
+            case .failed:
+                return .finish(.failure(SessionTransfer.urlError(error!)))
+            case .answered, .challenged, .resend:
+                guard let response = response as? HTTPURLResponse else {
+                    return .finish(.failure(URLError(.badServerResponse)))
+                }
+                return .finish(.success(EngineResponse(response: response, body: data ?? Data())))
+            }
+        }
+        switch next {
+        case .again(let urlRequest):
+            launch(urlRequest)
+        case .finish(let result):
+            if case .success(let response) = result, !response.body.isEmpty {
+                let count = Int64(response.body.count)
+                progress(TransferProgress(direction: .download, completed: count, expected: count))
+            }
+            finish(result)
         }
     }
 

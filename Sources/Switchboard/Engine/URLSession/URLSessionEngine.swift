@@ -169,6 +169,12 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
         completionHandler(.cancelAuthenticationChallenge, nil)
     }
 
+    /// Forgets a task that completes through its completion handler (URLSession then calls no completion delegate
+    /// method).
+    func unregister(_ task: URLSessionTask) {
+        transfers.withLock { _ = $0.removeValue(forKey: task.taskIdentifier) }
+    }
+
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         let transfer = transfers.withLock { $0.removeValue(forKey: task.taskIdentifier) }
         transfer?.completed(error)
