@@ -82,8 +82,9 @@ import SwitchboardTestSupport
 /// Both engines keep their idle connections between bursts of 32 requests in flight. CurlEngine sets libcurl's
 /// connection cache (its default size followed the number of transfers running, and connections closed whenever a
 /// burst ended): over 2,500 requests it opens at most the 32 that run at once, plus one per 1,000 requests.
-/// URLSessionEngine's pool is URLSession's own, which this engine cannot size: it opened 19 to 46 connections for the
-/// same requests when this was written, and its bound only catches keep-alive breaking.
+/// URLSessionEngine's pool is URLSession's own, which this engine cannot size: it opened 19 to 88 connections for the
+/// same requests when this was written (more when the machine is busy), so its bound, one connection per five
+/// requests, only catches keep-alive breaking (one per request).
 @Suite struct ConnectionCacheTests {
     @Test(arguments: ["URLSessionEngine", "CurlEngine"])
     func burstsOfThirtyTwoReuseTheirConnections(engineName: String) async throws {
@@ -113,7 +114,7 @@ import SwitchboardTestSupport
             // Between bursts no transfer is running: the cache keeps the connections anyway.
         }
         let opened = server.acceptedConnections
-        let bound = engineName == "CurlEngine" ? 32 + 2 : 80
+        let bound = engineName == "CurlEngine" ? 32 + 2 : 2_500 / 5
         #expect(opened <= bound, "\(engineName): 2,500 requests, 32 at a time, opened \(opened) connections")
     }
 }
