@@ -152,12 +152,10 @@ extension Center {
         }
 
         /// Creates a configuration with every property at its default.
-        public init() {
-            storage = Storage(Fields())
-        }
+        public init() {}
 
-        /// The stored values. Every request takes a snapshot of the configuration, so they live in one storage
-        /// that copies share until one of them changes.
+        /// The stored values. Every request takes a snapshot of the configuration, so they live in one box that
+        /// copies share until one of them changes.
         struct Fields: Sendable {
             var server: String?
             var nodes: [Node: String] = [:]
@@ -187,28 +185,12 @@ extension Center {
             var onError: (@Sendable (Request, HTTPError) async -> HTTPError)?
         }
 
-        /// Holds a configuration's fields; copies of the configuration share it until one of them is changed.
-        final class Storage: @unchecked Sendable {
-            // Safety: `fields` is written only through `Configuration.fields`'s `_modify`, which first gives the
-            // writing configuration a storage of its own when `isKnownUniquelyReferenced` says it shares one. A
-            // storage reachable from more than one configuration, and so from more than one thread, is therefore
-            // only ever read, as with the standard library's copy-on-write collections.
-            var fields: Fields
+        /// The fields, shared by copies of the configuration until one of them changes.
+        private var storage = CopyOnWrite(Fields())
 
-            init(_ fields: Fields) {
-                self.fields = fields
-            }
-        }
-
-        private var storage: Storage
-
-        /// The fields, copied into a storage of this configuration's own before a change when the storage is shared.
         private var fields: Fields {
-            get { storage.fields }
-            _modify {
-                if !isKnownUniquelyReferenced(&storage) { storage = Storage(storage.fields) }
-                yield &storage.fields
-            }
+            get { storage.value }
+            _modify { yield &storage.value }
         }
     }
 }

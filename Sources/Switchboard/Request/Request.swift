@@ -273,38 +273,19 @@ public struct Request: Sendable {
         var scope = WorkScope()
     }
 
-    /// Holds a request's fields; copies of the request share it until one of them is changed.
-    final class Storage: @unchecked Sendable {
-        // Safety: `fields` is written only through `Request.fields`'s `_modify`, which first gives the writing
-        // request a storage of its own when `isKnownUniquelyReferenced` says it shares one. A storage reachable
-        // from more than one request, and so from more than one thread, is therefore only ever read, as with the
-        // standard library's copy-on-write collections.
-        var fields: Fields
+    /// The fields, shared by copies of the request until one of them changes (a request is copied at every step).
+    private var storage = CopyOnWrite(Fields())
 
-        init(_ fields: Fields) {
-            self.fields = fields
-        }
-    }
-
-    private var storage: Storage
-
-    /// The fields, copied into a storage of this request's own before a change when the storage is shared.
     var fields: Fields {
-        get { storage.fields }
-        _modify {
-            if !isKnownUniquelyReferenced(&storage) { storage = Storage(storage.fields) }
-            yield &storage.fields
-        }
+        get { storage.value }
+        _modify { yield &storage.value }
     }
 
     /// Creates a request with every property at its default.
-    public init() {
-        storage = Storage(Fields())
-    }
+    public init() {}
 
     /// Creates a request configured by a closure.
     public init(_ configure: (inout Request) -> Void) {
-        storage = Storage(Fields())
         configure(&self)
     }
 }

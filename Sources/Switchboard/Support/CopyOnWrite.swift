@@ -1,0 +1,30 @@
+/// A value kept in one heap box that copies share until one of them changes it: for the large structs the pipeline
+/// copies at every step (`Request`, `Center.Configuration`), so that a copy costs one reference, not every field.
+struct CopyOnWrite<Value: Sendable>: Sendable {
+    private final class Box: @unchecked Sendable {
+        // Safety: `value` is written only through `CopyOnWrite.value`'s `_modify`, which first gives the writer a box
+        // of its own when `isKnownUniquelyReferenced` says the box is shared. A box reachable from more than one
+        // copy, and so from more than one thread, is therefore only ever read, as with the standard library's
+        // copy-on-write collections.
+        var value: Value
+
+        init(_ value: Value) {
+            self.value = value
+        }
+    }
+
+    private var box: Box
+
+    init(_ value: Value) {
+        box = Box(value)
+    }
+
+    /// The value, copied into a box of this copy's own before a change when the box is shared.
+    var value: Value {
+        get { box.value }
+        _modify {
+            if !isKnownUniquelyReferenced(&box) { box = Box(box.value) }
+            yield &box.value
+        }
+    }
+}
