@@ -8,6 +8,11 @@ import FoundationNetworking
 /// `307`/`308` keep the method and body.
 enum Redirects {
     static let maximum = 20
+
+    /// The error of an exchange that passed `maximum` redirects, the same on every engine.
+    static var tooMany: URLError {
+        URLError(.httpTooManyRedirects, userInfo: [NSLocalizedDescriptionKey: "more than \(maximum) redirects"])
+    }
     static let credentialHeaders = ["Authorization", "Cookie", "Proxy-Authorization"]
 
     /// The request that follows a redirect response, or `nil` when the response is not one to follow.

@@ -5,10 +5,9 @@ import Foundation
 struct PreparedRequest: Sendable {
     /// The request's identifier (every request in the pipeline has one).
     let id: RequestID
-    /// The request as the later steps, the hooks and the logs see it; its `url` is the composed URL.
+    /// The request as the later steps, the hooks and the logs see it; its `url` is the composed URL, before encoding
+    /// adds the query.
     let request: Request
-    /// The composed URL, before encoding adds the query.
-    var url: String { request.url ?? "" }
 }
 
 extension Center {

@@ -19,26 +19,22 @@ struct Multipart {
     ///
     /// - Throws: `.fileSystem` when a file part is missing, unreadable or not a regular file.
     func body(for request: Request) throws(HTTPError) -> EngineRequest.Body {
+        let pieces = pieces()
         var length: Int64 = 0
         var hasFiles = false
-        for piece in pieces() {
+        for piece in pieces {
             switch piece {
             case .data(let data):
                 length += Int64(data.count)
             case .file(let url):
                 hasFiles = true
-                var isDirectory: ObjCBool = false
-                guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory),
-                      !isDirectory.boolValue, FileManager.default.isReadableFile(atPath: url.path),
-                      let size = DownloadPlan.size(of: url)
-                else {
-                    throw HTTPError(.fileSystem, "the upload file \(url.path) does not exist or cannot be read",
-                                    request: request)
+                try RequestEncoding.checkUploadFile(url, for: request)
+                guard let size = DownloadPlan.size(of: url) else {
+                    throw RequestEncoding.unreadableUploadFile(url, for: request)
                 }
                 length += size
             }
         }
-        let pieces = pieces()
         if !hasFiles && length <= Int64(Multipart.memoryLimit) {
             var data = Data(capacity: Int(length))
             for case .data(let piece) in pieces { data.append(piece) }

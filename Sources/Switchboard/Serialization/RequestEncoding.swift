@@ -57,13 +57,7 @@ enum RequestEncoding {
                 throw HTTPError(.encoding, "a \(request.method) request cannot carry a body", request: request)
             }
             if let file = explicit.file {
-                var isDirectory: ObjCBool = false
-                guard FileManager.default.fileExists(atPath: file.path, isDirectory: &isDirectory),
-                      !isDirectory.boolValue, FileManager.default.isReadableFile(atPath: file.path)
-                else {
-                    throw HTTPError(.fileSystem, "the upload file \(file.path) does not exist or cannot be read",
-                                    request: request)
-                }
+                try checkUploadFile(file, for: request)
                 body = .file(file)
             } else if let stream = explicit.stream {
                 if let length = stream.length, length < 0 {
@@ -164,6 +158,18 @@ enum RequestEncoding {
             _ = try URLComposition.validate(text, for: request)
             throw HTTPError(.invalidURL, "\"\(text)\" with its query is not a valid URL", request: request)
         }
+    }
+
+    /// Refuses an upload file that is missing, unreadable or not a regular file, before anything is sent.
+    static func checkUploadFile(_ file: URL, for request: Request) throws(HTTPError) {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: file.path, isDirectory: &isDirectory), !isDirectory.boolValue,
+              FileManager.default.isReadableFile(atPath: file.path)
+        else { throw unreadableUploadFile(file, for: request) }
+    }
+
+    static func unreadableUploadFile(_ file: URL, for request: Request) -> HTTPError {
+        HTTPError(.fileSystem, "the upload file \(file.path) does not exist or cannot be read", request: request)
     }
 
     private static func plistData(_ object: Any, request: Request) throws(HTTPError) -> Data {

@@ -125,7 +125,7 @@ public final class CurlEngine: Engine {
             if let refusal = Redirects.refusal(from: current.url, to: next.url, for: current) { throw refusal }
             current = next
         }
-        throw URLError(.httpTooManyRedirects, userInfo: [NSLocalizedDescriptionKey: "more than \(Redirects.maximum) redirects"])
+        throw Redirects.tooMany
     }
 
     private func exchange(
@@ -154,6 +154,9 @@ final class CurlWorker: @unchecked Sendable {
     /// Easy handles reset after their transfer, for the next ones: setting up a fresh handle costs more than the
     /// rest of a small exchange's bookkeeping. At most `spareLimit` are kept.
     private var spareHandles: [UnsafeMutableRawPointer] = []
+    /// The running transfers with a receive limit, which the loop un-pauses when their held chunk is due; kept apart
+    /// so that the loop visits no other transfer for it.
+    private var paced: [UnsafeMutableRawPointer: CurlTransfer] = [:]
     private static let spareLimit = 64
     /// How many idle connections the multi handle keeps open for reuse. libcurl's default follows the number of
     /// transfers added, so it shrank whenever a burst ended and closed connections the next burst wanted.
@@ -218,6 +221,7 @@ final class CurlWorker: @unchecked Sendable {
                         if let self, let transfer { self.resume(transfer) }
                     }
                     running[easy] = transfer
+                    if transfer.request.maxReceiveBytesPerSecond != nil { paced[easy] = transfer }
                     sb_multi_add_handle(multi, easy)
                 } catch {
                     recycle(transfer)
@@ -238,10 +242,12 @@ final class CurlWorker: @unchecked Sendable {
             }
             if stop && running.isEmpty { break }
             var nextDue: ContinuousClock.Instant?
-            let beforePerform = ContinuousClock.now
-            for transfer in running.values {
-                transfer.resumeReceivingIfDue(at: beforePerform)
-                if let due = transfer.receiveDue { nextDue = min(nextDue ?? due, due) }
+            if !paced.isEmpty {
+                let now = ContinuousClock.now
+                for transfer in paced.values {
+                    transfer.resumeReceivingIfDue(at: now)
+                    if let due = transfer.receiveDue { nextDue = min(nextDue ?? due, due) }
+                }
             }
             var active: Int32 = 0
             sb_multi_perform(multi, &active)
@@ -279,6 +285,7 @@ final class CurlWorker: @unchecked Sendable {
     /// Takes a finished transfer's handle (out of the multi handle), resets it and keeps it for the next transfer.
     private func recycle(_ transfer: CurlTransfer) {
         guard let easy = transfer.releaseHandle() else { return }
+        paced[easy] = nil
         guard spareHandles.count < CurlWorker.spareLimit else {
             sb_easy_cleanup(easy)
             return

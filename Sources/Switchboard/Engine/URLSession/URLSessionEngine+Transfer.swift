@@ -300,9 +300,7 @@ final class SessionTransfer: Sendable {
                 state.sink = nil
                 return .finish(.success(EngineResponse(response: state.challengeResponse!, body: state.body.take())))
             case .tooManyRedirects:
-                return .finish(.failure(URLError(.httpTooManyRedirects, userInfo: [
-                    NSLocalizedDescriptionKey: "more than \(Redirects.maximum) redirects",
-                ])))
+                return .finish(.failure(Redirects.tooMany))
             case .resend:
                 let redirect = state.pendingRedirect!
                 state.pendingRedirect = nil
@@ -398,9 +396,7 @@ final class SessionTransfer: Sendable {
             case .stopped:
                 return .finish(.failure(SessionTransfer.error(for: state.stopReason!, request: request)))
             case .tooManyRedirects:
-                return .finish(.failure(URLError(.httpTooManyRedirects, userInfo: [
-                    NSLocalizedDescriptionKey: "more than \(Redirects.maximum) redirects",
-                ])))
+                return .finish(.failure(Redirects.tooMany))
             case .failed:
                 return .finish(.failure(SessionTransfer.urlError(error!)))
             case .answered, .challenged, .resend:
