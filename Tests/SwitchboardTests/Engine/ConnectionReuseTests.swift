@@ -8,11 +8,7 @@ import SwitchboardTestSupport
 @Suite struct CurlHandleReuseTests {
     /// One engine, so that every request after the first runs on a handle an earlier one used.
     private func center() throws -> Center {
-        let engine = try CurlEngine()
-        return Center { config in
-            config.engine = engine
-            config.server = LoopbackServer.shared.baseURL + "/"
-        }
+        try loopbackCenter("CurlEngine")
     }
 
     private func echo(_ response: Response) -> (method: String?, headers: [String: JSON], data: String?) {
@@ -90,7 +86,7 @@ import SwitchboardTestSupport
     func burstsOfThirtyTwoReuseTheirConnections(engineName: String) async throws {
         let server = try LoopbackServer()
         defer { server.stop() }
-        let engine: any Engine = engineName == "CurlEngine" ? try CurlEngine() : URLSessionEngine()
+        let engine = try namedEngine(engineName)
         let center = Center { config in
             config.engine = engine
             config.server = server.baseURL + "/"

@@ -13,13 +13,10 @@ import SwitchboardTestSupport
 @Suite struct EngineRulesTests {
     static let engineNames = ["URLSessionEngine", "CurlEngine"]
 
-    static func engine(_ name: String) throws -> any Engine {
-        name == "CurlEngine" ? try CurlEngine() : URLSessionEngine()
-    }
 
     @Test(arguments: engineNames)
     func onlyHTTPAndHTTPSURLsArePerformed(engineName: String) async throws {
-        let engine = try Self.engine(engineName)
+        let engine = try namedEngine(engineName)
         for url in ["file:///etc/hostname", "dict://127.0.0.1:1/info", "ftp://127.0.0.1:1/x"] {
             do {
                 _ = try await engine.perform(EngineRequest(urlRequest: URLRequest(url: URL(string: url)!))) { _ in }
@@ -32,7 +29,7 @@ import SwitchboardTestSupport
 
     @Test(arguments: engineNames)
     func aRedirectToAnotherSchemeIsAnsweredNotFollowed(engineName: String) async throws {
-        let engine = try Self.engine(engineName)
+        let engine = try namedEngine(engineName)
         let center = testCenter { $0.engine = engine }
         let outcome = await center.sendRecording { request in
             request.url = LoopbackServer.shared.baseURL + "/redirect-to?url=file%3A%2F%2F%2Fetc%2Fhostname"
@@ -46,7 +43,7 @@ import SwitchboardTestSupport
     /// proposal, which reached the target as a second request before.
     @Test(arguments: engineNames)
     func aRedirectedPostReachesItsTargetOnce(engineName: String) async throws {
-        let engine = try Self.engine(engineName)
+        let engine = try namedEngine(engineName)
         let center = testCenter { $0.engine = engine }
         let key = "redirect-once-\(engineName)-\(UUID().uuidString)"
         let response = try await center.send { request in
@@ -91,7 +88,7 @@ import SwitchboardTestSupport
 
     @Test(arguments: engineNames)
     func aPortOutsideTheRangeIsAnInvalidURL(engineName: String) async throws {
-        let engine = try Self.engine(engineName)
+        let engine = try namedEngine(engineName)
         for url in ["http://127.0.0.1:70000/get", "http://127.0.0.1:0/get"] {
             let outcome = await testCenter { $0.engine = engine }.sendRecording { $0.url = url }
             #expect(outcome.error?.code == .invalidURL, "\(engineName), \(url): \(String(describing: outcome.error))")

@@ -17,7 +17,7 @@ import SwitchboardTestSupport
 
     static func center(_ engineName: String, _ configure: (inout Center.Configuration) -> Void = { _ in }) throws
         -> Center {
-        let engine: any Engine = engineName == "CurlEngine" ? try CurlEngine() : URLSessionEngine()
+        let engine = try namedEngine(engineName)
         return Center { config in
             config.engine = engine
             config.server = LoopbackServer.shared.baseURL + "/fault/"

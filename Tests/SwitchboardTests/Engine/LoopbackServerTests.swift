@@ -86,7 +86,7 @@ import SwitchboardTestSupport
     func sequentialRequestsFromAnEngineReuseTheConnection(_ engineName: String) async throws {
         let server = try LoopbackServer()
         defer { server.stop() }
-        let engine: any Engine = engineName == "CurlEngine" ? try CurlEngine() : URLSessionEngine()
+        let engine = try namedEngine(engineName)
         let center = testCenter { $0.server = server.baseURL + "/"; $0.engine = engine }
         for _ in 0..<20 { _ = try await center.send { $0.api = "get" } }
         #expect(server.acceptedConnections == 1)

@@ -9,21 +9,6 @@ import Testing
 
     private func id(_ index: Int) -> RequestID { RequestID(rawValue: 1_000 + UInt64(index)) }
 
-    /// Every outcome is `.notSent`, with the reason the batch stopped.
-    private func expectNotSent(
-        _ outcomes: ArraySlice<Result<Response, HTTPError>>, because reason: String,
-        sourceLocation: SourceLocation = #_sourceLocation
-    ) {
-        for (index, outcome) in zip(outcomes.indices, outcomes) {
-            guard case .failure(let error) = outcome else {
-                Issue.record("member \(index + 1) should not have been sent", sourceLocation: sourceLocation)
-                continue
-            }
-            #expect(error.code == .notSent, sourceLocation: sourceLocation)
-            #expect(error.message.contains(reason), sourceLocation: sourceLocation)
-        }
-    }
-
     @Test func membersStartInOrderAndTheRunEndsWithTheLast() {
         var state = BatchState(count: 3, previous: nil, failFast: false)
         let step1 = state.takeCompletion()

@@ -8,21 +8,6 @@ import Testing
 
     private struct Declined: Error {}
 
-    /// The outcomes from `index` on are `.notSent`, each naming the reason.
-    private func expectNotSent(
-        _ outcomes: [Result<Response, HTTPError>], from index: Int, because reason: String,
-        sourceLocation: SourceLocation = #_sourceLocation
-    ) {
-        for (step, outcome) in outcomes.enumerated().dropFirst(index) {
-            guard case .failure(let error) = outcome else {
-                Issue.record("step \(step + 1) should not have been sent", sourceLocation: sourceLocation)
-                continue
-            }
-            #expect(error.code == .notSent, sourceLocation: sourceLocation)
-            #expect(error.message.contains(reason), sourceLocation: sourceLocation)
-        }
-    }
-
     @Test func stepsRunInOrderAndEachSeesTheResponsesBefore() {
         var state = ChainState(count: 3, previous: nil)
         #expect(state.next == 0)
@@ -45,7 +30,7 @@ import Testing
         let outcomes = state.outcomes
         #expect(outcomes[0].isSuccess)
         #expect(outcomes[1].failureCode == .transport, "the failure is the step's own")
-        expectNotSent(outcomes, from: 2, because: "step 2 failed (transport)")
+        expectNotSent(outcomes[2...], because: "step 2 failed (transport)", what: "step")
     }
 
     @Test func aDeclinedStepIsNotSentAndNamesItsError() {
@@ -61,7 +46,7 @@ import Testing
         #expect(error.code == .notSent)
         #expect(error.message.contains("step 2 of 3 declined to send"))
         #expect(error.underlying is Declined)
-        expectNotSent(outcomes, from: 2, because: "step 2 declined")
+        expectNotSent(outcomes[2...], because: "step 2 declined", what: "step")
     }
 
     @Test func aStoppedChainSendsNothingMoreAndTheFirstReasonStays() {
@@ -71,7 +56,7 @@ import Testing
         state.stop(because: "something later")
         #expect(state.next == nil)
         #expect(state.stopReason == "the chain was cancelled")
-        expectNotSent(state.outcomes, from: 1, because: "the chain was cancelled")
+        expectNotSent(state.outcomes[1...], because: "the chain was cancelled", what: "step")
     }
 
     @Test func aRetryGoesOnFromTheFirstStepWithoutASuccess() {

@@ -141,7 +141,7 @@ private struct Recorder: Plugin {
     /// escapes, a JSON body, a file body; a wrong key is refused.
     @Test(arguments: ["URLSessionEngine", "CurlEngine"])
     func signaturesVerifyOnTheServer(engineName: String) async throws {
-        let engine: any Engine = engineName == "CurlEngine" ? try CurlEngine() : URLSessionEngine()
+        let engine = try namedEngine(engineName)
         let center = Center { config in
             config.engine = engine
             config.server = LoopbackServer.shared.baseURL + "/"

@@ -33,3 +33,17 @@ func testCenter(_ configure: (inout Center.Configuration) -> Void = { _ in }) ->
         configure(&config)
     }
 }
+
+/// The engine a test that runs on both engines names: `CurlEngine`, else `URLSessionEngine` (a new one each time).
+func namedEngine(_ name: String) throws -> any Engine {
+    name == "CurlEngine" ? try CurlEngine() : URLSessionEngine()
+}
+
+/// A center on the named engine, aimed at the loopback server.
+func loopbackCenter(_ engineName: String) throws -> Center {
+    let engine = try namedEngine(engineName)
+    return Center { config in
+        config.engine = engine
+        config.server = LoopbackServer.shared.baseURL + "/"
+    }
+}

@@ -10,14 +10,6 @@ import SwitchboardTestSupport
 @Suite(.serialized) struct MultipartStreamingTests {
     static let engineNames = ["URLSessionEngine", "CurlEngine"]
 
-    private func center(_ engineName: String) throws -> Center {
-        let engine: any Engine = engineName == "CurlEngine" ? try CurlEngine() : URLSessionEngine()
-        return Center { config in
-            config.engine = engine
-            config.server = LoopbackServer.shared.baseURL + "/"
-        }
-    }
-
     @Test(arguments: engineNames)
     func fileAndMemoryPartsArriveByteForByte(engineName: String) async throws {
         let scratch = Scratch()
@@ -25,7 +17,7 @@ import SwitchboardTestSupport
         let tiny = scratch.file("tiny.txt")
         try Data("abc".utf8).write(to: tiny)
         let marker = UUID().uuidString
-        let response = try await center(engineName).send { request in
+        let response = try await loopbackCenter(engineName).send { request in
             request.kind = .upload
             request.api = "anything"
             request.parameters = ["title": "streamed", "marker": marker]
@@ -54,7 +46,7 @@ import SwitchboardTestSupport
     func aResentBodyIsTheSameBody(engineName: String) async throws {
         let scratch = Scratch()
         let file = scratch.write("again.bin", bytes: 300_000, seed: 43)
-        let response = try await center(engineName).send { request in
+        let response = try await loopbackCenter(engineName).send { request in
             request.kind = .upload
             request.url = LoopbackServer.shared.baseURL + "/redirect-to?url=%2Fanything&status_code=307"
             request.addFormData(name: "file", fileURL: file)
@@ -72,7 +64,7 @@ import SwitchboardTestSupport
         let scratch = Scratch()
         let file = scratch.write("slow.bin", bytes: 512 << 10, seed: 45)
         let marker = UUID().uuidString
-        let center = try center("CurlEngine")
+        let center = try loopbackCenter("CurlEngine")
         let upload = Task {
             try await center.send { request in
                 request.kind = .upload

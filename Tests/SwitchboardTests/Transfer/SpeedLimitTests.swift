@@ -11,17 +11,9 @@ import SwitchboardTestSupport
 @Suite struct SpeedLimitTests {
     static let engineNames = ["URLSessionEngine", "CurlEngine"]
 
-    private func center(_ engineName: String) throws -> Center {
-        let engine: any Engine = engineName == "CurlEngine" ? try CurlEngine() : URLSessionEngine()
-        return Center { config in
-            config.engine = engine
-            config.server = LoopbackServer.shared.baseURL + "/"
-        }
-    }
-
     @Test(arguments: engineNames)
     func aDownloadIntoAFileKeepsTheLimit(engineName: String) async throws {
-        let center = try center(engineName)
+        let center = try loopbackCenter(engineName)
         let scratch = Scratch()
         let destination = scratch.file("limited.bin")
         let length = 256 << 10
@@ -40,7 +32,7 @@ import SwitchboardTestSupport
 
     @Test(arguments: engineNames)
     func aLimitedDownloadIsCancelledWhileItWaits(engineName: String) async throws {
-        let center = try center(engineName)
+        let center = try loopbackCenter(engineName)
         let scratch = Scratch()
         let destination = scratch.file("slow.bin")
         let outcome = await center.sendRecording { request in
@@ -62,7 +54,7 @@ import SwitchboardTestSupport
 
     @Test(arguments: engineNames)
     func aDownloadIntoMemoryIsLimitedOrRefused(engineName: String) async throws {
-        let center = try center(engineName)
+        let center = try loopbackCenter(engineName)
         let length = 128 << 10
         let start = ContinuousClock.now
         let outcome = await center.sendRecording { request in
@@ -82,7 +74,7 @@ import SwitchboardTestSupport
 
     @Test(arguments: engineNames)
     func anUploadIsLimitedOrRefused(engineName: String) async throws {
-        let center = try center(engineName)
+        let center = try loopbackCenter(engineName)
         let body = GeneratedContent(seed: 3).bytes(offset: 0, count: 128 << 10)
         let start = ContinuousClock.now
         let outcome = await center.sendRecording { request in
