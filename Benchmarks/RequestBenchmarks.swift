@@ -14,27 +14,26 @@ struct Row {
     var note: String = ""
 }
 
-/// The loopback server in a child process, so that the CPU the benchmark measures is the client's alone.
+/// The loopback server in a child process, so that the CPU the benchmark measures is the client's alone. It runs
+/// under `ChildProcess`, so it ends with the benchmark however the benchmark ends.
 final class ServerProcess {
-    let process = Process()
+    let process: ChildProcess
     let baseURL: String
 
     init() throws {
-        process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
-        process.arguments = ["--serve"]
         let output = Pipe()
-        process.standardOutput = output
-        try process.run()
+        process = try ChildProcess(CommandLine.arguments[0], ["--serve"], output: output.fileHandleForWriting)
+        try output.fileHandleForWriting.close()
         var line = Data()
         while let byte = try output.fileHandleForReading.read(upToCount: 1), !byte.isEmpty, byte != Data("\n".utf8) {
             line.append(byte)
         }
+        guard !line.isEmpty else { throw URLError(.cannotConnectToHost) }
         baseURL = String(decoding: line, as: UTF8.self)
     }
 
     func stop() {
-        process.terminate()
-        process.waitUntilExit()
+        process.stop()
     }
 }
 

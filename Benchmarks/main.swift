@@ -129,6 +129,10 @@ func runBenchmarks(baseURL: String) async throws {
     }
 }
 
+// Every process the benchmark starts inherits this marker; none may be left when it ends.
+let runMarker = (name: "SWITCHBOARD_BENCHMARK_RUN", value: "\(getpid())")
+setenv(runMarker.name, runMarker.value, 1)
+
 do {
     if let external = options["--server"] {
         try await runBenchmarks(baseURL: external)
@@ -139,5 +143,12 @@ do {
     }
 } catch {
     FileHandle.standardError.write(Data("benchmark failed: \(error)\n".utf8))
+    exit(1)
+}
+
+let leftovers = LeftoverProcesses.find(name: runMarker.name, value: runMarker.value)
+if !leftovers.isEmpty {
+    let lines = ["processes the benchmark started are still running:"] + leftovers.map { "  \($0)" }
+    FileHandle.standardError.write(Data((lines.joined(separator: "\n") + "\n").utf8))
     exit(1)
 }

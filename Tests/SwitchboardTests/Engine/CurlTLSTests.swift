@@ -27,12 +27,12 @@ struct SelfSignedCertificate {
 
 /// A TLS server on loopback (`openssl s_server -www`) with a self-signed certificate made for the test.
 final class TLSServer: @unchecked Sendable {
-    // Safety: every property is set in `init` and never changed; the process is only terminated in `deinit`.
+    // Safety: every property is set in `init` and never changed; the server stops when `process` is released.
     let scratch = Scratch()
     let port: Int
     let certificate: URL
     let pin: String
-    private let process = Process()
+    private let process: ChildProcess
 
     static var isAvailable: Bool {
         FileManager.default.isExecutableFile(atPath: "/usr/bin/openssl") && CurlEngine.libraryVersion != nil
@@ -43,24 +43,9 @@ final class TLSServer: @unchecked Sendable {
         certificate = made.certificate
         pin = made.pin
         port = try FreePort.find()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        process.arguments = ["s_server", "-quiet", "-accept", "\(port)", "-cert", certificate.path, "-key", made.key.path,
-                             "-www"]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-    }
-
-    deinit {
-        TLSServer.stop(process)
-    }
-
-    /// Stops a server process for good: with `terminate()` (SIGTERM), every `openssl s_server` started by these tests
-    /// was still running after the test run ended.
-    static func stop(_ process: Process) {
-        guard process.isRunning else { return }
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        process = try ChildProcess(
+            "/usr/bin/openssl",
+            ["s_server", "-quiet", "-accept", "\(port)", "-cert", certificate.path, "-key", made.key.path, "-www"])
     }
 
     /// Waits until the server accepts connections.

@@ -7,7 +7,7 @@ import SwitchboardTestSupport
 /// `SWITCHBOARD_HYPERCORN`) running a small app that reports, for each request, the HTTP version, the client's port
 /// (one port per connection) and the length and SHA-256 of the body it received.
 final class HTTP2Server: @unchecked Sendable {
-    // Safety: every property is set in `init` and never changed; the process is only terminated in `deinit`.
+    // Safety: every property is set in `init` and never changed; the server stops when `process` is released.
     static let hypercorn: String? = ProcessInfo.processInfo.environment["SWITCHBOARD_HYPERCORN"]
         .flatMap { FileManager.default.isExecutableFile(atPath: $0) ? $0 : nil }
 
@@ -16,7 +16,7 @@ final class HTTP2Server: @unchecked Sendable {
     let scratch = Scratch()
     let port: Int
     let certificate: URL
-    private let process = Process()
+    private let process: ChildProcess
 
     /// What each response carries: `GET /bytes/N` answers N bytes of `0123456789abcdef` repeated;
     /// `/redirect?to=URL&status=N` redirects there (unescaped); anything else answers JSON about the request.
@@ -69,25 +69,18 @@ final class HTTP2Server: @unchecked Sendable {
         certificate = made.certificate
         try Data(Self.app.utf8).write(to: scratch.file("h2app.py"))
         port = try FreePort.find()
-        process.executableURL = URL(fileURLWithPath: Self.hypercorn ?? "/nonexistent")
-        process.arguments = [
-            "--certfile", made.certificate.path, "--keyfile", made.key.path, "--bind", "127.0.0.1:\(port)",
-            // A long keep-alive: Hypercorn closes a connection idle for 5 s, which a slow (sanitizer) build reaches.
-            "--keep-alive", "120", "--log-level", "warning",
-            // One process: with worker processes (the default), stopping the server left them running, orphaned.
-            "--workers", "0", "h2app:app",
-        ]
-        process.currentDirectoryURL = scratch.url
         var environment = ProcessInfo.processInfo.environment
         environment["PYTHONPATH"] = scratch.url.path
-        process.environment = environment
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-    }
-
-    deinit {
-        TLSServer.stop(process)
+        process = try ChildProcess(
+            Self.hypercorn ?? "/nonexistent",
+            [
+                "--certfile", made.certificate.path, "--keyfile", made.key.path, "--bind", "127.0.0.1:\(port)",
+                // A long keep-alive: Hypercorn closes a connection idle for 5 s, which a slow (sanitizer) build reaches.
+                "--keep-alive", "120", "--log-level", "warning",
+                // One process is enough; worker processes would be stopped with it (they share its process group).
+                "--workers", "0", "h2app:app",
+            ],
+            environment: environment, directory: scratch.url)
     }
 
     var baseURL: String { "https://localhost:\(port)/" }
