@@ -5,10 +5,11 @@ import Switchboard
 /// against this server and against a real httpbin.
 ///
 /// `/get /post /put /patch /delete /anything[/…] /headers /user-agent /ip /status/N /delay/N /bytes/N /drip /xml
-/// /html /json /redirect/N /relative-redirect/N /absolute-redirect/N /redirect-to /basic-auth/U/P /cookies
+/// /html /json /stream/N /redirect/N /relative-redirect/N /absolute-redirect/N /redirect-to /basic-auth/U/P /cookies
 /// /cookies/set`; anything else
 /// is httpbin's HTML 404 page. Routes of the loopback server's own, for tests httpbin cannot serve:
-/// `/fail-times/N/KEY`, `/files/N` (ranges, ETags, dropped connections), `/sink` (hashes uploads as they stream),
+/// `/fail-times/N/KEY`, `/files/N` (ranges, ETags, dropped connections), `/sse` (server-sent events), `/sink`
+/// (hashes uploads as they stream),
 /// `/discard` (counts uploads and drops them) and
 /// `/drop-reused` (drops a reused connection without answering).
 public enum Httpbin {
@@ -37,6 +38,8 @@ public enum Httpbin {
             return response
         case ("bytes", 1): return bytes(Int(rest[0]) ?? 0, seed: request.queryValue("seed").flatMap { UInt64($0) })
         case ("drip", 0): return drip(request)
+        case ("stream", 1): return stream(request, count: Int(rest[0]) ?? 0)
+        case ("sse", 0): return serverSentEvents(request)
         case ("xml", 0): return .text(sampleXML, type: "application/xml")
         case ("html", 0): return .text(sampleHTML, type: "text/html; charset=utf-8")
         case ("json", 0): return .json(sampleJSON)
@@ -198,6 +201,53 @@ public enum Httpbin {
             for index in buffer.indices { buffer[index] = UInt8(truncatingIfNeeded: generator.next()) }
         }
         return ServerResponse(status: 200, headers: [("Content-Type", "application/octet-stream")], body: body)
+    }
+
+    /// `/stream/N`: N JSON objects (at most 100), one per line, each the request's echo with an `id` from 0, sent
+    /// close-delimited a line at a time (httpbin sends them chunked).
+    private static func stream(_ request: ServerRequest, count: Int) -> ServerResponse {
+        let count = max(0, min(count, 100))
+        var body = Data()
+        for id in 0..<count {
+            var object = echo(request, body: false)
+            object["id"] = id
+            body += (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
+            body += Data("\n".utf8)
+        }
+        var response = ServerResponse(headers: [("Content-Type", "application/json")], body: body)
+        response.closeDelimited = true
+        if count > 1 { response.drip = (count, 0.001) }
+        return response
+    }
+
+    /// `/sse?count=N&interval=S&drop=K&retry=MS&crlf=1` (loopback only): server-sent events 1 to N, each with a
+    /// comment, `id: i`, `event: tick` and two `data:` lines (`tick i` and `of N`), one every S seconds, sent
+    /// close-delimited. With `Last-Event-ID: j` it goes on after event j, and answers `204` when nothing is left;
+    /// with `drop=K` the connection ends after K events; `retry` sends a reconnection time first; `crlf=1` ends lines
+    /// with CRLF; `token=T` answers `401` unless the request has `Authorization: Bearer T`.
+    private static func serverSentEvents(_ request: ServerRequest) -> ServerResponse {
+        if let token = request.queryValue("token"), request.header("Authorization") != "Bearer \(token)" {
+            return .json(["error": "the token is not \(token)"], status: 401)
+        }
+        let count = Int(request.queryValue("count") ?? "") ?? 3
+        let after = Int(request.header("Last-Event-ID") ?? "") ?? 0
+        guard after < count else { return ServerResponse(status: 204) }
+        let drop = Int(request.queryValue("drop") ?? "") ?? count
+        let newline = request.queryValue("crlf") == "1" ? "\r\n" : "\n"
+        var text = request.queryValue("retry").map { "retry: \($0)\(newline)\(newline)" } ?? ""
+        let last = min(count, after + drop)
+        for index in (after + 1)...last {
+            text += ": event \(index) follows\(newline)id: \(index)\(newline)event: tick\(newline)"
+            text += "data: tick \(index)\(newline)data: of \(count)\(newline)\(newline)"
+        }
+        var response = ServerResponse(headers: [("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache")],
+                                      body: Data(text.utf8))
+        response.closeDelimited = true
+        let pieces = last - after
+        if let interval = Double(request.queryValue("interval") ?? ""), pieces > 1 {
+            response.drip = (pieces, interval)
+        }
+        return response
     }
 
     /// `/drip?numbytes=N&duration=S&delay=D&code=C`: N bytes of `*` spread over S seconds, after D seconds.

@@ -194,7 +194,8 @@ final class ServerConnection {
         }
         let bodyAllowed = request.method != "HEAD" && response.status != 204 && response.status != 304
             && response.status >= 200
-        if !hasLength && response.status != 204 && response.status != 304 {
+        let keepAlive = keepAlive && !response.closeDelimited
+        if !hasLength && response.status != 204 && response.status != 304 && !response.closeDelimited {
             head += "Content-Length: \(response.generated?.length ?? response.body.count)\r\n"
         }
         head += "Server: SwitchboardLoopback\r\n"
@@ -226,7 +227,7 @@ final class ServerConnection {
         } else {
             guard write(Data(head.utf8) + body) else { return false }
         }
-        return response.truncateAfter == nil
+        return response.truncateAfter == nil && !response.closeDelimited
     }
 
     /// Writes a generated body in 256 KiB pieces; with `truncateAfter`, stops there and reports the connection lost.

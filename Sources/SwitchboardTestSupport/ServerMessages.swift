@@ -64,6 +64,8 @@ public struct ServerResponse: Sendable {
     public var truncateAfter: Int?
     /// Whether to close the connection after this response.
     public var close = false
+    /// Sends no `Content-Length`: the body ends when the connection closes (as server-sent event streams do).
+    public var closeDelimited = false
     /// Whether to close the connection instead of answering at all (a keep-alive connection the server dropped).
     public var dropWithoutAnswer = false
     /// When set, the connection is reset (a TCP RST, not an orderly close) before the answer or after some body.

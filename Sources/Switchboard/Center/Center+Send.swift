@@ -78,11 +78,13 @@ extension Center {
     ) {
         let id = request.id!
         let configuration = configuration
-        let (queue, relay) = delivery(request.scope.callbackQueue, configuration, onProgress: callbacks.onProgress)
         // `.cacheThenNetwork`: the cached response reaches `onSuccess` first (an error it throws is ignored: the
-        // outcome is the network's).
+        // outcome is the network's), in order, on a serial queue even when the callback queue is concurrent.
+        let twoOutcomes = request.cachePolicy == .cacheThenNetwork
+        let (queue, relay) = delivery(
+            request.scope.callbackQueue, configuration, onProgress: callbacks.onProgress, ordered: twoOutcomes)
         var interim: (@Sendable (Response) -> Void)?
-        if request.cachePolicy == .cacheThenNetwork {
+        if twoOutcomes {
             interim = { @Sendable response in queue.async { try? callbacks.onSuccess?(response) } }
         }
         _ = launcher.start(.single(request), registration: registration, detached: true) { [self, queue, interim] in
@@ -101,15 +103,17 @@ extension Center {
     /// The queue that delivers a request's or group's callbacks (its own `callbackQueue`, else the configuration's),
     /// and the relay for its progress reports.
     ///
-    /// With progress, a serial queue of its own (targeting the callback queue) keeps the reports ahead of the final
-    /// callbacks, even when the callback queue is concurrent.
+    /// With progress, or when more than one callback must arrive in order (`ordered`), a serial queue of its own
+    /// (targeting the callback queue) keeps them in order, even when the callback queue is concurrent (the
+    /// center's private queue is).
     func delivery(
-        _ own: DispatchQueue?, _ configuration: Configuration, onProgress: (@Sendable (TransferProgress) -> Void)?
+        _ own: DispatchQueue?, _ configuration: Configuration, onProgress: (@Sendable (TransferProgress) -> Void)?,
+        ordered: Bool = false
     ) -> (DispatchQueue, ProgressRelay?) {
         let queue = own ?? callbackQueue(configuration)
-        guard let onProgress else { return (queue, nil) }
+        guard onProgress != nil || ordered else { return (queue, nil) }
         let serial = DispatchQueue(label: "Switchboard.delivery", target: queue)
-        return (serial, ProgressRelay(queue: serial, handler: onProgress))
+        return (serial, onProgress.map { ProgressRelay(queue: serial, handler: $0) })
     }
 
     // MARK: - async/await

@@ -46,11 +46,18 @@ public protocol Engine: Sendable {
     /// `HTTPError.Code.unsupported` what it cannot limit). `false` by default: the center then refuses a request with
     /// a speed limit before sending it, rather than let it run unlimited. The built-in engines honour it.
     var honoursRateLimits: Bool { get }
+
+    /// Whether `perform` hands the body of a response to `EngineRequest.receiver` piece by piece as it arrives, when
+    /// the request has one. `false` by default: the center then refuses a stream (`Center.stream(_:)`) with
+    /// `HTTPError.Code.unsupported` before sending it, rather than wait for a body that may never end. The built-in
+    /// engines stream.
+    var streamsResponses: Bool { get }
 }
 
 extension Engine {
     public var honoursCancellation: Bool { false }
     public var honoursRateLimits: Bool { false }
+    public var streamsResponses: Bool { false }
 }
 
 /// What an engine sends: the request line and headers, the body, and the time limits.
@@ -95,6 +102,9 @@ public struct EngineRequest: Sendable {
     /// once, at the end, and save the work of reporting each chunk (URLSessionEngine fetches an in-memory `GET` or
     /// `HEAD` body without a delegate call per chunk). The center clears it when a request has no progress handler.
     public var observesProgress = true
+    /// Takes the response body piece by piece as it arrives, instead of `EngineResponse.body`: set by the center for
+    /// a stream, on an engine whose `streamsResponses` is `true`. See `BodyReceiver` for what an engine does with it.
+    public var receiver: BodyReceiver?
     /// The URL request this one was made from or last set to, for the settings it has beyond method, URL, headers
     /// and timeout (its cache policy, say), which `urlRequest` keeps.
     private var base: URLRequest?

@@ -190,6 +190,8 @@ public final class StubEngine: Engine {
     /// `true`: a reply takes as long on the stub's clock as its body (and the request's) would at the request's
     /// speed limits, after its own delay.
     public var honoursRateLimits: Bool { true }
+    /// The stub streams: a stream's body is handed over in one piece.
+    public var streamsResponses: Bool { true }
 
     public func perform(
         _ request: EngineRequest,
@@ -244,6 +246,11 @@ public final class StubEngine: Engine {
             var counter = DownloadCounter(response: response)
             if counter.expected == nil { counter.expected = counter.start + Int64(reply.body.count) }
             if !reply.body.isEmpty { progress(counter.add(reply.body.count)) }
+            if let receiver = request.receiver, receiver.accepts(response) {
+                // A stream's body, in one piece (taken whole: nothing waits in the stream's buffer yet).
+                _ = receiver.offer(reply.body) {}
+                return response
+            }
             if let sink = try request.sink(for: response) {
                 do {
                     try sink.write(reply.body)

@@ -67,6 +67,9 @@ public struct HTTPError: Error, Sendable, CustomStringConvertible, CustomDebugSt
         public static let insecureRedirect = Code(rawValue: "insecureRedirect")
         /// `retry` found nothing to run again: the work is still running, succeeded, or is unknown to the center.
         public static let notRetryable = Code(rawValue: "notRetryable")
+        /// A stream's consumer fell further behind than its buffer (`Request.streamBufferSize`) allows, on an engine
+        /// that cannot pause a transfer (URLSessionEngine); CurlEngine pauses instead.
+        public static let streamOverflow = Code(rawValue: "streamOverflow")
     }
 
     /// What kind of failure happened.

@@ -47,6 +47,11 @@ extension Center {
                     + "(honoursRateLimits is false): the request has maxBytesPerSecond or maxUploadBytesPerSecond",
                 request: request)
         }
+        if engineRequest.receiver != nil, !configuration.engine.streamsResponses {
+            throw HTTPError(
+                .unsupported, "\(type(of: configuration.engine)) does not stream response bodies "
+                    + "(streamsResponses is false)", request: request)
+        }
         log?.request(request, engineRequest)
         guard !engineRequest.isCancelled else {
             exchange.download?.interrupted()
@@ -58,7 +63,7 @@ extension Center {
         do {
             let shared = request.deduplicate ?? (configuration.deduplicatesGETs && (request.method == .get
                 || request.method == .head))
-            if shared, request.kind == .data, let key = InFlight.Key(engineRequest) {
+            if shared, request.kind == .data, engineRequest.receiver == nil, let key = InFlight.Key(engineRequest) {
                 engineResponse = try await inFlight.perform(
                     engineRequest, key: key, engine: configuration.engine, progress: progress ?? { _ in })
             } else {

@@ -9,9 +9,10 @@ import Foundation
 /// 2. **Encode** (`ExchangeStep.swift`): URL with query, method, headers and body as an `EngineRequest`; a
 ///    download's partial file and range.
 /// 3. **Cache** (`CacheStep`): answer from the cache, or for `.cacheThenNetwork` send the cached response out first
-///    and go on.
+///    and go on. A stream skips it, and its engine request carries the stream's `BodyReceiver`.
 /// 4. **Send** (`ExchangeStep.swift`): the plugins' `adapt` (signing), the console log, deduplication, the engine.
-/// 5. **Respond** (`ResponseStep.swift`): validate the status, decode, the `onResponse` hook, `validate`.
+/// 5. **Respond** (`ResponseStep.swift`): validate the status, decode, the `onResponse` hook, `validate`. A stream
+///    that opened validated its head as it arrived and ends here, its body read by its consumer.
 ///
 /// Around the attempts, `run` applies the authenticator (one refresh and replay when a credential is refused), the
 /// retry policy and the plugins' retry decisions, the plugins' `process`, cancellation by identifier and the
@@ -29,7 +30,8 @@ extension Center {
         _ configuration: Configuration,
         progress: (@Sendable (TransferProgress) -> Void)?,
         interim: (@Sendable (Response) -> Void)? = nil,
-        cancellation: EngineCancellation? = nil
+        cancellation: EngineCancellation? = nil,
+        stream: StreamChannel? = nil
     ) async -> Result<Response, HTTPError> {
         let id = request.id!
         let isCancelled = { @Sendable in Task.isCancelled || cancellation?.isCancelled == true }
@@ -48,7 +50,7 @@ extension Center {
                 if let authenticator { generation = try await authenticator.authenticate(&current, center: self) }
                 var response = try await self.attempt(
                     &current, configuration, plugins, progress: progress, log: log,
-                    interim: attempt == 1 ? interim : nil, cancellation: cancellation)
+                    interim: attempt == 1 ? interim : nil, cancellation: cancellation, stream: stream)
                 response.attempts = attempt
                 result = .success(response)
                 break
@@ -56,6 +58,8 @@ extension Center {
                 var error = error
                 error.response?.attempts = attempt
                 result = .failure(error)
+                // A stream whose body has begun is never sent again: its consumer may have read some of it.
+                if stream?.hasOpened == true { break }
                 if let authenticator, let generation, !replayedAfterRefresh, !isCancelled(),
                    authenticator.refused(error) {
                     // The credential was refused: one refresh for everyone who found it stale, then send again once.
@@ -102,7 +106,8 @@ extension Center {
         progress: (@Sendable (TransferProgress) -> Void)?,
         log: ConsoleLog?,
         interim: (@Sendable (Response) -> Void)?,
-        cancellation: EngineCancellation?
+        cancellation: EngineCancellation?,
+        stream: StreamChannel?
     ) async throws(HTTPError) -> Response {
         let prepared = try await prepare(&request, configuration, plugins)
         registry.update(prepared.id, .single(request))
@@ -114,7 +119,9 @@ extension Center {
                 let stubbed = try await stubbed(reply, exchange.engineRequest, request, configuration, cancellation)
                 return try await postProcess(stubbed, request, configuration, log: log)
             }
-            let cache = CacheStep(request: request, engineRequest: exchange.engineRequest, configuration: configuration)
+            if let stream { exchange.engineRequest.receiver = BodyReceiver(stream) }
+            let cache = stream != nil ? nil
+                : CacheStep(request: request, engineRequest: exchange.engineRequest, configuration: configuration)
             if let cached = try cache?.beforeNetwork() {
                 guard request.cachePolicy == .cacheThenNetwork else {
                     return try await postProcess(cached, request, configuration, log: log)
@@ -127,6 +134,11 @@ extension Center {
             }
             cache?.addValidators(to: &exchange.engineRequest)
             var response = try await send(&exchange, request, configuration, plugins, progress: progress, log: log)
+            if let stream, stream.hasOpened {
+                // The head was validated when it arrived, and the body went to the stream's reader.
+                log?.response(response)
+                return response
+            }
             if let cache { response = cache.afterNetwork(response) }
             if let download = exchange.download {
                 guard let settled = try settle(download, response, request, mayStartOver: pass == 1) else { continue }

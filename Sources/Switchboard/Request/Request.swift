@@ -116,6 +116,14 @@ public struct Request: Sendable {
         get { fields.maxUploadBytesPerSecond }
         _modify { yield &fields.maxUploadBytesPerSecond }
     }
+    /// For a stream (`Center.stream(_:)`): the most bytes of body held for a consumer that reads slower than they
+    /// arrive. 8 MiB unless set. `CurlEngine` pauses the transfer when the buffer is full and goes on when the
+    /// consumer has read half of it; `URLSessionEngine` cannot pause a transfer, and fails the stream with
+    /// `.streamOverflow` instead.
+    public var streamBufferSize: Int {
+        get { fields.streamBufferSize }
+        _modify { yield &fields.streamBufferSize }
+    }
     /// Status codes that count as success; the center's `acceptableStatusCodes` when nil.
     public var acceptableStatusCodes: Set<Int>? {
         get { fields.acceptableStatusCodes }
@@ -251,6 +259,7 @@ public struct Request: Sendable {
         var totalTimeout: Duration?
         var maxBytesPerSecond: Int64?
         var maxUploadBytesPerSecond: Int64?
+        var streamBufferSize = 8 << 20
         var acceptableStatusCodes: Set<Int>?
         var retry: RetryPolicy?
         var retryCount: Int?

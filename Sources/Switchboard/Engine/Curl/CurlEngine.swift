@@ -93,6 +93,10 @@ public final class CurlEngine: Engine {
     /// early), and libcurl holds `maxSendBytesPerSecond` (CURLOPT_MAX_SEND_SPEED_LARGE).
     public var honoursRateLimits: Bool { true }
 
+    /// `true`: a stream's body goes to its receiver chunk by chunk, and the transfer pauses while the stream's
+    /// buffer is full (the server is slowed by TCP; memory stays bounded).
+    public var streamsResponses: Bool { true }
+
     /// Performs one exchange, following redirects.
     public func perform(
         _ request: EngineRequest,
@@ -190,7 +194,7 @@ final class CurlWorker: @unchecked Sendable {
         sb_multi_wakeup(multi)
     }
 
-    /// Un-pauses a transfer whose stream body has bytes again.
+    /// Un-pauses a transfer whose request body stream has bytes again, or whose stream's reader has caught up.
     func resume(_ transfer: CurlTransfer) {
         inbox.withLock { $0.resumes.append(transfer) }
         sb_multi_wakeup(multi)
@@ -238,7 +242,7 @@ final class CurlWorker: @unchecked Sendable {
                 }
             }
             for transfer in work.resumes {
-                if let easy = transfer.easy, running[easy] === transfer { transfer.resumeSending() }
+                if let easy = transfer.easy, running[easy] === transfer { transfer.resumeTransfer() }
             }
             if stop && running.isEmpty { break }
             var nextDue: ContinuousClock.Instant?

@@ -42,6 +42,10 @@ final class CurlTransfer: @unchecked Sendable {
     private var lastActivity = ContinuousClock.now
     /// Whether the transfer waits for its own body stream, which is not the server being idle.
     private var waitingForBody = false
+    /// Whether the body of the response goes to the request's stream receiver, and whether the transfer is paused
+    /// because the stream's reader is behind (which is not the server being idle either).
+    private var streaming = false
+    private var waitingForReader = false
     /// Paces the response body to `maxReceiveBytesPerSecond`, when the request has one.
     private var pacer: ReceivePacer?
     /// When a transfer paused by the pacer is due to take its held chunk (the worker un-pauses it then).
@@ -75,6 +79,7 @@ final class CurlTransfer: @unchecked Sendable {
     ///   another thread.
     func configure(_ easy: UnsafeMutableRawPointer, resume: @escaping @Sendable () -> Void) throws {
         self.easy = easy
+        self.resume = resume
         guard let url = request.url else { throw URLError(.badURL) }
         let context = Unmanaged.passUnretained(self).toOpaque()
         set(easy, .url, url.absoluteString)
@@ -134,7 +139,6 @@ final class CurlTransfer: @unchecked Sendable {
             upload = try FileHandle(forReadingFrom: file)
             setUploadCallbacks(easy, length: request.body.count, context: context)
         case .stream(let stream):
-            self.resume = resume
             bodyStream = CurlBodyStream(stream, ready: resume)
             setUploadCallbacks(easy, length: stream.length, context: context)
         }
@@ -199,6 +203,7 @@ final class CurlTransfer: @unchecked Sendable {
             status = words.count > 1 ? Int(String(decoding: words[1], as: UTF8.self)) ?? 0 : 0
             headers = []
             head = nil
+            streaming = false
         } else if text.isEmpty {
             // The end of a head; an interim `1xx` head is followed by the real one.
             guard status >= 200 else { return line.count }
@@ -211,6 +216,11 @@ final class CurlTransfer: @unchecked Sendable {
                 status: status, url: request.url, httpVersion: version, headers: ordered, body: Data())
             self.head = head
             counter = DownloadCounter(response: head)
+            if let receiver = request.receiver, receiver.accepts(head) {
+                streaming = true
+                request.onResponseHead?(head.response)
+                return line.count
+            }
             do {
                 sink = try request.sink(for: head, synchronous: true)
             } catch {
@@ -244,6 +254,14 @@ final class CurlTransfer: @unchecked Sendable {
             return 0x1000_0001  // CURL_WRITEFUNC_PAUSE: libcurl keeps the chunk and offers it again when un-paused
         }
         activity &+= 1
+        if streaming, let receiver = request.receiver, let resume {
+            guard receiver.offer(Data(bytes), resume: resume) else {
+                waitingForReader = true
+                return 0x1000_0001  // CURL_WRITEFUNC_PAUSE: the chunk is offered again once the reader has caught up
+            }
+            progress(counter.add(bytes.count))
+            return bytes.count
+        }
         if let sink {
             do {
                 try sink.write(Data(bytes))
@@ -311,7 +329,6 @@ final class CurlTransfer: @unchecked Sendable {
 
     // MARK: - Finishing (worker thread)
 
-    /// Un-pauses the transfer (its stream body has bytes again).
     /// Un-pauses a transfer the pacer held, once its chunk is due (worker thread).
     func resumeReceivingIfDue(at now: ContinuousClock.Instant) {
         guard let due = receiveDue, due <= now, let easy else { return }
@@ -319,9 +336,11 @@ final class CurlTransfer: @unchecked Sendable {
         sb_easy_pause(easy, 0)  // CURLPAUSE_CONT: the held chunk comes to `received(body:)` again
     }
 
-    func resumeSending() {
+    /// Un-pauses the transfer: its request body stream has bytes again, or its stream's reader has caught up.
+    func resumeTransfer() {
         guard let easy else { return }
         waitingForBody = false
+        waitingForReader = false
         activity &+= 1
         sb_easy_pause(easy, 0)  // CURLPAUSE_CONT
     }
@@ -329,7 +348,7 @@ final class CurlTransfer: @unchecked Sendable {
     /// Whether nothing went either way for longer than the idle timeout (waiting for the body stream aside). Called
     /// by the worker every 50 ms, so activity is timed to within that.
     func isIdle(at now: ContinuousClock.Instant) -> Bool {
-        if activity != checkedActivity || waitingForBody || receiveDue != nil {
+        if activity != checkedActivity || waitingForBody || waitingForReader || receiveDue != nil {
             checkedActivity = activity
             lastActivity = now
             return false

@@ -39,6 +39,8 @@ final class SessionTransfer: Sendable {
         /// The body stream given to the current task. URLSession on Linux never closes it (a file stream would keep
         /// its descriptor), so the transfer does, when the task is over.
         var bodyStream: InputStream?
+        /// Whether the current response's body goes to the request's stream receiver.
+        var streaming = false
     }
 
     private let request: EngineRequest
@@ -57,7 +59,7 @@ final class SessionTransfer: Sendable {
         self.delegate = delegate
         let quick = request.destination == .memory && !request.observesProgress && request.body == .none
             && (request.method == .get || request.method == .head) && request.onResponseHead == nil
-            && request.maxReceiveBytesPerSecond == nil
+            && request.maxReceiveBytesPerSecond == nil && request.receiver == nil
         state.withLock { state in
             state.segments = Segments(for: request, size: segmentSize)
             state.quick = quick
@@ -185,6 +187,13 @@ final class SessionTransfer: Sendable {
             state.sink?.abandon()
             state.response = response
             state.counter = DownloadCounter(response: response)
+            state.streaming = false
+            if let receiver = request.receiver, receiver.accepts(EngineResponse(response: response, body: Data())) {
+                state.streaming = true
+                state.sink = nil
+                state.body.reset()
+                return nil
+            }
             do {
                 state.sink = try request.sink(for: response, start: state.segments?.current)
                 state.body.reset(expectedLength: state.sink == nil ? Self.expectedLength(response) : nil)
@@ -203,17 +212,25 @@ final class SessionTransfer: Sendable {
     }
 
     func received(_ data: Data) {
-        let outcome = state.withLock { state -> Result<TransferProgress, any Error> in
+        let outcome = state.withLock { state -> Result<(TransferProgress, streaming: Bool), any Error> in
+            if state.streaming { return .success((state.counter.add(data.count), true)) }
             do {
                 if let sink = state.sink { try sink.write(data) } else { state.body.append(data) }
-                return .success(state.counter.add(data.count))
+                return .success((state.counter.add(data.count), false))
             } catch {
                 return .failure(error)
             }
         }
         switch outcome {
-        case .success(let report): progress(report)
-        case .failure(let error): stop(.failed(error))
+        case .success(let (report, streaming)):
+            // A stream's chunk goes to its receiver outside the lock. URLSession cannot pause a data task on Linux
+            // (its libcurl layer has no way to), so a reader too far behind ends the stream instead of filling memory.
+            if streaming, let receiver = request.receiver, !receiver.offer(data, resume: {}) {
+                return stop(.failed(receiver.overflow()))
+            }
+            progress(report)
+        case .failure(let error):
+            stop(.failed(error))
         }
     }
 

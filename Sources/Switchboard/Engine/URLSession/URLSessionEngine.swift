@@ -65,6 +65,10 @@ public final class URLSessionEngine: Engine {
     /// request with a limit fails with `HTTPError.Code.unsupported`.
     public var honoursRateLimits: Bool { true }
 
+    /// `true`: a stream's body goes to its receiver chunk by chunk. URLSession cannot pause a transfer on Linux, so
+    /// a reader that falls more than `Request.streamBufferSize` behind ends the stream with `.streamOverflow`.
+    public var streamsResponses: Bool { true }
+
     /// Performs one exchange on the session.
     public func perform(
         _ request: EngineRequest,

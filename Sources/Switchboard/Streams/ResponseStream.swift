@@ -1,0 +1,247 @@
+import Foundation
+
+/// A response body read as it arrives: the head first, then the body as an asynchronous sequence of chunks, with
+/// adapters for lines (`lines`), JSON Lines (`jsonLines(_:decoder:)`) and server-sent events (`events`).
+///
+/// ```swift
+/// let stream = try await center.stream { $0.api = "feed" }
+/// for try await line in stream.lines {
+///     print(line)
+/// }
+/// ```
+///
+/// A stream is read once. Ending the iteration early (`break`, a thrown error, the reading task cancelled), or
+/// dropping a stream that was never read, cancels the transfer; so does `Center.cancel(_:)` with its `id`. A
+/// failure after the head (the connection dropped, the request cancelled) is thrown by the iteration, as
+/// `HTTPError`. When the consumer reads slower than the body arrives, at most `Request.streamBufferSize` bytes wait
+/// for it (see there for what each engine does when that is full).
+public struct ResponseStream: AsyncSequence, Sendable {
+    public typealias Element = Data
+
+    /// The request's identifier: `Center.cancel(_:)` with it ends the stream.
+    public let id: RequestID
+    /// The status code: one the request accepts (2xx unless set otherwise).
+    public let status: Int
+    /// The response's header fields.
+    public let headers: HTTPHeaders
+    /// The URL that answered, after redirects.
+    public let url: URL?
+
+    let lease: Lease
+
+    init(id: RequestID, head: StreamChannel.Head, channel: StreamChannel, cancel: @escaping @Sendable () -> Void) {
+        self.id = id
+        status = head.status
+        headers = head.headers
+        url = head.url
+        lease = Lease(channel: channel, cancel: cancel)
+    }
+
+    /// Ends the stream now: the transfer is cancelled and an iteration in progress throws `.cancelled`.
+    public func cancel() {
+        lease.end()
+    }
+
+    public func makeAsyncIterator() -> Iterator {
+        Iterator(reader: Reader(lease: lease, first: lease.claim()))
+    }
+
+    /// Reads the chunks in order.
+    public struct Iterator: AsyncIteratorProtocol, Sendable {
+        let reader: Reader
+
+        /// The next chunk of the body, or `nil` at its end.
+        ///
+        /// - Throws: `HTTPError`: the transfer failed or was cancelled after the head.
+        public mutating func next() async throws -> Data? {
+            try await reader.next()
+        }
+    }
+
+    /// Keeps the transfer running while someone may still read it.
+    final class Lease: Sendable {
+        let channel: StreamChannel
+        private let cancelTransfer: @Sendable () -> Void
+        private let claimed = Locked(false)
+
+        init(channel: StreamChannel, cancel: @escaping @Sendable () -> Void) {
+            self.channel = channel
+            cancelTransfer = cancel
+        }
+
+        deinit {
+            // Dropped without being read to the end: nobody will read the rest.
+            if !claimed.withLock({ $0 }) { end() }
+        }
+
+        /// Whether this is the first iterator (the one that reads).
+        func claim() -> Bool {
+            claimed.withLock { claimed in
+                defer { claimed = true }
+                return !claimed
+            }
+        }
+
+        func end() {
+            guard !channel.hasEnded else { return }
+            channel.abandon()
+            cancelTransfer()
+        }
+    }
+
+    /// One iteration; ending it before the body's end cancels the transfer.
+    final class Reader: Sendable {
+        let lease: Lease
+        private let first: Bool
+
+        init(lease: Lease, first: Bool) {
+            self.lease = lease
+            self.first = first
+        }
+
+        deinit {
+            if first { lease.end() }
+        }
+
+        func next() async throws -> Data? {
+            guard first else {
+                throw HTTPError(.unsupported, "a response stream can be read once; it is being read already")
+            }
+            let lease = lease
+            return try await withTaskCancellationHandler {
+                try await lease.channel.next()
+            } onCancel: {
+                lease.end()
+            }
+        }
+    }
+}
+
+extension ResponseStream {
+    /// The body as lines of text (UTF-8), split at LF, CRLF or CR; the terminators are not included. A last line
+    /// without a terminator comes at the end.
+    public var lines: Lines { Lines(stream: self) }
+
+    /// The body as JSON Lines: each line that is not blank decoded as `T`.
+    ///
+    /// ```swift
+    /// for try await item in stream.jsonLines(Item.self) { print(item) }
+    /// ```
+    ///
+    /// A line that does not decode ends the iteration with `HTTPError` `.decoding`, naming the line's number.
+    public func jsonLines<T: Decodable>(_ type: T.Type, decoder: JSONDecoder = JSONDecoder()) -> JSONLines<T> {
+        JSONLines(stream: self, decoder: decoder)
+    }
+
+    /// The body as server-sent events (`text/event-stream`), parsed by the WHATWG rules, from this one response
+    /// (it does not reconnect when the connection ends).
+    public var events: ServerSentEvents { ServerSentEvents(stream: self) }
+
+    /// Lines of a response body.
+    public struct Lines: AsyncSequence, Sendable {
+        public typealias Element = String
+        let stream: ResponseStream
+
+        public func makeAsyncIterator() -> Iterator {
+            Iterator(chunks: stream.makeAsyncIterator())
+        }
+
+        /// Reads the lines in order.
+        public struct Iterator: AsyncIteratorProtocol, Sendable {
+            var chunks: ResponseStream.Iterator
+            var splitter = LineSplitter()
+            var ready: [String] = []
+            var index = 0
+            var ended = false
+
+            /// The next line, or `nil` at the end of the body.
+            public mutating func next() async throws -> String? {
+                while index == ready.count {
+                    if ended { return nil }
+                    ready = []
+                    index = 0
+                    if let chunk = try await chunks.next() {
+                        splitter.push(chunk) { ready.append(String(decoding: $0, as: UTF8.self)) }
+                    } else {
+                        ended = true
+                        if let last = splitter.finish() { ready.append(String(decoding: last, as: UTF8.self)) }
+                    }
+                }
+                defer { index += 1 }
+                return ready[index]
+            }
+        }
+    }
+
+    /// JSON Lines of a response body, decoded.
+    public struct JSONLines<T: Decodable>: AsyncSequence, @unchecked Sendable {
+        // Safety: `decoder` is only read (a JSONDecoder is not changed by decoding); every other field is Sendable.
+        public typealias Element = T
+        let stream: ResponseStream
+        let decoder: JSONDecoder
+
+        public func makeAsyncIterator() -> Iterator {
+            Iterator(lines: stream.lines.makeAsyncIterator(), decoder: decoder)
+        }
+
+        /// Reads and decodes the lines in order.
+        public struct Iterator: AsyncIteratorProtocol {
+            var lines: Lines.Iterator
+            let decoder: JSONDecoder
+            var number = 0
+
+            /// The next value, or `nil` at the end of the body.
+            ///
+            /// - Throws: `HTTPError` `.decoding` for a line that is not a `T`; the stream's failure.
+            public mutating func next() async throws -> T? {
+                while let line = try await lines.next() {
+                    number += 1
+                    guard line.contains(where: { !$0.isWhitespace }) else { continue }
+                    do {
+                        return try decoder.decode(T.self, from: Data(line.utf8))
+                    } catch {
+                        throw HTTPError(
+                            .decoding, "line \(number) of the stream is not a \(T.self): \(error)", underlying: error)
+                    }
+                }
+                return nil
+            }
+        }
+    }
+
+    /// Server-sent events of a response body.
+    public struct ServerSentEvents: AsyncSequence, Sendable {
+        public typealias Element = ServerSentEvent
+        let stream: ResponseStream
+
+        public func makeAsyncIterator() -> Iterator {
+            Iterator(chunks: stream.makeAsyncIterator())
+        }
+
+        /// Reads the events in order.
+        public struct Iterator: AsyncIteratorProtocol, Sendable {
+            var chunks: ResponseStream.Iterator
+            var parser = ServerSentEventParser()
+            var ready: [ServerSentEvent] = []
+            var index = 0
+            var ended = false
+
+            /// The next event, or `nil` at the end of the body (an event not closed by a blank line is dropped, as
+            /// the rules say).
+            public mutating func next() async throws -> ServerSentEvent? {
+                while index == ready.count {
+                    if ended { return nil }
+                    ready = []
+                    index = 0
+                    guard let chunk = try await chunks.next() else {
+                        ended = true
+                        return nil
+                    }
+                    parser.push(chunk) { ready.append($0) }
+                }
+                defer { index += 1 }
+                return ready[index]
+            }
+        }
+    }
+}

@@ -1,0 +1,161 @@
+import Foundation
+
+/// One server-sent event (`text/event-stream`), as the WHATWG HTML standard's event-stream rules dispatch it.
+public struct ServerSentEvent: Sendable, Hashable {
+    /// The event type: the last `event:` field of its block, or `"message"`.
+    public var type: String
+    /// The `data:` fields of its block, joined with `"\n"`.
+    public var data: String
+    /// The last event ID as of this event (the standard's `lastEventId`): set by an `id:` field in this block or an
+    /// earlier one (what a client reconnecting sends as `Last-Event-ID`); `""` when there has been none.
+    public var id: String
+    /// The reconnection time a `retry:` field in this block asked for, if any.
+    public var retry: Duration?
+
+    /// Creates an event.
+    public init(type: String = "message", data: String, id: String = "", retry: Duration? = nil) {
+        self.type = type
+        self.data = data
+        self.id = id
+        self.retry = retry
+    }
+}
+
+/// Splits bytes into lines at LF, CRLF or CR, across chunk boundaries (a CR at the end of one chunk and an LF at
+/// the start of the next are one terminator).
+struct LineSplitter: Sendable {
+    private var partial: [UInt8] = []
+    private var afterCR = false
+
+    /// Calls `line` with each line the chunk completes, without its terminator.
+    mutating func push(_ chunk: Data, _ line: (ArraySlice<UInt8>) -> Void) {
+        chunk.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) in
+            var start = 0
+            var index = 0
+            if afterCR, bytes.first == 0x0A {
+                start = 1
+                index = 1
+            }
+            afterCR = false
+            while index < bytes.count {
+                let byte = bytes[index]
+                if byte == 0x0A || byte == 0x0D {
+                    if partial.isEmpty {
+                        line(ArraySlice(bytes[start..<index]))
+                    } else {
+                        partial.append(contentsOf: bytes[start..<index])
+                        line(partial[...])
+                        partial.removeAll(keepingCapacity: true)
+                    }
+                    if byte == 0x0D {
+                        if index + 1 < bytes.count {
+                            if bytes[index + 1] == 0x0A { index += 1 }
+                        } else {
+                            afterCR = true
+                        }
+                    }
+                    start = index + 1
+                }
+                index += 1
+            }
+            if start < bytes.count { partial.append(contentsOf: bytes[start...]) }
+        }
+    }
+
+    /// The last line, when the bytes did not end with a terminator.
+    mutating func finish() -> ArraySlice<UInt8>? {
+        defer { partial = [] }
+        return partial.isEmpty ? nil : partial[...]
+    }
+}
+
+/// Parses `text/event-stream` bytes incrementally, by the WHATWG rules: a byte order mark at the start is skipped;
+/// a line starting with `:` is a comment; `field: value` drops one space after the colon; a line without a colon is
+/// a field with an empty value; a blank line dispatches the block, unless its data is empty; `id` with a NUL is
+/// ignored; `retry` counts only when it is all digits; unknown fields are ignored.
+struct ServerSentEventParser: Sendable {
+    private var lines = LineSplitter()
+    private var started = false
+    private var pendingBOM: [UInt8] = []
+    private var data = ""
+    private var hasData = false
+    private var type = ""
+    private var retry: Duration?
+    /// The last event ID, kept across events.
+    private(set) var lastEventID = ""
+    /// The reconnection time from the latest valid `retry` field, kept across events.
+    private(set) var reconnectionTime: Duration?
+
+    init(lastEventID: String = "") {
+        self.lastEventID = lastEventID
+    }
+
+    /// Calls `event` with each event the chunk completes.
+    mutating func push(_ chunk: Data, _ event: (ServerSentEvent) -> Void) {
+        var chunk = chunk
+        if !started {
+            // The byte order mark (EF BB BF) may itself arrive split across chunks.
+            pendingBOM.append(contentsOf: chunk)
+            let bom: [UInt8] = [0xEF, 0xBB, 0xBF]
+            if pendingBOM.count < 3, bom.starts(with: pendingBOM) { return }
+            started = true
+            chunk = Data(pendingBOM.starts(with: bom) ? pendingBOM.dropFirst(3) : pendingBOM[...])
+            pendingBOM = []
+        }
+        // The splitter is taken out while it runs (no copy of its buffer), since `process` changes `self`.
+        var splitter = LineSplitter()
+        swap(&splitter, &lines)
+        var complete: [[UInt8]] = []
+        splitter.push(chunk) { complete.append(Array($0)) }
+        lines = splitter
+        for line in complete {
+            if let ready = process(line[...]) { event(ready) }
+        }
+    }
+
+    private mutating func process(_ line: ArraySlice<UInt8>) -> ServerSentEvent? {
+        if line.isEmpty { return dispatch() }
+        if line.first == UInt8(ascii: ":") { return nil }
+        let field: ArraySlice<UInt8>
+        var value: ArraySlice<UInt8>
+        if let colon = line.firstIndex(of: UInt8(ascii: ":")) {
+            field = line[..<colon]
+            value = line[(colon + 1)...]
+            if value.first == UInt8(ascii: " ") { value = value.dropFirst() }
+        } else {
+            field = line
+            value = []
+        }
+        switch String(decoding: field, as: UTF8.self) {
+        case "event":
+            type = String(decoding: value, as: UTF8.self)
+        case "data":
+            if hasData { data += "\n" }
+            data += String(decoding: value, as: UTF8.self)
+            hasData = true
+        case "id":
+            if !value.contains(0) { lastEventID = String(decoding: value, as: UTF8.self) }
+        case "retry":
+            if !value.isEmpty, value.allSatisfy({ (0x30...0x39).contains($0) }),
+                let milliseconds = Int64(String(decoding: value, as: UTF8.self))
+            {
+                retry = .milliseconds(milliseconds)
+                reconnectionTime = retry
+            }
+        default:
+            break
+        }
+        return nil
+    }
+
+    private mutating func dispatch() -> ServerSentEvent? {
+        defer {
+            data = ""
+            hasData = false
+            type = ""
+            retry = nil
+        }
+        guard hasData else { return nil }
+        return ServerSentEvent(type: type.isEmpty ? "message" : type, data: data, id: lastEventID, retry: retry)
+    }
+}

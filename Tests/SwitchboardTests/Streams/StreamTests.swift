@@ -1,0 +1,182 @@
+import Foundation
+import Testing
+@testable import Switchboard
+import SwitchboardTestSupport
+
+/// `Center.stream`: bodies read as they arrive, through the whole request path, on both engines against the
+/// loopback server.
+struct StreamTests {
+    @Test(arguments: ["URLSessionEngine", "CurlEngine"])
+    func serverSentEventsArriveInOrderWithTheirFields(engineName: String) async throws {
+        let center = try loopbackCenter(engineName)
+        for crlf in ["0", "1"] {
+            let stream = try await center.stream { $0.api = "sse?count=4&interval=0.01&crlf=\(crlf)" }
+            #expect(stream.status == 200)
+            #expect(stream.headers["Content-Type"] == "text/event-stream")
+            var events: [ServerSentEvent] = []
+            for try await event in stream.events { events.append(event) }
+            #expect(events == (1...4).map { ServerSentEvent(type: "tick", data: "tick \($0)\nof 4", id: "\($0)") })
+        }
+    }
+
+    @Test(arguments: ["URLSessionEngine", "CurlEngine"])
+    func linesAndJSONLines(engineName: String) async throws {
+        let center = try loopbackCenter(engineName)
+        struct Item: Decodable { var id: Int; var url: String }
+        let items = try await center.stream { $0.api = "stream/5"; $0.parameters = ["q": "x"] }.jsonLines(Item.self)
+        var ids: [Int] = []
+        for try await item in items {
+            ids.append(item.id)
+            #expect(item.url.hasSuffix("/stream/5?q=x"))
+        }
+        #expect(ids == [0, 1, 2, 3, 4])
+        var lines: [String] = []
+        for try await line in try await center.stream({ $0.api = "sse?count=1" }).lines { lines.append(line) }
+        #expect(lines == [": event 1 follows", "id: 1", "event: tick", "data: tick 1", "data: of 1", ""])
+    }
+
+    /// Every byte arrives unchanged, in order: a 4 MiB generated body, compared byte for byte.
+    @Test(arguments: ["URLSessionEngine", "CurlEngine"])
+    func theBytesAreTheBody(engineName: String) async throws {
+        let center = try loopbackCenter(engineName)
+        let length = 4 << 20
+        let stream = try await center.stream { $0.api = "files/\(length)" }
+        var received = Data()
+        var chunks = 0
+        for try await chunk in stream {
+            received.append(chunk)
+            chunks += 1
+        }
+        #expect(received == GeneratedContent(seed: 1).bytes(offset: 0, count: length))
+        #expect(chunks > 1)
+    }
+
+    /// A status the request does not accept throws before any chunk, with the error response's body.
+    @Test(arguments: ["URLSessionEngine", "CurlEngine"])
+    func anUnacceptableStatusThrowsWithItsBody(engineName: String) async throws {
+        let center = try loopbackCenter(engineName)
+        do {
+            _ = try await center.stream { $0.api = "sse?token=secret" }
+            Issue.record("a 401 opened the stream")
+        } catch {
+            #expect(error.code == .unacceptableStatus)
+            #expect(error.response?.status == 401)
+            #expect(error.response?.json?["error"]?.string == "the token is not secret")
+        }
+    }
+
+    /// A refused credential is refreshed once and the request sent again, before anything is streamed.
+    @Test(arguments: ["URLSessionEngine", "CurlEngine"])
+    func aRefusedCredentialIsRefreshedBeforeTheStreamStarts(engineName: String) async throws {
+        let engine = try namedEngine(engineName)
+        let authenticator = Authenticator(credential: "stale") { token, request in
+            request.headers["Authorization"] = "Bearer \(token)"
+        } refresh: { _, _ in
+            "fresh"
+        }
+        let center = Center { config in
+            config.engine = engine
+            config.server = LoopbackServer.shared.baseURL + "/"
+            config.authenticator = authenticator
+        }
+        var events: [String] = []
+        for try await event in try await center.stream({ $0.api = "sse?count=2&token=fresh" }).events {
+            events.append(event.id)
+        }
+        #expect(events == ["1", "2"])
+        #expect(authenticator.refreshCount == 1)
+    }
+
+    @Test(arguments: ["URLSessionEngine", "CurlEngine"])
+    func cancelByIdentifierEndsTheStreamMidway(engineName: String) async throws {
+        let center = try loopbackCenter(engineName)
+        let stream = try await center.stream { $0.api = "sse?count=400&interval=0.05" }
+        var seen: [String] = []
+        do {
+            for try await event in stream.events {
+                seen.append(event.id)
+                if seen.count == 2 { center.cancel(stream.id) }
+            }
+            Issue.record("the stream ended without the cancel")
+        } catch let error as HTTPError {
+            #expect(error.code == .cancelled)
+        }
+        #expect(seen.count >= 2 && seen.count < 400)
+        await waitUntil { center.request(for: stream.id) == nil }
+    }
+
+    /// Leaving the loop cancels the transfer: the request is gone from the center long before the 60 s the whole
+    /// stream takes.
+    @Test(arguments: ["URLSessionEngine", "CurlEngine"])
+    func endingTheIterationCancelsTheTransfer(engineName: String) async throws {
+        let center = try loopbackCenter(engineName)
+        let stream = try await center.stream { $0.api = "sse?count=600&interval=0.1" }
+        for try await _ in stream.events { break }
+        await waitUntil({ center.request(for: stream.id) == nil }, timeout: .seconds(30))
+        // A second iteration is refused: a stream is read once.
+        await #expect(throws: HTTPError.self) { for try await _ in stream {} }
+    }
+
+    /// A reader slower than the network: CurlEngine pauses the transfer, so no more than the buffer waits and every
+    /// byte arrives; URLSessionEngine cannot pause, and ends the stream with `.streamOverflow` instead of holding it.
+    @Test(arguments: ["URLSessionEngine", "CurlEngine"])
+    func aSlowReaderHoldsAtMostTheBuffer(engineName: String) async throws {
+        let center = try loopbackCenter(engineName)
+        let length = 8 << 20
+        let buffer = 256 << 10
+        let stream = try await center.stream { $0.api = "files/\(length)"; $0.streamBufferSize = buffer }
+        var received = Data()
+        var failure: HTTPError?
+        do {
+            for try await chunk in stream {
+                if received.isEmpty { try await Task.sleep(for: .milliseconds(300)) }
+                received.append(chunk)
+            }
+        } catch let error as HTTPError {
+            failure = error
+        }
+        let peak = stream.lease.channel.peakBuffered
+        #expect(peak <= buffer, "peak \(peak)")
+        if engineName == "CurlEngine" {
+            #expect(failure == nil)
+            #expect(received == GeneratedContent(seed: 1).bytes(offset: 0, count: length))
+        } else {
+            #expect(failure?.code == .streamOverflow, "\(String(describing: failure))")
+            #expect(received.count < length)
+        }
+    }
+
+    @Test func anEngineThatDoesNotStreamIsRefusedBeforeSending() async throws {
+        struct Collecting: Engine {
+            let stub = StubEngine()
+            func perform(
+                _ request: EngineRequest, progress: @escaping @Sendable (TransferProgress) -> Void
+            ) async throws -> EngineResponse {
+                try await stub.perform(request, progress: progress)
+            }
+        }
+        let engine = Collecting()
+        let center = Center { $0.engine = engine; $0.server = "http://stub.invalid/" }
+        await #expect(throws: HTTPError.self) { _ = try await center.stream { $0.api = "feed" } }
+        do {
+            _ = try await center.stream { $0.api = "feed" }
+        } catch {
+            #expect(error.code == .unsupported)
+        }
+        #expect(engine.stub.requests.isEmpty)
+    }
+
+    /// Above the transport: the stub hands the body over in one piece, through hooks and plugins like any request.
+    @Test func theStubStreamsThroughTheHooks() async throws {
+        let stub = StubEngine()
+        stub.on(.get, "/v1/feed") { request in
+            .string("data: \(request.urlRequest.value(forHTTPHeaderField: "X-Token") ?? "none")\n\n")
+        }
+        let center = stubCenter(stub) { config in
+            config.onRequest = { request in request.headers["X-Token"] = "t1" }
+        }.0
+        var events: [ServerSentEvent] = []
+        for try await event in try await center.stream({ $0.api = "feed" }).events { events.append(event) }
+        #expect(events == [ServerSentEvent(data: "t1")])
+    }
+}
