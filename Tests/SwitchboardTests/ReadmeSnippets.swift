@@ -428,6 +428,14 @@ extension ReadmeSnippets {
         print(limited.fileURL?.path ?? "")
     }
 
+    static func streams() async throws {
+        let stream = try await Center.shared.stream { $0.api = "notifications" }
+        print(stream.status, stream.headers["Content-Type"] ?? "")
+        for try await event in stream.events {              // or: stream.lines, stream.jsonLines(User.self), stream itself
+            print(event.id, event.type, event.data)
+        }
+    }
+
     static func retryPolicy() async throws {
         Center.shared.setup { config in
             config.retryPolicy = .default                   // 3 attempts; .never is the default

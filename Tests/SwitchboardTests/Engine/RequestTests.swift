@@ -233,6 +233,34 @@ import SwitchboardTestSupport
         #expect(outcome.error?.message.contains("total timeout") == true)
     }
 
+    /// `/stream/N` as JSON Lines: each line a JSON object with its `id`, read as it arrives.
+    @Test func streamedJSONLines() async throws {
+        struct Line: Decodable { var id: Int; var args: [String: String] }
+        let stream = try await center().stream { $0.api = "stream/6" }
+        var ids: [Int] = []
+        for try await line in stream.jsonLines(Line.self) {
+            ids.append(line.id)
+            #expect(line.args["app_version"] == "1.2")
+        }
+        #expect(ids == Array(0..<6))
+    }
+
+    /// `/drip` as bytes: 12 asterisks over a second, in more than one piece, none changed.
+    @Test func streamedDripArrivesPieceByPiece() async throws {
+        let stream = try await center().stream { request in
+            request.api = "drip"
+            request.parameters = ["numbytes": 12, "duration": 1, "delay": 0]
+        }
+        var received = Data()
+        var pieces = 0
+        for try await chunk in stream {
+            received.append(chunk)
+            pieces += 1
+        }
+        #expect(received == Data(repeating: UInt8(ascii: "*"), count: 12))
+        #expect(pieces > 1)
+    }
+
     @Test func cancellingARunningRequestByIdentifier() async {
         let center = center()
         let cancelled = Locked<Request?>(nil)
