@@ -12,15 +12,6 @@ import SwitchboardTestSupport
 /// must come within 20 s of the cancel (a loose bound, for loaded machines): without the signal the request would
 /// still end as `.cancelled` (the registry says so), but only when the wait was over.
 @Suite struct InlineCancellationTests {
-    static let engineNames = ["URLSessionEngine", "CurlEngine"]
-
-    static func engine(_ name: String, perHost: Int? = nil) throws -> any Engine {
-        if name == "CurlEngine" { return try CurlEngine(maximumConnectionsPerHost: perHost) }
-        let configuration = URLSessionConfiguration.default
-        if let perHost { configuration.httpMaximumConnectionsPerHost = perHost }
-        return URLSessionEngine(configuration: configuration)
-    }
-
     /// Sends in a task, waits until the center lists the request, cancels it with `cancel`, and returns the error.
     static func cancelled(
         _ center: Center, after running: Int = 1, _ configure: @escaping @Sendable (inout Request) -> Void,
@@ -47,18 +38,18 @@ import SwitchboardTestSupport
         #expect(!Center.runsInline(Request { $0.deduplicate = true }, center.configuration))
     }
 
-    @Test(arguments: engineNames)
+    @Test(arguments: bothEngines)
     func cancelAllEndsARequestWaitingOnTheServer(engineName: String) async throws {
-        let engine = try Self.engine(engineName)
+        let engine = try namedEngine(engineName)
         let center = Center { $0.engine = engine; $0.server = LoopbackServer.shared.baseURL + "/" }
         let error = await Self.cancelled(center, { $0.api = "fault/stall-after-head?seconds=30" }) { _ = $0.cancelAll() }
         #expect(error?.code == .cancelled, "\(engineName): \(String(describing: error))")
         #expect(center.registry.count == 0)
     }
 
-    @Test(arguments: engineNames)
+    @Test(arguments: bothEngines)
     func cancelByTagEndsARequestQueuedForAConnection(engineName: String) async throws {
-        let engine = try Self.engine(engineName, perHost: 1)
+        let engine = try namedEngine(engineName, perHost: 1)
         let center = Center { $0.engine = engine; $0.server = LoopbackServer.shared.baseURL + "/" }
         let blocker = Task { try await center.send { $0.api = "fault/stall-after-head?seconds=30"; $0.tag = "blocker" } }
         await waitUntil({ center.registry.count == 1 }, timeout: .seconds(10))

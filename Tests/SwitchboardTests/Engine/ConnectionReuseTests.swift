@@ -82,7 +82,7 @@ import SwitchboardTestSupport
 /// same requests when this was written (more when the machine is busy), so its bound, one connection per five
 /// requests, only catches keep-alive breaking (one per request).
 @Suite struct ConnectionCacheTests {
-    @Test(arguments: ["URLSessionEngine", "CurlEngine"])
+    @Test(arguments: bothEngines)
     func burstsOfThirtyTwoReuseTheirConnections(engineName: String) async throws {
         let server = try LoopbackServer()
         defer { server.stop() }

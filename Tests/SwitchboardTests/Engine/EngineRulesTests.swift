@@ -11,10 +11,7 @@ import SwitchboardTestSupport
 /// runs on CurlEngine in `HTTP2Tests`, since URLSession on Linux cannot trust a test certificate authority; here
 /// URLSessionEngine's redirect decision is driven directly).
 @Suite struct EngineRulesTests {
-    static let engineNames = ["URLSessionEngine", "CurlEngine"]
-
-
-    @Test(arguments: engineNames)
+    @Test(arguments: bothEngines)
     func onlyHTTPAndHTTPSURLsArePerformed(engineName: String) async throws {
         let engine = try namedEngine(engineName)
         for url in ["file:///etc/hostname", "dict://127.0.0.1:1/info", "ftp://127.0.0.1:1/x"] {
@@ -27,7 +24,7 @@ import SwitchboardTestSupport
         }
     }
 
-    @Test(arguments: engineNames)
+    @Test(arguments: bothEngines)
     func aRedirectToAnotherSchemeIsAnsweredNotFollowed(engineName: String) async throws {
         let engine = try namedEngine(engineName)
         let center = testCenter { $0.engine = engine }
@@ -41,7 +38,7 @@ import SwitchboardTestSupport
 
     /// A 307/308 with a body is re-sent by the engine itself; URLSession must not also follow its own (body-less)
     /// proposal, which reached the target as a second request before.
-    @Test(arguments: engineNames)
+    @Test(arguments: bothEngines)
     func aRedirectedPostReachesItsTargetOnce(engineName: String) async throws {
         let engine = try namedEngine(engineName)
         let center = testCenter { $0.engine = engine }
@@ -86,7 +83,7 @@ import SwitchboardTestSupport
         #expect(Redirects.refusal(from: https, to: http, for: request) == nil)
     }
 
-    @Test(arguments: engineNames)
+    @Test(arguments: bothEngines)
     func aPortOutsideTheRangeIsAnInvalidURL(engineName: String) async throws {
         let engine = try namedEngine(engineName)
         for url in ["http://127.0.0.1:70000/get", "http://127.0.0.1:0/get"] {

@@ -13,8 +13,6 @@ import SwitchboardTestSupport
 /// The https-to-http downgrade is in `EngineRulesTests` (URLSessionEngine's decision) and `HTTP2Tests` (over TLS on
 /// CurlEngine); URLSession on Linux cannot be made to trust a test certificate authority.
 @Suite struct FaultTests {
-    static let engineNames = ["URLSessionEngine", "CurlEngine"]
-
     static func center(_ engineName: String, _ configure: (inout Center.Configuration) -> Void = { _ in }) throws
         -> Center {
         let engine = try namedEngine(engineName)
@@ -44,7 +42,7 @@ import SwitchboardTestSupport
         "garbage-status", "reset", "reset?after=10", "truncated?length=1000&after=500", "empty-reply", "bad-chunk",
     ]
 
-    @Test(arguments: engineNames, brokenAnswers)
+    @Test(arguments: bothEngines, brokenAnswers)
     func aBrokenAnswerIsATransportFailure(engineName: String, fault: String) async throws {
         try await Self.expectFailure(engineName, fault, .transport)
     }
@@ -52,7 +50,7 @@ import SwitchboardTestSupport
     /// 2,000 header fields (200 KB) arrive whole, and quickly: reading them was quadratic in `HTTPHeaders` and took
     /// about 1.7 s; it now takes a few milliseconds. More than 300 KB of header, or one field over 100 KB, is
     /// refused (libcurl's limits, under both engines).
-    @Test(arguments: engineNames)
+    @Test(arguments: bothEngines)
     func aHeaderFloodIsReadOrRefusedAlike(engineName: String) async throws {
         let center = try Self.center(engineName)
         let response = try await center.send { request in
@@ -69,7 +67,7 @@ import SwitchboardTestSupport
     /// A redirect whose `Location` cannot be followed (a port out of range, no host, not a URL at all) is answered,
     /// not followed: the redirect response is the result, as for a redirect to another scheme. The engines disagreed
     /// before (`.transport`, `.cannotConnect`, or URLSession following `http:///x` to the current host).
-    @Test(arguments: engineNames)
+    @Test(arguments: bothEngines)
     func aRedirectThatCannotBeFollowedIsTheAnswer(engineName: String) async throws {
         let center = try Self.center(engineName)
         for target in ["http://127.0.0.1:70000/get", "http://127.0.0.1:0/get", "http:///get", "http://[::1/get"] {
@@ -87,7 +85,7 @@ import SwitchboardTestSupport
     /// its head, fails a 2 s idle timeout (libcurl's low-speed limit fired only after about twice the limit), never
     /// before 2 s; a server that drips a byte every 1.5 s is never cut off (the low-speed limit did cut it off).
     /// The checks hold however slow a loaded machine makes the test itself.
-    @Test(arguments: engineNames)
+    @Test(arguments: bothEngines)
     func theIdleTimeoutIsTheLongestWaitWithoutAByte(engineName: String) async throws {
         let center = try Self.center(engineName) { $0.timeout = .seconds(2) }
         let clock = ContinuousClock()

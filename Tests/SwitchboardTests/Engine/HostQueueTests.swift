@@ -9,15 +9,6 @@ import SwitchboardTestSupport
 /// The per-host limit of both engines: requests beyond it wait in the engine, the wait does not count against the
 /// idle timeout, it does count against the total timeout, and a cancelled waiter never reaches the server.
 @Suite struct HostQueueTests {
-    static let engineNames = ["URLSessionEngine", "CurlEngine"]
-
-    static func engine(_ name: String, perHost: Int?) throws -> any Engine {
-        if name == "CurlEngine" { return try CurlEngine(maximumConnectionsPerHost: perHost) }
-        let configuration = URLSessionConfiguration.default
-        if let perHost { configuration.httpMaximumConnectionsPerHost = perHost }
-        return URLSessionEngine(configuration: configuration)
-    }
-
     static func peak(_ key: String, window: Double) async throws -> (count: Int, peak: Int) {
         let json = try await testCenter().send {
             $0.url = LoopbackServer.shared.baseURL + "/arrivals-peak/\(key)?window=\(window)"
@@ -33,9 +24,9 @@ import SwitchboardTestSupport
 
     /// 16 one-second requests, 4 at a time, each with a 2 s idle timeout: the last ones wait 3 s in the queue and
     /// still succeed (URLSession counted that wait as idle time and timed them out).
-    @Test(arguments: engineNames)
+    @Test(arguments: bothEngines)
     func waitingForAConnectionIsNotIdleTime(engineName: String) async throws {
-        let center = testCenter { $0.engine = try! Self.engine(engineName, perHost: 4) }
+        let center = testCenter { $0.engine = try! namedEngine(engineName, perHost: 4) }
         let key = "queue-idle-\(engineName)-\(UUID().uuidString)"
         let outcomes = await withTaskGroup(of: Outcome.self) { group in
             for _ in 0..<16 {
@@ -70,9 +61,9 @@ import SwitchboardTestSupport
         #expect(seen == (12, 12))
     }
 
-    @Test(arguments: engineNames)
+    @Test(arguments: bothEngines)
     func theWaitCountsAgainstTheTotalTimeout(engineName: String) async throws {
-        let center = testCenter { $0.engine = try! Self.engine(engineName, perHost: 1) }
+        let center = testCenter { $0.engine = try! namedEngine(engineName, perHost: 1) }
         let key = "queue-total-\(engineName)-\(UUID().uuidString)"
         async let first = center.sendRecording { $0.url = LoopbackServer.shared.baseURL + "/arrivals/\(key)?delay=2" }
         try await Task.sleep(for: .milliseconds(300))
@@ -85,9 +76,9 @@ import SwitchboardTestSupport
         #expect(try await Self.peak(key, window: 10).count == 1)
     }
 
-    @Test(arguments: engineNames)
+    @Test(arguments: bothEngines)
     func aCancelledWaiterNeverReachesTheServer(engineName: String) async throws {
-        let center = testCenter { $0.engine = try! Self.engine(engineName, perHost: 1) }
+        let center = testCenter { $0.engine = try! namedEngine(engineName, perHost: 1) }
         let key = "queue-cancel-\(engineName)-\(UUID().uuidString)"
         async let first = center.sendRecording { $0.url = LoopbackServer.shared.baseURL + "/arrivals/\(key)?delay=1" }
         try await Task.sleep(for: .milliseconds(200))

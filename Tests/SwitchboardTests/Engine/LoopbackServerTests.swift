@@ -82,7 +82,7 @@ import SwitchboardTestSupport
         #expect(response.contains("-=[ teapot ]=-"))
     }
 
-    @Test(arguments: ["URLSessionEngine", "CurlEngine"])
+    @Test(arguments: bothEngines)
     func sequentialRequestsFromAnEngineReuseTheConnection(_ engineName: String) async throws {
         let server = try LoopbackServer()
         defer { server.stop() }

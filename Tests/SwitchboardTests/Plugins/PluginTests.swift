@@ -139,7 +139,7 @@ private struct Recorder: Plugin {
 
     /// The loopback server recomputes each signature from the request as it arrived, on both engines: a query with
     /// escapes, a JSON body, a file body; a wrong key is refused.
-    @Test(arguments: ["URLSessionEngine", "CurlEngine"])
+    @Test(arguments: bothEngines)
     func signaturesVerifyOnTheServer(engineName: String) async throws {
         let engine = try namedEngine(engineName)
         let center = Center { config in

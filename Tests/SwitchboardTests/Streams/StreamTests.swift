@@ -6,7 +6,7 @@ import SwitchboardTestSupport
 /// `Center.stream`: bodies read as they arrive, through the whole request path, on both engines against the
 /// loopback server.
 struct StreamTests {
-    @Test(arguments: ["URLSessionEngine", "CurlEngine"])
+    @Test(arguments: bothEngines)
     func serverSentEventsArriveInOrderWithTheirFields(engineName: String) async throws {
         let center = try loopbackCenter(engineName)
         for crlf in ["0", "1"] {
@@ -19,7 +19,7 @@ struct StreamTests {
         }
     }
 
-    @Test(arguments: ["URLSessionEngine", "CurlEngine"])
+    @Test(arguments: bothEngines)
     func linesAndJSONLines(engineName: String) async throws {
         let center = try loopbackCenter(engineName)
         struct Item: Decodable { var id: Int; var url: String }
@@ -36,7 +36,7 @@ struct StreamTests {
     }
 
     /// Every byte arrives unchanged, in order: a 4 MiB generated body, compared byte for byte.
-    @Test(arguments: ["URLSessionEngine", "CurlEngine"])
+    @Test(arguments: bothEngines)
     func theBytesAreTheBody(engineName: String) async throws {
         let center = try loopbackCenter(engineName)
         let length = 4 << 20
@@ -52,7 +52,7 @@ struct StreamTests {
     }
 
     /// A status the request does not accept throws before any chunk, with the error response's body.
-    @Test(arguments: ["URLSessionEngine", "CurlEngine"])
+    @Test(arguments: bothEngines)
     func anUnacceptableStatusThrowsWithItsBody(engineName: String) async throws {
         let center = try loopbackCenter(engineName)
         do {
@@ -66,7 +66,7 @@ struct StreamTests {
     }
 
     /// A refused credential is refreshed once and the request sent again, before anything is streamed.
-    @Test(arguments: ["URLSessionEngine", "CurlEngine"])
+    @Test(arguments: bothEngines)
     func aRefusedCredentialIsRefreshedBeforeTheStreamStarts(engineName: String) async throws {
         let engine = try namedEngine(engineName)
         let authenticator = Authenticator(credential: "stale") { token, request in
@@ -87,7 +87,7 @@ struct StreamTests {
         #expect(authenticator.refreshCount == 1)
     }
 
-    @Test(arguments: ["URLSessionEngine", "CurlEngine"])
+    @Test(arguments: bothEngines)
     func cancelByIdentifierEndsTheStreamMidway(engineName: String) async throws {
         let center = try loopbackCenter(engineName)
         let stream = try await center.stream { $0.api = "sse?count=400&interval=0.05" }
@@ -107,7 +107,7 @@ struct StreamTests {
 
     /// Leaving the loop cancels the transfer: the request is gone from the center long before the 60 s the whole
     /// stream takes.
-    @Test(arguments: ["URLSessionEngine", "CurlEngine"])
+    @Test(arguments: bothEngines)
     func endingTheIterationCancelsTheTransfer(engineName: String) async throws {
         let center = try loopbackCenter(engineName)
         let stream = try await center.stream { $0.api = "sse?count=600&interval=0.1" }
@@ -119,7 +119,7 @@ struct StreamTests {
 
     /// A reader slower than the network: CurlEngine pauses the transfer, so no more than the buffer waits and every
     /// byte arrives; URLSessionEngine cannot pause, and ends the stream with `.streamOverflow` instead of holding it.
-    @Test(arguments: ["URLSessionEngine", "CurlEngine"])
+    @Test(arguments: bothEngines)
     func aSlowReaderHoldsAtMostTheBuffer(engineName: String) async throws {
         let center = try loopbackCenter(engineName)
         let length = 8 << 20

@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import Switchboard
 import SwitchboardTestSupport
 
@@ -34,9 +37,16 @@ func testCenter(_ configure: (inout Center.Configuration) -> Void = { _ in }) ->
     }
 }
 
-/// The engine a test that runs on both engines names: `CurlEngine`, else `URLSessionEngine` (a new one each time).
-func namedEngine(_ name: String) throws -> any Engine {
-    name == "CurlEngine" ? try CurlEngine() : URLSessionEngine()
+/// The names of the two built-in network engines, for tests that run on both (`@Test(arguments: bothEngines)`).
+let bothEngines = ["URLSessionEngine", "CurlEngine"]
+
+/// The engine a test that runs on both engines names: `CurlEngine`, else `URLSessionEngine` (a new one each time),
+/// with at most `perHost` exchanges at a time per host when given.
+func namedEngine(_ name: String, perHost: Int? = nil) throws -> any Engine {
+    if name == "CurlEngine" { return try CurlEngine(maximumConnectionsPerHost: perHost) }
+    let configuration = URLSessionConfiguration.default
+    if let perHost { configuration.httpMaximumConnectionsPerHost = perHost }
+    return URLSessionEngine(configuration: configuration)
 }
 
 /// A center on the named engine, aimed at the loopback server.

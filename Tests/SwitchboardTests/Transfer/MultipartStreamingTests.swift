@@ -8,9 +8,7 @@ import SwitchboardTestSupport
 /// length only to a file, copies the body into a temporary file it deletes when the exchange ends. The same bytes
 /// arrive on both engines, and again when the body is sent a second time (a `307`).
 @Suite(.serialized) struct MultipartStreamingTests {
-    static let engineNames = ["URLSessionEngine", "CurlEngine"]
-
-    @Test(arguments: engineNames)
+    @Test(arguments: bothEngines)
     func fileAndMemoryPartsArriveByteForByte(engineName: String) async throws {
         let scratch = Scratch()
         let big = scratch.write("big.bin", bytes: 6 << 20, seed: 41)
@@ -42,7 +40,7 @@ import SwitchboardTestSupport
         #expect(headers["Transfer-Encoding"] == nil, "\(engineName): never chunked")
     }
 
-    @Test(arguments: engineNames)
+    @Test(arguments: bothEngines)
     func aResentBodyIsTheSameBody(engineName: String) async throws {
         let scratch = Scratch()
         let file = scratch.write("again.bin", bytes: 300_000, seed: 43)

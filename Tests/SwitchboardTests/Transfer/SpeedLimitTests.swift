@@ -9,9 +9,7 @@ import SwitchboardTestSupport
 /// without its limit; the tests check only that it took at least most of the time the limit sets (a limit cannot be
 /// beaten by a slow machine), and that the bytes arrived whole.
 @Suite struct SpeedLimitTests {
-    static let engineNames = ["URLSessionEngine", "CurlEngine"]
-
-    @Test(arguments: engineNames)
+    @Test(arguments: bothEngines)
     func aDownloadIntoAFileKeepsTheLimit(engineName: String) async throws {
         let center = try loopbackCenter(engineName)
         let scratch = Scratch()
@@ -30,7 +28,7 @@ import SwitchboardTestSupport
         #expect(elapsed >= .milliseconds(700), "\(engineName) took \(elapsed) for one second's worth at the limit")
     }
 
-    @Test(arguments: engineNames)
+    @Test(arguments: bothEngines)
     func aLimitedDownloadIsCancelledWhileItWaits(engineName: String) async throws {
         let center = try loopbackCenter(engineName)
         let scratch = Scratch()
@@ -52,7 +50,7 @@ import SwitchboardTestSupport
         #expect(!FileManager.default.fileExists(atPath: destination.path))
     }
 
-    @Test(arguments: engineNames)
+    @Test(arguments: bothEngines)
     func aDownloadIntoMemoryIsLimitedOrRefused(engineName: String) async throws {
         let center = try loopbackCenter(engineName)
         let length = 128 << 10
@@ -72,7 +70,7 @@ import SwitchboardTestSupport
         }
     }
 
-    @Test(arguments: engineNames)
+    @Test(arguments: bothEngines)
     func anUploadIsLimitedOrRefused(engineName: String) async throws {
         let center = try loopbackCenter(engineName)
         let body = GeneratedContent(seed: 3).bytes(offset: 0, count: 128 << 10)
