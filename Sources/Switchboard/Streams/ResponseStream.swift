@@ -148,27 +148,15 @@ extension ResponseStream {
 
         /// Reads the lines in order.
         public struct Iterator: AsyncIteratorProtocol, Sendable {
-            var chunks: ResponseStream.Iterator
-            var splitter = LineSplitter()
-            var ready: [String] = []
-            var index = 0
-            var ended = false
+            var reader: DecodingReader<LineDecoder>
+
+            init(chunks: ResponseStream.Iterator) {
+                reader = DecodingReader(chunks: chunks, decoder: LineDecoder())
+            }
 
             /// The next line, or `nil` at the end of the body.
             public mutating func next() async throws -> String? {
-                while index == ready.count {
-                    if ended { return nil }
-                    ready = []
-                    index = 0
-                    if let chunk = try await chunks.next() {
-                        splitter.push(chunk) { ready.append(String(decoding: $0, as: UTF8.self)) }
-                    } else {
-                        ended = true
-                        if let last = splitter.finish() { ready.append(String(decoding: last, as: UTF8.self)) }
-                    }
-                }
-                defer { index += 1 }
-                return ready[index]
+                try await reader.next()
             }
         }
     }
@@ -220,28 +208,70 @@ extension ResponseStream {
 
         /// Reads the events in order.
         public struct Iterator: AsyncIteratorProtocol, Sendable {
-            var chunks: ResponseStream.Iterator
-            var parser = ServerSentEventParser()
-            var ready: [ServerSentEvent] = []
-            var index = 0
-            var ended = false
+            var reader: DecodingReader<ServerSentEventParser>
+
+            init(chunks: ResponseStream.Iterator) {
+                reader = DecodingReader(chunks: chunks, decoder: ServerSentEventParser())
+            }
 
             /// The next event, or `nil` at the end of the body (an event not closed by a blank line is dropped, as
             /// the rules say).
             public mutating func next() async throws -> ServerSentEvent? {
-                while index == ready.count {
-                    if ended { return nil }
-                    ready = []
-                    index = 0
-                    guard let chunk = try await chunks.next() else {
-                        ended = true
-                        return nil
-                    }
-                    parser.push(chunk) { ready.append($0) }
-                }
-                defer { index += 1 }
-                return ready[index]
+                try await reader.next()
             }
         }
+    }
+}
+
+/// Turns the chunks of a body into the elements they complete (lines, events).
+protocol ChunkDecoder: Sendable {
+    associatedtype Element: Sendable
+    /// Calls `emit` with each element the chunk completes.
+    mutating func push(_ chunk: Data, _ emit: (Element) -> Void)
+    /// Calls `emit` with what the end of the body completes.
+    mutating func finish(_ emit: (Element) -> Void)
+}
+
+/// Reads a stream's chunks through a decoder, one element at a time.
+struct DecodingReader<Decoder: ChunkDecoder>: Sendable {
+    var chunks: ResponseStream.Iterator
+    var decoder: Decoder
+    private var ready: [Decoder.Element] = []
+    private var index = 0
+    private var ended = false
+
+    init(chunks: ResponseStream.Iterator, decoder: Decoder) {
+        self.chunks = chunks
+        self.decoder = decoder
+    }
+
+    mutating func next() async throws -> Decoder.Element? {
+        while index == ready.count {
+            if ended { return nil }
+            var completed: [Decoder.Element] = []
+            if let chunk = try await chunks.next() {
+                decoder.push(chunk) { completed.append($0) }
+            } else {
+                ended = true
+                decoder.finish { completed.append($0) }
+            }
+            ready = completed
+            index = 0
+        }
+        defer { index += 1 }
+        return ready[index]
+    }
+}
+
+/// Lines of text: a last line without a terminator comes at the end.
+struct LineDecoder: ChunkDecoder {
+    private var splitter = LineSplitter()
+
+    mutating func push(_ chunk: Data, _ emit: (String) -> Void) {
+        splitter.push(chunk) { emit(String(decoding: $0, as: UTF8.self)) }
+    }
+
+    mutating func finish(_ emit: (String) -> Void) {
+        if let last = splitter.finish() { emit(String(decoding: last, as: UTF8.self)) }
     }
 }

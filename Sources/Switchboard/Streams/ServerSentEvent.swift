@@ -73,7 +73,7 @@ struct LineSplitter: Sendable {
 /// a line starting with `:` is a comment; `field: value` drops one space after the colon; a line without a colon is
 /// a field with an empty value; a blank line dispatches the block, unless its data is empty; `id` with a NUL is
 /// ignored; `retry` counts only when it is all digits; unknown fields are ignored.
-struct ServerSentEventParser: Sendable {
+struct ServerSentEventParser: ChunkDecoder {
     private var lines = LineSplitter()
     private var started = false
     private var pendingBOM: [UInt8] = []
@@ -112,6 +112,9 @@ struct ServerSentEventParser: Sendable {
             if let ready = process(line[...]) { event(ready) }
         }
     }
+
+    /// The end of the body completes nothing: an event without its closing blank line is dropped.
+    func finish(_ event: (ServerSentEvent) -> Void) {}
 
     private mutating func process(_ line: ArraySlice<UInt8>) -> ServerSentEvent? {
         if line.isEmpty { return dispatch() }

@@ -181,18 +181,14 @@ final class StreamChannel: Sendable {
                     return .chunk(chunk, resume)
                 }
                 if let end = state.end { return .end(end) }
+                // Nothing waits, so no engine is held back either: it was let go when the buffer fell to half.
                 state.consumer = continuation
-                // Nothing is waiting: an engine held back by a full buffer may go on.
-                if let resume = state.resume {
-                    state.resume = nil
-                    return .chunk(Data(), resume)
-                }
                 return .wait
             }
             switch ready {
             case .chunk(let chunk, let resume):
                 resume?()
-                if !chunk.isEmpty { continuation.resume(returning: chunk) }
+                continuation.resume(returning: chunk)
             case .end(.success): continuation.resume(returning: nil)
             case .end(.failure(let error)): continuation.resume(throwing: error)
             case .wait: break
