@@ -24,12 +24,8 @@ final class ServerProcess {
         let output = Pipe()
         process = try ChildProcess(CommandLine.arguments[0], ["--serve"], output: output.fileHandleForWriting)
         try output.fileHandleForWriting.close()
-        var line = Data()
-        while let byte = try output.fileHandleForReading.read(upToCount: 1), !byte.isEmpty, byte != Data("\n".utf8) {
-            line.append(byte)
-        }
-        guard !line.isEmpty else { throw URLError(.cannotConnectToHost) }
-        baseURL = String(decoding: line, as: UTF8.self)
+        baseURL = try output.fileHandleForReading.readLine()
+        guard !baseURL.isEmpty else { throw URLError(.cannotConnectToHost) }
     }
 
     func stop() {

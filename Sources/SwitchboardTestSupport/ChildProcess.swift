@@ -133,18 +133,36 @@ public enum LeftoverProcesses {
         .sorted { $0.pid < $1.pid }
     }
 
+    /// A process's state letter (`R`, `S`, `Z` for a zombie, ...) and its parent's id, from `/proc/PID/stat`; `nil`
+    /// when it is gone.
+    public static func status(of pid: Int32) -> (state: Substring, parent: Int32)? {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let close = stat.lastIndex(of: ")")
+        else { return nil }
+        // After "pid (name) ": the state, then the parent's id.
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.count > 1, let parent = Int32(fields[1]) else { return nil }
+        return (fields[0], parent)
+    }
+
     private static func ancestors() -> Set<Int32> {
         var found: Set<Int32> = []
         var pid = getpid()
-        while pid > 1, found.insert(pid).inserted {
-            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-                let close = stat.lastIndex(of: ")")
-            else { break }
-            // After "pid (name) ": the state, then the parent's pid.
-            let fields = stat[stat.index(after: close)...].split(separator: " ")
-            guard fields.count > 1, let parent = Int32(fields[1]) else { break }
+        while pid > 1, found.insert(pid).inserted, let parent = status(of: pid)?.parent {
             pid = parent
         }
         return found
+    }
+}
+
+extension FileHandle {
+    /// Reads up to the next newline (which is dropped) or the end, a byte at a time so that nothing after the line
+    /// is taken: the first line a child process prints, say.
+    public func readLine() throws -> String {
+        var line = Data()
+        while let byte = try read(upToCount: 1), !byte.isEmpty, byte != Data("\n".utf8) {
+            line.append(byte)
+        }
+        return String(decoding: line, as: UTF8.self)
     }
 }

@@ -24,20 +24,14 @@ struct ChildProcessTests {
             "/bin/sh", ["-c", "sleep 300 & echo $$ $!; exec sleep 301"], environment: environment,
             output: output.fileHandleForWriting)
         try output.fileHandleForWriting.close()
-        var line = Data()
-        while let byte = try output.fileHandleForReading.read(upToCount: 1), !byte.isEmpty, byte != Data("\n".utf8) {
-            line.append(byte)
-        }
-        let pids = String(decoding: line, as: UTF8.self).split(separator: " ").compactMap { Int32($0) }
+        let pids = try output.fileHandleForReading.readLine().split(separator: " ").compactMap { Int32($0) }
         return (process, pids)
     }
 
     /// Running, and not a zombie waiting to be reaped.
     private func isAlive(_ pid: Int32) -> Bool {
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-            let close = stat.lastIndex(of: ")")
-        else { return false }
-        return stat[stat.index(after: close)...].split(separator: " ").first != "Z"
+        guard let status = LeftoverProcesses.status(of: pid) else { return false }
+        return status.state != "Z"
     }
 
     @Test func stoppingEndsTheProgramAndTheWorkersItForked() throws {
