@@ -48,11 +48,15 @@ let steps = try await Center.shared.chain { chain in
     chain.next { request, previous in request.api = "users/\((previous.json?["id"]?.int ?? 0) + 1)" }
 }
 let transferred = try await Center.shared.transfer { $0.api = "users/\(userID)" }.response()
+let stream = try await Center.shared.stream { $0.api = "users/\(userID)" }
+var streamed = Data()
+for try await chunk in stream { streamed.append(chunk) }
+let streamedUser = try JSONDecoder().decode(User.self, from: streamed)
 
 let outcome = [
     user.name == "Ada", status == 200, grace.name == "Grace", endpointUser.name == "Grace",
     members.map(\.status) == [200, 200], steps.last?.json?["name"]?.string == "Grace", transferred.status == 200,
-    stub.requests.count == 9,
+    stream.status == 200, streamedUser.name == "Grace", stub.requests.count == 10,
 ]
 guard !outcome.contains(false) else {
     print("ReadmeScript: unexpected outcome: \(outcome), \(stub.requests.count) requests")

@@ -35,6 +35,21 @@ struct StreamTests {
         #expect(lines == [": event 1 follows", "id: 1", "event: tick", "data: tick 1", "data: of 1", ""])
     }
 
+    /// A redirect's head never opens the stream: the engine follows it, and the target's body is streamed.
+    @Test(arguments: bothEngines)
+    func aRedirectIsFollowedBeforeTheStreamOpens(engineName: String) async throws {
+        let center = try loopbackCenter(engineName)
+        let stream = try await center.stream { request in
+            request.api = "redirect-to"
+            request.parameters = ["url": "/sse?count=2", "status_code": 302]
+        }
+        #expect(stream.status == 200)
+        #expect(stream.url?.path == "/sse")
+        var ids: [String] = []
+        for try await event in stream.events { ids.append(event.id) }
+        #expect(ids == ["1", "2"])
+    }
+
     /// Every byte arrives unchanged, in order: a 4 MiB generated body, compared byte for byte.
     @Test(arguments: bothEngines)
     func theBytesAreTheBody(engineName: String) async throws {
