@@ -131,6 +131,7 @@ int sb_easy_setopt_seek_callback(SBCurl *easy, int option, SBSeekCallback callba
 }
 int sb_easy_getinfo_long(SBCurl *easy, int info, long *value) { return curl.easy_getinfo(easy, info, value); }
 int sb_easy_getinfo_string(SBCurl *easy, int info, const char **value) { return curl.easy_getinfo(easy, info, value); }
+int sb_easy_getinfo_offset(SBCurl *easy, int info, int64_t *value) { return curl.easy_getinfo(easy, info, value); }
 const char *sb_easy_strerror(int code) { return curl.easy_strerror(code); }
 int sb_easy_pause(SBCurl *easy, int bitmask) { return curl.easy_pause(easy, bitmask); }
 

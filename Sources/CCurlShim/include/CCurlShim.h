@@ -39,6 +39,8 @@ int sb_easy_setopt_progress_callback(SBCurl *easy, int option, SBProgressCallbac
 int sb_easy_setopt_seek_callback(SBCurl *easy, int option, SBSeekCallback callback);
 int sb_easy_getinfo_long(SBCurl *easy, int info, long *value);
 int sb_easy_getinfo_string(SBCurl *easy, int info, const char **value);
+/// For CURLINFO_OFF_T values (curl_off_t is 64 bits on every platform libcurl supports).
+int sb_easy_getinfo_offset(SBCurl *easy, int info, int64_t *value);
 const char *sb_easy_strerror(int code);
 /// curl_easy_pause: 0 (CURLPAUSE_CONT) resumes both directions. Call it on the thread that drives the handle.
 int sb_easy_pause(SBCurl *easy, int bitmask);

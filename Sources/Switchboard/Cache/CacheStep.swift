@@ -62,7 +62,9 @@ struct CacheStep {
     /// A `304` serves the cached body (restamped); a success is stored.
     func afterNetwork(_ response: Response) -> Response {
         if response.status == 304, entry != nil, let refreshed = cache.refresh(key: key) {
-            return self.response(from: refreshed)
+            var revalidated = self.response(from: refreshed)
+            revalidated.metrics = response.metrics  // the server was asked: what the exchange measured still holds
+            return revalidated
         }
         if (200...299).contains(response.status) {
             cache.store(key: key, status: response.status, headers: response.headers.dictionary, body: response.data)

@@ -56,6 +56,9 @@ public struct Response: Sendable {
     public var attempts: Int
     /// How long the exchange took, from handing the request to the engine to having the whole body.
     public var duration: Duration
+    /// What the engine measured of the exchange (phases, bytes, connection); `nil` for a response the cache served
+    /// without asking the server, for a stub, and from an engine that measures nothing. See `TransferMetrics`.
+    public var metrics: TransferMetrics?
 
     /// Creates a response; a `StubEngine` or an `onResponse` hook may want one.
     public init(
@@ -150,5 +153,6 @@ extension Response {
         self.init(
             request: request, status: engine.status, headers: engine.headers ?? HTTPHeaders(), url: engine.url,
             data: engine.body, duration: duration)
+        metrics = engine.metrics
     }
 }

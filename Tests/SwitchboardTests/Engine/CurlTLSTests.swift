@@ -131,6 +131,11 @@ struct CurlTLSTests {
         let outcome = await send(server, tls: .init(caCertificates: server.certificate))
         #expect(outcome.response?.status == 200)
         #expect(outcome.response?.string?.contains("s_server") == true)
+        // The handshake is one of the phases the engine measured, between the connection and the first byte.
+        let metrics = try #require(outcome.response?.metrics)
+        let handshake = try #require(metrics.secureConnection)
+        #expect(handshake > .zero)
+        #expect((metrics.nameLookup ?? .zero) + (metrics.connect ?? .zero) + handshake <= metrics.timeToFirstByte ?? .zero)
     }
 
     @Test func theRightPinIsAccepted() async throws {

@@ -123,6 +123,10 @@ struct HTTP2Tests {
         let response = try await server.center().send { $0.api = "hello" }
         #expect(response.json?["http_version"]?.string == "2")
         #expect(response.json?["path"]?.string == "/hello")
+        // The metrics name the protocol and count the TLS handshake of the new connection.
+        #expect(response.metrics?.httpVersion == "HTTP/2")
+        #expect(response.metrics?.reusedConnection == false)
+        #expect(response.metrics?.secureConnection.map { $0 > .zero } == true)
     }
 
     /// From a cold start: the requests wait for the first connection to learn it multiplexes (`CURLOPT_PIPEWAIT`)

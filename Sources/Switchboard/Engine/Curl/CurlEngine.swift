@@ -112,7 +112,9 @@ public final class CurlEngine: Engine {
     ) async throws -> EngineResponse {
         var current = request
         let ownCookieHeader = request.headers["Cookie"] != nil
-        for _ in 0...Redirects.maximum {
+        let start = ContinuousClock.now
+        for redirects in 0...Redirects.maximum {
+            let began = ContinuousClock.now
             if let deadline { current.totalTimeout = HostQueue.remaining(until: deadline) }
             var sent = current
             if let cookies, !ownCookieHeader, let url = sent.url, let stored = cookies.cookies(for: url), !stored.isEmpty {
@@ -120,7 +122,8 @@ public final class CurlEngine: Engine {
                     sent.headers[name] = value
                 }
             }
-            let response = try await exchange(sent, progress: progress)
+            var response = try await exchange(sent, progress: progress)
+            response.metrics = response.metrics?.starting(earlier: began - start, redirects: redirects)
             if let cookies, let url = response.url, response.value(forHTTPHeaderField: "Set-Cookie") != nil {
                 let received = HTTPCookie.cookies(withResponseHeaderFields: response.headers?.dictionary ?? [:], for: url)
                 if !received.isEmpty { cookies.setCookies(received, for: url, mainDocumentURL: nil) }

@@ -389,7 +389,51 @@ final class CurlTransfer: @unchecked Sendable {
         }
         head.body = body.take()
         head.fileLength = length
+        if let easy { head.metrics = Self.metrics(of: easy, version: version) }
         finish(.success(head))
+    }
+
+    /// What libcurl measured of the transfer that just ended on `easy`: its times run from when the handle was
+    /// added to the multi handle, and the body counts are before content decoding.
+    static func metrics(of easy: UnsafeMutableRawPointer, version: String) -> TransferMetrics {
+        func microseconds(_ info: Int32) -> Duration? {
+            var value: Int64 = 0
+            guard sb_easy_getinfo_offset(easy, 0x60_0000 + info, &value) == 0, value >= 0 else { return nil }
+            return .microseconds(value)
+        }
+        func count(_ info: Int32) -> Int64? {
+            var value: Int64 = 0
+            return sb_easy_getinfo_offset(easy, 0x60_0000 + info, &value) == 0 && value >= 0 ? value : nil
+        }
+        func number(_ info: Int32) -> Int? {
+            var value = 0
+            return sb_easy_getinfo_long(easy, 0x20_0000 + info, &value) == 0 ? value : nil
+        }
+        // CURLINFO_TOTAL_TIME_T (50), _NAMELOOKUP_ (51), _CONNECT_ (52), _STARTTRANSFER_ (54), _APPCONNECT_ (56):
+        // each from the start, so a phase is the difference between two of them.
+        let lookedUp = microseconds(51)
+        let connected = microseconds(52)
+        let secured = microseconds(56)
+        var metrics = TransferMetrics(
+            total: microseconds(50) ?? .zero, timeToFirstByte: microseconds(54),
+            bytesSent: count(7), bytesReceived: count(8),  // CURLINFO_SIZE_UPLOAD_T, CURLINFO_SIZE_DOWNLOAD_T
+            httpVersion: version)
+        // CURLINFO_NUM_CONNECTS: how many connections the transfer had to open; none means it reused one.
+        if let opened = number(26) {
+            metrics.reusedConnection = opened == 0
+            if opened > 0, let lookedUp, let connected {
+                metrics.nameLookup = lookedUp
+                metrics.connect = connected - lookedUp
+                if let secured, secured > .zero { metrics.secureConnection = secured - connected }
+            }
+        }
+        var address: UnsafePointer<CChar>?
+        if sb_easy_getinfo_string(easy, 0x10_0000 + 32, &address) == 0, let address {  // CURLINFO_PRIMARY_IP
+            let text = String(cString: address)
+            if !text.isEmpty { metrics.remoteAddress = text }
+        }
+        if let port = number(40), port > 0 { metrics.remotePort = port }  // CURLINFO_PRIMARY_PORT
+        return metrics
     }
 
     /// Removed from the multi handle by a cancel: what arrived stays in the file (a resumable download continues

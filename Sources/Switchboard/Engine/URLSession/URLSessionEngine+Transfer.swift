@@ -41,6 +41,13 @@ final class SessionTransfer: Sendable {
         var bodyStream: InputStream?
         /// Whether the current response's body goes to the request's stream receiver.
         var streaming = false
+        /// What the transfer measures itself, for `TransferMetrics`: when the head of the response arrived, the
+        /// body bytes received and sent, and URLSession's own task metrics where the platform collects them (Apple
+        /// platforms; never on Linux).
+        var firstByte: ContinuousClock.Instant?
+        var bytesReceived: Int64 = 0
+        var bytesSent: Int64?
+        var taskMetrics: URLSessionTaskMetrics?
     }
 
     private let request: EngineRequest
@@ -186,6 +193,7 @@ final class SessionTransfer: Sendable {
         let failure = state.withLock { state -> (any Error)? in
             state.sink?.abandon()
             state.response = response
+            if state.firstByte == nil { state.firstByte = .now }
             state.counter = DownloadCounter(response: response)
             state.streaming = false
             if let receiver = request.receiver, receiver.accepts(EngineResponse(response: response, body: Data())) {
@@ -213,6 +221,7 @@ final class SessionTransfer: Sendable {
 
     func received(_ data: Data) {
         let outcome = state.withLock { state -> Result<(TransferProgress, streaming: Bool), any Error> in
+            state.bytesReceived += Int64(data.count)
             if state.streaming { return .success((state.counter.add(data.count), true)) }
             do {
                 if let sink = state.sink { try sink.write(data) } else { state.body.append(data) }
@@ -235,6 +244,7 @@ final class SessionTransfer: Sendable {
     }
 
     func sent(_ total: Int64, of expected: Int64) {
+        state.withLock { $0.bytesSent = total }
         let expected = expected > 0 ? expected : request.body.count
         progress(TransferProgress(direction: .upload, completed: total, expected: expected.flatMap { $0 > 0 ? $0 : nil }))
     }
@@ -322,6 +332,9 @@ final class SessionTransfer: Sendable {
                 let redirect = state.pendingRedirect!
                 state.pendingRedirect = nil
                 state.response = nil
+                state.firstByte = nil
+                state.bytesReceived = 0
+                state.bytesSent = nil
                 state.body.reset()
                 state.sink?.abandon()
                 state.sink = nil
@@ -420,6 +433,7 @@ final class SessionTransfer: Sendable {
                 guard let response = response as? HTTPURLResponse else {
                     return .finish(.failure(URLError(.badServerResponse)))
                 }
+                state.bytesReceived = Int64(data?.count ?? 0)
                 return .finish(.success(EngineResponse(response: response, body: data ?? Data())))
             }
         }
@@ -436,13 +450,67 @@ final class SessionTransfer: Sendable {
     }
 
     private func finish(_ result: Result<EngineResponse, any Error>) {
+        var result = result
         let (continuation, spooled) = state.withLock {
             state -> (CheckedContinuation<EngineResponse, any Error>?, URL?) in
             defer { state.continuation = nil; state.task = nil; state.spooled = nil }
+            if case .success(var response) = result {
+                response.metrics = metrics(of: response, state)
+                result = .success(response)
+            }
             return (state.continuation, state.spooled)
         }
         if let spooled { try? FileManager.default.removeItem(at: spooled) }
         continuation?.resume(with: result)
+    }
+
+    /// URLSession's task metrics, where the platform collects them (Apple platforms).
+    func collected(_ metrics: URLSessionTaskMetrics) {
+        state.withLock { $0.taskMetrics = metrics }
+    }
+
+    /// What is known of the exchange that gave `response`: timed here, counted here, and the connection's details
+    /// from URLSession's task metrics when it collected any.
+    private func metrics(of response: EngineResponse, _ state: State) -> TransferMetrics {
+        let encoded = response.value(forHTTPHeaderField: "Content-Encoding").map { $0.lowercased() != "identity" }
+        var metrics = TransferMetrics(
+            total: .now - state.started, timeToFirstByte: state.firstByte.map { $0 - state.started },
+            bytesSent: state.bytesSent ?? (request.body.isEmpty ? 0 : nil),
+            bytesReceived: encoded == true ? nil : state.bytesReceived, redirects: state.redirects)
+        guard let task = state.taskMetrics, let last = task.transactionMetrics.last else { return metrics }
+        func between(_ start: Date?, _ end: Date?) -> Duration? {
+            guard let start, let end, end >= start else { return nil }
+            return .seconds(end.timeIntervalSince(start))
+        }
+        metrics.reusedConnection = last.isReusedConnection
+        if !last.isReusedConnection {
+            metrics.nameLookup = between(last.domainLookupStartDate, last.domainLookupEndDate)
+            metrics.connect = between(last.connectStartDate, last.secureConnectionStartDate ?? last.connectEndDate)
+            metrics.secureConnection = between(last.secureConnectionStartDate, last.secureConnectionEndDate)
+        }
+        if metrics.timeToFirstByte == nil {
+            metrics.timeToFirstByte = between(task.taskInterval.start, last.responseStartDate)
+        }
+        metrics.httpVersion = last.networkProtocolName.map(SessionTransfer.httpVersion)
+        metrics.remoteAddress = last.remoteAddress
+        #if canImport(Darwin)
+        metrics.remotePort = last.remotePort?.intValue
+        #else
+        metrics.remotePort = last.remotePort.flatMap { Int($0) }  // corelibs types it `String?`
+        #endif
+        metrics.bytesSent = last.countOfRequestBodyBytesSent
+        metrics.bytesReceived = last.countOfResponseBodyBytesReceived
+        return metrics
+    }
+
+    /// An ALPN protocol name as a status line writes it: `h2` is `HTTP/2`, `http/1.1` is `HTTP/1.1`.
+    static func httpVersion(_ protocolName: String) -> String {
+        switch protocolName.lowercased() {
+        case "h2": "HTTP/2"
+        case "h3": "HTTP/3"
+        case let name where name.hasPrefix("http/"): "HTTP/" + name.dropFirst(5)
+        default: protocolName
+        }
     }
 
     /// The temporary file holding a stream body that needs a length, written on the first send.

@@ -179,6 +179,11 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
         transfers.withLock { _ = $0.removeValue(forKey: task.taskIdentifier) }
     }
 
+    /// Called on Apple platforms before the task completes; URLSession on Linux never calls it.
+    func urlSession(_ session: URLSession, task: URLSessionTask, didFinishCollecting metrics: URLSessionTaskMetrics) {
+        transfer(for: task)?.collected(metrics)
+    }
+
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         let transfer = transfers.withLock { $0.removeValue(forKey: task.taskIdentifier) }
         transfer?.completed(error)
