@@ -223,7 +223,8 @@ public enum Httpbin {
     /// `/sse?count=N&interval=S&drop=K&retry=MS&crlf=1` (loopback only): server-sent events 1 to N, each with a
     /// comment, `id: i`, `event: tick` and two `data:` lines (`tick i` and `of N`), one every S seconds, sent
     /// close-delimited. With `Last-Event-ID: j` it goes on after event j, and answers `204` when nothing is left;
-    /// with `drop=K` the connection ends after K events; `retry` sends a reconnection time first; `crlf=1` ends lines
+    /// with `drop=K` the connection ends after K events (`torn=1`: in the middle of the next one, after its `id`);
+    /// `retry` sends a reconnection time first; `crlf=1` ends lines
     /// with CRLF; `token=T` answers `401` unless the request has `Authorization: Bearer T`.
     private static func serverSentEvents(_ request: ServerRequest) -> ServerResponse {
         if let token = request.queryValue("token"), request.header("Authorization") != "Bearer \(token)" {
@@ -239,6 +240,10 @@ public enum Httpbin {
         for index in (after + 1)...last {
             text += ": event \(index) follows\(newline)id: \(index)\(newline)event: tick\(newline)"
             text += "data: tick \(index)\(newline)data: of \(count)\(newline)\(newline)"
+        }
+        if request.queryValue("torn") == "1", last < count {
+            // An event the connection cuts off before its blank line: its id must not count.
+            text += "id: \(last + 1)\(newline)data: cut off"
         }
         var response = ServerResponse(headers: [("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache")],
                                       body: Data(text.utf8))

@@ -53,6 +53,15 @@ final class CallSiteModel {
         statuses.append(page.status)
     }
 
+    func firstEvent() async throws -> String? {
+        for try await event in center.events({ $0.api = "events/\(userID)" }).events { return event.data }
+        return nil
+    }
+
+    func listenWithCallbacks(received: @escaping @Sendable (String) -> Void) -> RequestID {
+        center.events({ $0.api = "events/\(userID)" }, onEvent: { event in received(event.data) })
+    }
+
     func sendWithCallbacks(done: @escaping @Sendable (Int) -> Void) -> RequestID {
         center.send { $0.api = "users/\(userID)" } onSuccess: { response in
             done(response.status)
@@ -72,6 +81,7 @@ func callSiteCenter() -> Center {
     let stub = StubEngine()
     stub.on(.get, "/v1/users/*", reply: .json(["id": 7, "name": "Ada"]))
     stub.on(.delete, "/v1/users/*", reply: .status(204))
+    stub.on(.get, "/v1/events/*", reply: .string("id: 1\ndata: hi\n\n", headers: ["Content-Type": "text/event-stream"]))
     return Center { config in
         config.engine = stub
         config.server = "https://api.example.com/v1/"
@@ -90,6 +100,20 @@ nonisolated func sendFromAPlainAsyncFunction(_ center: Center, id: Int) async th
         try await model.loadEverything()
         #expect(model.user?.name == "Ada")
         #expect(model.statuses == [200, 200, 200, 200, 200, 200, 200, 7, 200])
+    }
+
+    @Test @MainActor func aMainActorModelListensToEventsBothWays() async throws {
+        let model = CallSiteModel(center: callSiteCenter())
+        #expect(try await model.firstEvent() == "hi")
+        let (received, continuation) = AsyncStream<String>.makeStream()
+        let id = model.listenWithCallbacks { continuation.yield($0) }
+        var data: String?
+        for await first in received {
+            data = first
+            break
+        }
+        model.center.cancel(id)
+        #expect(data == "hi")
     }
 
     @Test @MainActor func aMainActorModelSendsWithCallbacks() async {

@@ -436,6 +436,18 @@ extension ReadmeSnippets {
         }
     }
 
+    static func eventSource() async throws {
+        let source = Center.shared.events { $0.api = "notifications" }
+        for try await update in source {
+            switch update {
+            case .open(let status, _): print("connected:", status)
+            case .event(let event): print(event.id, event.data)
+            case .reconnecting(let next): print("reconnecting in", next.delay, "after event", next.lastEventID)
+            }
+        }
+        // Or with callbacks: Center.shared.events({ $0.api = "notifications" }, onEvent: { print($0.data) })
+    }
+
     static func retryPolicy() async throws {
         Center.shared.setup { config in
             config.retryPolicy = .default                   // 3 attempts; .never is the default

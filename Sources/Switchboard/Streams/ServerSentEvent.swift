@@ -81,13 +81,18 @@ struct ServerSentEventParser: ChunkDecoder {
     private var hasData = false
     private var type = ""
     private var retry: Duration?
-    /// The last event ID, kept across events.
+    /// The last event ID buffer: set by each `id` field, kept across events.
     private(set) var lastEventID = ""
+    /// The last event ID as of the last block a blank line closed (with or without data): what a reconnection
+    /// sends as `Last-Event-ID`. An `id` in a block the connection cut off does not count.
+    private(set) var dispatchedEventID = ""
     /// The reconnection time from the latest valid `retry` field, kept across events.
     private(set) var reconnectionTime: Duration?
 
-    init(lastEventID: String = "") {
+    init(lastEventID: String = "", reconnectionTime: Duration? = nil) {
         self.lastEventID = lastEventID
+        dispatchedEventID = lastEventID
+        self.reconnectionTime = reconnectionTime
     }
 
     /// Calls `event` with each event the chunk completes.
@@ -158,6 +163,7 @@ struct ServerSentEventParser: ChunkDecoder {
             type = ""
             retry = nil
         }
+        dispatchedEventID = lastEventID
         guard hasData else { return nil }
         return ServerSentEvent(type: type.isEmpty ? "message" : type, data: data, id: lastEventID, retry: retry)
     }

@@ -1,0 +1,353 @@
+import Foundation
+
+extension Center {
+    /// Server-sent events from an endpoint, reconnecting when the connection ends, as a browser's `EventSource`
+    /// does.
+    ///
+    /// ```swift
+    /// let source = center.events { $0.api = "notifications" }
+    /// for try await update in source {
+    ///     switch update {
+    ///     case .open(let status, _): print("connected", status)
+    ///     case .event(let event): print(event.type, event.data)
+    ///     case .reconnecting(let reconnection): print("reconnecting in", reconnection.delay)
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// Nothing is sent until the source is iterated; it is read once. Each connection is a request through the
+    /// whole path (configuration, plugins and hooks, the authenticator, the console log), with an identifier of its
+    /// own; `EventSource.id` stands for the source and cancels it with `cancel(_:)`, during a connection or the wait
+    /// between two.
+    ///
+    /// When a connection ends (the body ends, or the connection fails with an error the retry policy deems
+    /// transient, or the status is one it retries, such as 503), the source reconnects, sending the last event
+    /// ID as `Last-Event-ID`, after the server's `Retry-After` for an error status, else the server's last `retry`
+    /// field, else the request's retry policy's backoff (`RetryPolicy.initialDelay`, `multiplier`, `maxDelay`,
+    /// `jitter`). Each reconnection is announced by an `.reconnecting` update before the wait. The source stops:
+    /// - on a `204`, by ending the iteration (the server's way to say there is nothing more);
+    /// - on any other error (a 404, a 401 the authenticator could not fix, a cancel), by throwing it;
+    /// - after `maxReconnections` reconnections in a row without an event between them, by throwing the last error
+    ///   (or ending, when the connections ended without one);
+    /// - for a method the retry policy does not retry (a `POST`, by default), at the first end: sending it again
+    ///   could repeat what it did.
+    ///
+    /// - Parameter maxReconnections: the most reconnections in a row without an event in between.
+    public func events(_ configure: (inout Request) -> Void, maxReconnections: Int = 10) -> EventSource {
+        let (request, _) = configured(configure)
+        return EventSource(EventSource.Session(center: self, request: request, maxReconnections: maxReconnections))
+    }
+
+    /// Server-sent events from an endpoint, reconnecting when the connection ends, delivered to callbacks.
+    ///
+    /// ```swift
+    /// let id = center.events({ $0.api = "notifications" }, onEvent: { event in
+    ///     print(event.data)
+    /// }, onFailure: { error in
+    ///     print(error)
+    /// })
+    /// center.cancel(id)   // later: ends the source; onFailure gets .cancelled
+    /// ```
+    ///
+    /// The connections, reconnections and stops are those of `events(_:maxReconnections:)`. The callbacks run on
+    /// the callback queue, in order: `onEvent` for each event, `onReconnect` before each wait, then at the end
+    /// `onFailure` (for an error) and `onFinished` once (`nil` when the server ended the source with a `204`, or
+    /// the connections ended without an error).
+    ///
+    /// - Returns: the identifier of the source, which cancels it.
+    @discardableResult
+    public func events(
+        _ configure: (inout Request) -> Void,
+        maxReconnections: Int = 10,
+        onEvent: @escaping @Sendable (ServerSentEvent) -> Void,
+        onReconnect: (@Sendable (EventSource.Reconnection) -> Void)? = nil,
+        onFailure: (@Sendable (HTTPError) -> Void)? = nil,
+        onFinished: (@Sendable (HTTPError?) -> Void)? = nil
+    ) -> RequestID {
+        let source = events(configure, maxReconnections: maxReconnections)
+        let (queue, _) = delivery(source.session.request.scope.callbackQueue, configuration, onProgress: nil, ordered: true)
+        Task.detached(priority: Task.currentPriority) {
+            do {
+                for try await update in source {
+                    switch update {
+                    case .event(let event): queue.async { onEvent(event) }
+                    case .reconnecting(let reconnection): queue.async { onReconnect?(reconnection) }
+                    case .open: break
+                    }
+                }
+                queue.async { onFinished?(nil) }
+            } catch {
+                let error = HTTPError.from(error, request: source.session.request)
+                queue.async {
+                    onFailure?(error)
+                    onFinished?(error)
+                }
+            }
+        }
+        return source.id
+    }
+}
+
+/// Server-sent events that reconnect: what `Center.events(_:maxReconnections:)` returns. An asynchronous sequence
+/// of updates: each connection's opening, each event, each reconnection.
+public struct EventSource: AsyncSequence, Sendable {
+    public typealias Element = Update
+
+    /// What happened on the source.
+    public enum Update: Sendable {
+        /// A connection opened with this status and these header fields (the first one, and each after a
+        /// reconnection).
+        case open(status: Int, headers: HTTPHeaders)
+        /// An event arrived.
+        case event(ServerSentEvent)
+        /// The connection ended; the source connects again after the wait.
+        case reconnecting(Reconnection)
+    }
+
+    /// A reconnection about to happen.
+    public struct Reconnection: Sendable {
+        /// Which reconnection in a row this is, from 1 (an event in between starts the count again).
+        public var attempt: Int
+        /// How long the source waits before connecting again.
+        public var delay: Duration
+        /// The `Last-Event-ID` it will send; empty when no event had an ID.
+        public var lastEventID: String
+        /// Why the connection ended: `nil` when its body ended normally.
+        public var error: HTTPError?
+    }
+
+    /// The source's identifier: `Center.cancel(_:)` with it ends the source.
+    public var id: RequestID { session.request.id! }
+
+    let session: Session
+
+    init(_ session: Session) {
+        self.session = session
+    }
+
+    /// Ends the source: the connection is cancelled, and the iteration throws `.cancelled`.
+    public func cancel() {
+        session.cancellation.cancel()
+    }
+
+    /// Only the events, the openings and reconnections passed over.
+    public var events: Events { Events(source: self) }
+
+    public func makeAsyncIterator() -> Iterator {
+        Iterator(session: session, reads: session.claim())
+    }
+
+    /// Reads the updates in order, connecting and reconnecting as it goes.
+    public struct Iterator: AsyncIteratorProtocol, Sendable {
+        let session: Session
+        private let reads: Bool
+        private var reader: DecodingReader<ServerSentEventParser>?
+        /// Whether the next step is a connection (the first, or one a `.reconnecting` update announced), and after
+        /// how long.
+        private var connectAfter: Duration? = .zero
+        private var lastEventID = ""
+        private var reconnectionTime: Duration?
+        private var reconnections = 0
+        private var finished = false
+
+        init(session: Session, reads: Bool) {
+            self.session = session
+            self.reads = reads
+        }
+
+        /// The next update, or `nil` when the source has ended (a `204`, or connections that ended without an
+        /// error until the limit).
+        ///
+        /// - Throws: `HTTPError`: the error that stopped the source (`.cancelled` when it was cancelled).
+        public mutating func next() async throws -> Update? {
+            guard reads else {
+                throw HTTPError(.unsupported, "an event source can be read once; it is being read already")
+            }
+            while !finished {
+                if session.cancellation.isCancelled { throw stop(cancelled()) }
+                if reader != nil {
+                    do {
+                        if let event = try await reader!.next() {
+                            reconnections = 0
+                            return .event(event)
+                        }
+                        closeConnection()
+                        if let update = try reconnect(after: nil) { return update }
+                    } catch {
+                        closeConnection()
+                        if let update = try reconnect(after: HTTPError.from(error, request: session.request)) {
+                            return update
+                        }
+                    }
+                } else if let delay = connectAfter {
+                    connectAfter = nil
+                    if delay > .zero {
+                        do {
+                            try await Center.sleep(
+                                for: delay, on: session.center.configuration.clock, cancellation: session.cancellation)
+                        } catch {
+                            throw stop(cancelled())
+                        }
+                    }
+                    do {
+                        if let update = try await connect() { return update }
+                    } catch {
+                        if let update = try reconnect(after: error) { return update }
+                    }
+                } else {
+                    finished = true
+                }
+            }
+            return nil
+        }
+
+        /// Opens the next connection: the `.open` update, or `nil` when the server ended the source (`204`).
+        private mutating func connect() async throws(HTTPError) -> Update? {
+            var request = session.request
+            request.id = RequestID.next()
+            if !lastEventID.isEmpty { request.headers["Last-Event-ID"] = lastEventID }
+            session.connecting(request.id!)
+            let stream = try await session.center.openStream(request, session.center.configuration)
+            if session.cancellation.isCancelled {
+                stream.cancel()
+                throw cancelled()
+            }
+            if stream.status == 204 {
+                stream.cancel()
+                end()
+                return nil
+            }
+            reader = DecodingReader(
+                chunks: stream.makeAsyncIterator(),
+                decoder: ServerSentEventParser(lastEventID: lastEventID, reconnectionTime: reconnectionTime))
+            return .open(status: stream.status, headers: stream.headers)
+        }
+
+        /// Keeps what the ended connection's parser knew (the last event ID, the server's reconnection time).
+        private mutating func closeConnection() {
+            guard let parser = reader?.decoder else { return }
+            lastEventID = parser.dispatchedEventID
+            reconnectionTime = parser.reconnectionTime
+            reader = nil
+        }
+
+        /// After a connection ended (`error` is `nil` when its body ended normally): the `.reconnecting` update, or
+        /// `nil` when the source ends without an error, or the error that stops it, thrown.
+        private mutating func reconnect(after error: HTTPError?) throws(HTTPError) -> Update? {
+            let request = session.request
+            let policy = request.retryPolicy(in: session.center.configuration)
+            if session.cancellation.isCancelled || error?.code == .cancelled { throw stop(cancelled()) }
+            if let error, !policy.isRetryable(error, method: request.method) { throw stop(error) }
+            guard policy.methods.contains(request.method), reconnections < session.maxReconnections else {
+                if let error { throw stop(error) }
+                end()
+                return nil
+            }
+            reconnections += 1
+            var delay = reconnectionTime ?? policy.backoff(after: reconnections)
+            if let error, let retryAfter = error.response.flatMap(RetryPolicy.retryAfter) {
+                guard retryAfter <= policy.maxRetryAfter else { throw stop(error) }
+                delay = Swift.max(.zero, retryAfter)
+            }
+            connectAfter = delay
+            return .reconnecting(Reconnection(
+                attempt: reconnections, delay: delay, lastEventID: lastEventID, error: error))
+        }
+
+        /// Ends the iteration.
+        private mutating func end() {
+            finished = true
+            reader = nil
+            session.end()
+        }
+
+        /// Ends the iteration with an error; returns it, for throwing.
+        private mutating func stop(_ error: HTTPError) -> HTTPError {
+            end()
+            return error
+        }
+
+        private func cancelled() -> HTTPError {
+            HTTPError(.cancelled, "the event source was cancelled", request: session.request)
+        }
+    }
+
+    /// The events of a source, without its openings and reconnections.
+    public struct Events: AsyncSequence, Sendable {
+        public typealias Element = ServerSentEvent
+        let source: EventSource
+
+        public func makeAsyncIterator() -> Iterator {
+            Iterator(updates: source.makeAsyncIterator())
+        }
+
+        /// Reads the events in order.
+        public struct Iterator: AsyncIteratorProtocol, Sendable {
+            var updates: EventSource.Iterator
+
+            /// The next event, or `nil` when the source has ended.
+            public mutating func next() async throws -> ServerSentEvent? {
+                while let update = try await updates.next() {
+                    if case .event(let event) = update { return event }
+                }
+                return nil
+            }
+        }
+    }
+
+    /// The source's life at the center: registered under its identifier from its creation to its end, so that
+    /// `Center.cancel(_:)` reaches it between connections too, and the connection in progress.
+    final class Session: Sendable {
+        let center: Center
+        let request: Request
+        let maxReconnections: Int
+        let cancellation: EngineCancellation
+        private struct State {
+            var claimed = false
+            var ended = false
+            var connection: RequestID?
+        }
+        private let state = Locked(State())
+
+        init(center: Center, request: Request, maxReconnections: Int) {
+            self.center = center
+            self.request = request
+            self.maxReconnections = Swift.max(0, maxReconnections)
+            cancellation = center.launcher.registerInline(.single(request))
+            let registry = center.registry
+            let state = state
+            _ = cancellation.add {
+                if let connection = state.withLock({ $0.connection }) { _ = registry.cancel(connection) }
+            }
+        }
+
+        deinit {
+            // Dropped before its end: nobody reads the rest.
+            cancellation.cancel()
+            end()
+        }
+
+        /// Whether this is the first iterator (the one that reads).
+        func claim() -> Bool {
+            state.withLock { state in
+                defer { state.claimed = true }
+                return !state.claimed
+            }
+        }
+
+        /// The connection in progress, which a cancel of the source cancels.
+        func connecting(_ id: RequestID) {
+            state.withLock { $0.connection = id }
+            if cancellation.isCancelled { _ = center.registry.cancel(id) }
+        }
+
+        /// The source has ended: it leaves the registry.
+        func end() {
+            let first = state.withLock { state in
+                defer { state.ended = true }
+                return !state.ended
+            }
+            if first { _ = center.registry.finish(request.id!) }
+        }
+    }
+}

@@ -1,0 +1,170 @@
+import Foundation
+import Testing
+@testable import Switchboard
+import SwitchboardTestSupport
+
+/// `Center.events`: server-sent events that reconnect, on both engines against the loopback server's `/sse` route
+/// (which goes on after the `Last-Event-ID` it is sent, and answers `204` when nothing is left).
+struct EventSourceTests {
+    /// A short description of each update, for comparing a whole run at once.
+    private func describe(_ update: EventSource.Update) -> String {
+        switch update {
+        case .open(let status, _): "open \(status)"
+        case .event(let event): "event \(event.id)"
+        case .reconnecting(let reconnection):
+            "reconnect \(reconnection.attempt) from \(reconnection.lastEventID) after \(reconnection.delay)"
+                + (reconnection.error.map { " (\($0.code))" } ?? "")
+        }
+    }
+
+    @Test(arguments: bothEngines)
+    func dropsReconnectFromTheLastCompleteEventUntilTheServerSays204(engineName: String) async throws {
+        let center = try loopbackCenter(engineName)
+        // Each connection ends after two events, cut off in the middle of the third (after its `id`): the source
+        // reconnects after the server's `retry` (20 ms) from the last event it dispatched, not the cut-off id.
+        let source = center.events { $0.api = "sse?count=5&drop=2&torn=1&retry=20" }
+        var updates: [String] = []
+        var data: [String] = []
+        for try await update in source {
+            updates.append(describe(update))
+            if case .event(let event) = update { data.append(event.data) }
+        }
+        #expect(updates == [
+            "open 200", "event 1", "event 2", "reconnect 1 from 2 after 0.02 seconds",
+            "open 200", "event 3", "event 4", "reconnect 1 from 4 after 0.02 seconds",
+            "open 200", "event 5", "reconnect 1 from 5 after 0.02 seconds",
+        ])
+        #expect(data == (1...5).map { "tick \($0)\nof 5" }, "every event once, none cut off")
+        await waitUntil { center.registry.count == 0 }
+        #expect(center.registry.count == 0, "the source and its connections left the registry")
+    }
+
+    @Test(arguments: bothEngines)
+    func aRetryableStatusIsRetriedWithBackoffUpToTheLimitThenThrown(engineName: String) async throws {
+        let center = try loopbackCenter(engineName)
+        center.setup { $0.retryPolicy = RetryPolicy(initialDelay: .milliseconds(5), jitter: 0) }
+        var updates: [String] = []
+        do {
+            for try await update in center.events({ $0.api = "status/503" }, maxReconnections: 2) {
+                updates.append(describe(update))
+            }
+            Issue.record("a source whose every connection fails with 503 must end with that error")
+        } catch let error as HTTPError {
+            #expect(error.code == .unacceptableStatus)
+            #expect(error.status == 503)
+        }
+        #expect(updates == [
+            "reconnect 1 from  after 0.005 seconds (unacceptableStatus)",
+            "reconnect 2 from  after 0.01 seconds (unacceptableStatus)",
+        ])
+    }
+
+    @Test(arguments: bothEngines)
+    func aStatusThatIsNotRetryableStopsAtOnce(engineName: String) async throws {
+        let center = try loopbackCenter(engineName)
+        var updates = 0
+        await #expect(throws: HTTPError.self) {
+            for try await _ in center.events({ $0.api = "status/404" }) { updates += 1 }
+        }
+        #expect(updates == 0)
+    }
+
+    /// A `POST` is not sent again when its stream ends (the default retry policy does not retry `POST`).
+    @Test(arguments: bothEngines)
+    func aPostIsNotReconnected(engineName: String) async throws {
+        let center = try loopbackCenter(engineName)
+        var updates: [String] = []
+        for try await update in center.events({ $0.api = "sse?count=3&drop=1"; $0.method = .post }) {
+            updates.append(describe(update))
+        }
+        #expect(updates == ["open 200", "event 1"])
+    }
+
+    @Test(arguments: bothEngines)
+    func cancelByIdentifierEndsTheSourceDuringAConnectionAndDuringTheWait(engineName: String) async throws {
+        let center = try loopbackCenter(engineName)
+        // During a connection: events come every 200 ms.
+        let live = center.events { $0.api = "sse?count=50&interval=0.2" }
+        var seen = 0
+        do {
+            for try await update in live {
+                if case .event = update {
+                    seen += 1
+                    center.cancel(live.id)
+                }
+            }
+            Issue.record("a cancelled source throws")
+        } catch let error as HTTPError {
+            #expect(error.code == .cancelled)
+        }
+        #expect(seen == 1)
+
+        // During the wait before a reconnection (10 s, from the server's retry).
+        let waiting = center.events { $0.api = "sse?count=3&drop=1&retry=10000" }
+        let start = ContinuousClock.now
+        do {
+            for try await update in waiting {
+                if case .reconnecting = update {
+                    Task {
+                        try await Task.sleep(for: .milliseconds(50))
+                        center.cancel(waiting.id)
+                    }
+                }
+            }
+            Issue.record("a cancelled source throws")
+        } catch let error as HTTPError {
+            #expect(error.code == .cancelled)
+        }
+        #expect(ContinuousClock.now - start < .seconds(5), "the cancel woke the wait")
+        await waitUntil { center.registry.count == 0 }
+        #expect(center.registry.count == 0)
+    }
+
+    @Test(arguments: bothEngines)
+    func theCallbackFormDeliversEventsReconnectionsThenFinishedOnce(engineName: String) async throws {
+        let center = try loopbackCenter(engineName)
+        let log = Locked<[String]>([])
+        let finished: HTTPError?? = await withCheckedContinuation { continuation in
+            center.events({ $0.api = "sse?count=3&drop=2&retry=10" }, onEvent: { event in
+                log.withLock { $0.append("event \(event.id)") }
+            }, onReconnect: { reconnection in
+                log.withLock { $0.append("reconnect from \(reconnection.lastEventID)") }
+            }, onFailure: { error in
+                log.withLock { $0.append("failure \(error.code)") }
+            }, onFinished: { error in
+                continuation.resume(returning: error)
+            })
+        }
+        #expect(finished.map { $0 == nil } == true, "the server ended the source with a 204: no error")
+        #expect(log.snapshot == ["event 1", "event 2", "reconnect from 2", "event 3", "reconnect from 3"])
+    }
+
+    @Test func aCallbackSourceCancelledAtOnceFailsWithCancelled() async throws {
+        let center = try loopbackCenter("CurlEngine")
+        let failures = Locked<[HTTPError.Code]>([])
+        let finished: HTTPError?? = await withCheckedContinuation { continuation in
+            let id = center.events({ $0.api = "sse?count=5&interval=0.2" }, onEvent: { _ in }, onFailure: { error in
+                failures.withLock { $0.append(error.code) }
+            }, onFinished: { error in
+                continuation.resume(returning: error)
+            })
+            center.cancel(id)
+        }
+        #expect(finished??.code == .cancelled)
+        #expect(failures.snapshot == [.cancelled])
+    }
+
+    @Test func aSourceIsReadOnce() async throws {
+        let center = try loopbackCenter("CurlEngine")
+        let source = center.events { $0.api = "sse?count=1" }
+        var first = source.makeAsyncIterator()
+        var second = source.makeAsyncIterator()
+        await #expect(throws: HTTPError.self) { _ = try await second.next() }
+        if case .open(let status, _)? = try await first.next() {
+            #expect(status == 200)
+        } else {
+            Issue.record("the first iterator reads the source")
+        }
+        source.cancel()
+    }
+}
