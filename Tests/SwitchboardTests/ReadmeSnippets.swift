@@ -98,6 +98,18 @@ struct TraceHeader: Plugin {
     }
 }
 
+/// An observer as an app writes one.
+struct Timeline: RequestObserver {
+    func observe(_ event: RequestEvent) async {
+        switch event.kind {
+        case .redirected(let status, _, let to): print(event.id, "redirected:", status, to?.path ?? "")
+        case .retried(let attempt, let error, let delay): print(event.id, "attempt", attempt, error.code, "again in", delay)
+        case .finished(let result): print(event.id, "finished:", (try? result.get().status) ?? 0)
+        default: break
+        }
+    }
+}
+
 extension ReadmeSnippets {
     static func plugins() async throws {
         let paymentKey = Data("secret".utf8)
@@ -112,6 +124,7 @@ extension ReadmeSnippets {
             request.plugins.append(TraceHeader())     // this request alone
         }
         print(charges.status)
+        Center.shared.setup { $0.plugins.append(Timeline()) }
     }
 
     static func endpoints() async throws {

@@ -90,6 +90,9 @@ public struct EngineRequest: Sendable {
     /// The center uses it to remember what a resumable download needs (`ETag`, length) even if the body is cut
     /// off. Engines should call it; one that does not still resumes, without `If-Range`.
     public var onResponseHead: (@Sendable (HTTPURLResponse) -> Void)?
+    /// Called as the exchange goes, from any thread, with each response head (a redirect's too) and each redirect the
+    /// engine follows, for the center's `RequestObserver`s; `nil` when nobody observes. Engines should call it.
+    public var onEvent: (@Sendable (EngineEvent) -> Void)?
     /// Fires when the center cancels the request by its identifier while it runs in its caller's task (see
     /// `Engine.honoursCancellation`); `nil` when task cancellation is the only way. Engines that honour it treat it as
     /// task cancellation: `withCancellationHandler(operation:onCancel:)` and `isCancelled` do.

@@ -243,6 +243,7 @@ public final class StubEngine: Engine {
             var response = EngineResponse(
                 status: reply.status, url: url, httpVersion: "HTTP/1.1", headers: reply.headers, body: Data())
             if let onResponseHead = request.onResponseHead { onResponseHead(response.response) }
+            request.onEvent?(.responseHead(status: reply.status, headers: reply.headers))
             var counter = DownloadCounter(response: response)
             if counter.expected == nil { counter.expected = counter.start + Int64(reply.body.count) }
             if !reply.body.isEmpty { progress(counter.add(reply.body.count)) }

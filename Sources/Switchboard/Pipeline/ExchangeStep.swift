@@ -27,7 +27,7 @@ extension Center {
     /// engine. A download that fails here keeps its partial file only when it is resumable.
     func send(
         _ exchange: inout Exchange, _ request: Request, _ configuration: Configuration, _ plugins: PluginChain,
-        progress: (@Sendable (TransferProgress) -> Void)?, log: ConsoleLog?
+        _ events: EventRelay?, progress: (@Sendable (TransferProgress) -> Void)?, log: ConsoleLog?
     ) async throws(HTTPError) -> Response {
         if !plugins.isEmpty {
             do throws(HTTPError) {
@@ -38,6 +38,7 @@ extension Center {
             }
         }
         exchange.engineRequest.observesProgress = progress != nil
+        if let events { exchange.engineRequest.onEvent = events.engineHandler(request) }
         let engineRequest = exchange.engineRequest
         if engineRequest.maxReceiveBytesPerSecond != nil || engineRequest.maxSendBytesPerSecond != nil,
            !configuration.engine.honoursRateLimits {
@@ -60,6 +61,7 @@ extension Center {
         let start = ContinuousClock.now
         let engineResponse: EngineResponse
         if !plugins.isEmpty { await plugins.willSend(engineRequest, for: request) }
+        events?.post(RequestEvent(id: request.id!, kind: .sent, request: request))
         do {
             let shared = request.deduplicate ?? (configuration.deduplicatesGETs && (request.method == .get
                 || request.method == .head))

@@ -42,6 +42,8 @@ extension Center {
         var attempt = 1
         let authenticator = request.usesAuthenticator ? configuration.authenticator : nil
         let plugins = PluginChain(request, configuration)
+        let events = plugins.isEmpty ? nil : EventRelay(plugins)
+        events?.post(RequestEvent(id: id, kind: .created, request: request))
         var replayedAfterRefresh = false
         while true {
             current = request
@@ -49,7 +51,7 @@ extension Center {
             do {
                 if let authenticator { generation = try await authenticator.authenticate(&current, center: self) }
                 var response = try await self.attempt(
-                    &current, configuration, plugins, progress: progress, log: log,
+                    &current, configuration, plugins, events, progress: progress, log: log,
                     interim: attempt == 1 ? interim : nil, cancellation: cancellation, stream: stream)
                 response.attempts = attempt
                 result = .success(response)
@@ -66,6 +68,8 @@ extension Center {
                     replayedAfterRefresh = true
                     do {
                         try await authenticator.refresh(after: generation, center: self)
+                        events?.post(RequestEvent(
+                            id: id, kind: .retried(attempt: attempt, error: error, delay: .zero), request: current))
                         continue
                     } catch {
                         result = .failure(error.with(request: current))
@@ -79,6 +83,7 @@ extension Center {
                 }
                 guard let delay else { break }
                 log?.retry(error, attempt: attempt, of: policy.maxAttempts, after: delay)
+                events?.post(RequestEvent(id: id, kind: .retried(attempt: attempt, error: error, delay: delay), request: current))
                 do {
                     try await Center.sleep(for: delay, on: configuration.clock, cancellation: cancellation)
                 } catch {
@@ -92,10 +97,16 @@ extension Center {
         if cancelled, result.failureCode != .cancelled {
             result = .failure(HTTPError(.cancelled, "the request was cancelled", request: current))
         }
-        guard case .failure(let error) = result else { return result }
-        log?.error(error, request: current)
-        guard let onError = configuration.onError else { return result }
-        return .failure(await onError(current, error))
+        if case .failure(let error) = result {
+            log?.error(error, request: current)
+            if let onError = configuration.onError { result = .failure(await onError(current, error)) }
+        }
+        if let events {
+            // Every event of the request is observed before its outcome goes out.
+            let kind: RequestEvent.Kind = result.failureCode == .cancelled ? .cancelled : .finished(result)
+            await events.deliver(RequestEvent(id: id, kind: kind, request: current))
+        }
+        return result
     }
 
     /// One attempt through the steps. `request` is left as far as the steps got, for the error report.
@@ -103,6 +114,7 @@ extension Center {
         _ request: inout Request,
         _ configuration: Configuration,
         _ plugins: PluginChain,
+        _ events: EventRelay?,
         progress: (@Sendable (TransferProgress) -> Void)?,
         log: ConsoleLog?,
         interim: (@Sendable (Response) -> Void)?,
@@ -133,7 +145,8 @@ extension Center {
                 }
             }
             cache?.addValidators(to: &exchange.engineRequest)
-            var response = try await send(&exchange, request, configuration, plugins, progress: progress, log: log)
+            var response = try await send(
+                &exchange, request, configuration, plugins, events, progress: progress, log: log)
             if let stream, stream.hasOpened {
                 // The head was validated when it arrived, and the body went to the stream's reader.
                 log?.response(response)

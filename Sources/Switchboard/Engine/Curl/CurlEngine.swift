@@ -130,6 +130,7 @@ public final class CurlEngine: Engine {
             }
             guard let next = Redirects.next(after: response, for: current) else { return response }
             if let refusal = Redirects.refusal(from: current.url, to: next.url, for: current) { throw refusal }
+            request.onEvent?(.redirected(status: response.status, from: current.url, to: next.url))
             current = next
         }
         throw Redirects.tooMany

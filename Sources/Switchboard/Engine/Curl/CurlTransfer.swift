@@ -216,6 +216,7 @@ final class CurlTransfer: @unchecked Sendable {
                 status: status, url: request.url, httpVersion: version, headers: ordered, body: Data())
             self.head = head
             counter = DownloadCounter(response: head)
+            request.onEvent?(.responseHead(status: status, headers: ordered))
             if let receiver = request.receiver, receiver.accepts(head) {
                 streaming = true
                 request.onResponseHead?(head.response)

@@ -216,6 +216,7 @@ final class SessionTransfer: Sendable {
             stop(.failed(failure))
         } else {
             request.onResponseHead?(response)
+            request.onEvent?(.responseHead(status: response.statusCode, headers: HTTPHeaders(response.headerFields)))
         }
     }
 
@@ -285,7 +286,7 @@ final class SessionTransfer: Sendable {
                 for (name, value) in HTTPCookie.requestHeaderFields(with: cookies) { next.setValue(value, forHTTPHeaderField: name) }
             }
         }
-        return state.withLock { state -> URLRequest? in
+        let followed = state.withLock { state -> URLRequest? in
             state.redirects += 1
             switch SessionDecision.redirect(
                 status: response.statusCode, redirects: state.redirects, hasBody: !request.body.isEmpty) {
@@ -299,6 +300,13 @@ final class SessionTransfer: Sendable {
                 return next
             }
         }
+        if let onEvent = request.onEvent, followed != nil {
+            // URLSession does not hand a redirect it follows to `received`: its head is reported here. One held to
+            // be re-sent is answered (and reported) as a response, and reported as a redirect when it is re-sent.
+            onEvent(.responseHead(status: response.statusCode, headers: HTTPHeaders(response.headerFields)))
+            onEvent(.redirected(status: response.statusCode, from: from, to: next.url))
+        }
+        return followed
     }
 
     func challenged(_ response: HTTPURLResponse?, url: URL?) {
@@ -330,6 +338,8 @@ final class SessionTransfer: Sendable {
                 return .finish(.failure(Redirects.tooMany))
             case .resend:
                 let redirect = state.pendingRedirect!
+                request.onEvent?(.redirected(
+                    status: state.response?.statusCode ?? 307, from: state.response?.url ?? request.url, to: redirect.url))
                 state.pendingRedirect = nil
                 state.response = nil
                 state.firstByte = nil
@@ -441,6 +451,9 @@ final class SessionTransfer: Sendable {
         case .again(let urlRequest):
             launch(urlRequest)
         case .finish(let result):
+            if case .success(let response) = result, let onEvent = request.onEvent {
+                onEvent(.responseHead(status: response.status, headers: response.headers ?? HTTPHeaders()))
+            }
             if case .success(let response) = result, !response.body.isEmpty {
                 let count = Int64(response.body.count)
                 progress(TransferProgress(direction: .download, completed: count, expected: count))
