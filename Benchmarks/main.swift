@@ -1,7 +1,7 @@
 import Foundation
 import SwitchboardTestSupport
 
-// `swift run -c release Benchmarks [--quick] [--json] [--requests-only] [--stability-only] [--overhead-only] [--only TEXT] [--server URL]`
+// `swift run -c release Benchmarks [--quick] [--json] [--requests-only] [--stability-only] [--overhead-only] [--streams-only] [--only TEXT] [--server URL]`
 //
 // Everything runs in one process against an embedded loopback server. Each comparison interleaves its rounds
 // (raw, Center, raw, Center, ...) and reports the median round, so that a noisy neighbour hurts both sides alike.
@@ -41,13 +41,14 @@ if CommandLine.arguments.count == 2, CommandLine.arguments[1] == "--serve" {
 
 let usage = """
     usage: Benchmarks [--quick] [--json] [--requests-only] [--stability-only] [--overhead-only] [--transfers-only]
-                      [--only TEXT] [--server URL]
+                      [--streams-only] [--only TEXT] [--server URL]
       --quick           fewer requests and rounds, 256 MiB transfers (CI)
       --json            the results as JSON
       --requests-only   only the request comparisons (raw URLSession, each engine, the Center on each)
       --stability-only  only the stability runs (memory and descriptors over 100,000 and 300,000 requests)
       --overhead-only   only the Center's own cost, through an engine that answers at once
       --transfers-only  only the large downloads and uploads (1 GiB; 256 MiB with --quick)
+      --streams-only    only server-sent events through the Center on each engine (events/s, CPU per event)
       --only TEXT       only the request contenders whose "family: name" contains TEXT, beside raw URLSession
                         (e.g. --only "small GET: Center + CurlEngine"); implies --requests-only
       --server URL      measure against a server already running (`Benchmarks --serve` prints its URL), so that
@@ -64,7 +65,7 @@ do {
                 exit(2)
             }
             options[argument] = value
-        } else if ["--quick", "--json", "--requests-only", "--stability-only", "--overhead-only", "--transfers-only"].contains(argument) {
+        } else if ["--quick", "--json", "--requests-only", "--stability-only", "--overhead-only", "--transfers-only", "--streams-only"].contains(argument) {
             flags.insert(argument)
         } else {
             print(usage)
@@ -79,6 +80,8 @@ let onlyRequests = flags.contains("--requests-only") || onlyContenders != nil
 let onlyStability = flags.contains("--stability-only")
 let onlyOverhead = flags.contains("--overhead-only")
 let onlyTransfers = flags.contains("--transfers-only")
+let onlyStreams = flags.contains("--streams-only")
+let eventCount = quick ? 20_000 : 100_000
 
 #if DEBUG
 if !json {
@@ -95,6 +98,12 @@ let transferBytes = quick ? 256 << 20 : 1 << 30
 func runBenchmarks(baseURL: String) async throws {
     if onlyTransfers {
         print(Report.transfers(try TransferBenchmarks.run(bytes: transferBytes)))
+        return
+    }
+    if onlyStreams {
+        print(Report.table(
+            try await StreamBenchmarks(baseURL: baseURL, count: eventCount, rounds: rounds).run(), requests: eventCount,
+            rounds: rounds))
         return
     }
     if onlyOverhead {
@@ -115,6 +124,7 @@ func runBenchmarks(baseURL: String) async throws {
         return
     }
     rows += try await OverheadBenchmarks(count: overheadCount, rounds: rounds).run()
+    rows += try await StreamBenchmarks(baseURL: baseURL, count: eventCount, rounds: rounds).run()
     let stability = try StabilityBenchmarks.run(
         baseURL: baseURL, checkpoints: quick ? [10_000, 30_000] : [100_000, 300_000])
     let transfers = try TransferBenchmarks.run(bytes: transferBytes)
