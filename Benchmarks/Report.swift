@@ -54,15 +54,16 @@ enum Report {
             "upload-curl": "upload: Center, CurlEngine",
             "upload-multipart-center": "multipart upload: Center, URLSessionEngine",
             "upload-multipart-curl": "multipart upload: Center, CurlEngine",
+            "stream-slow-curl": "stream, reader at 256 MiB/s: Center, Curl",
         ]
         for result in results {
             let kind = result.name.split(separator: "-").first.map(String.init) ?? ""
             let raw = results.first { $0.name == "\(kind)-raw" }
-            let ratio = raw.map { result.megabytesPerSecond / $0.megabytesPerSecond } ?? 1
+            let ratio = raw.map { String(format: "%5.2f×", result.megabytesPerSecond / $0.megabytesPerSecond) } ?? "     -"
             lines.append(
                 (names[result.name] ?? result.name).padding(toLength: 42, withPad: " ", startingAt: 0)
-                    + String(format: "  %5.0f  %5.2f×  %6.1f MiB", result.megabytesPerSecond, ratio,
-                             Double(result.peakAboveBaseline) / 1_048_576))
+                    + String(format: "  %5.0f  ", result.megabytesPerSecond) + ratio
+                    + String(format: "  %6.1f MiB", Double(result.peakAboveBaseline) / 1_048_576))
         }
         return lines.joined(separator: "\n")
     }

@@ -20,8 +20,11 @@ enum TransferBenchmarks {
 
     static let cases = [
         "download-raw", "download-center", "download-curl", "upload-raw", "upload-center", "upload-curl",
-        "upload-multipart-center", "upload-multipart-curl",
+        "upload-multipart-center", "upload-multipart-curl", "stream-slow-curl",
     ]
+
+    /// How fast the slow stream reader reads: slower than the loopback network, so the transfer must wait for it.
+    static let slowReaderBytesPerSecond = 256.0 * 1_048_576
 
     /// Runs every case in a child process and returns their results.
     static func run(bytes: Int) throws -> [Result] {
@@ -90,6 +93,18 @@ enum TransferBenchmarks {
                 request.addFormData(name: "file", fileURL: upload)
             }
             guard let length = response.json?["length"]?.int, length > bytes else { throw URLError(.badServerResponse) }
+        case "stream-slow-curl":
+            // The body read as a stream by a reader that keeps to `slowReaderBytesPerSecond`: CurlEngine pauses the
+            // transfer while the reader is behind, so memory stays at the stream's buffer, whatever the length.
+            // (URLSessionEngine cannot pause: it ends such a stream with `.streamOverflow`, which the tests show.)
+            let stream = try await curlCenter.stream { $0.url = url.absoluteString }
+            var received = 0
+            for try await chunk in stream {
+                received += chunk.count
+                let due = start + .seconds(Double(received) / slowReaderBytesPerSecond)
+                if clock.now < due { try await clock.sleep(until: due) }
+            }
+            guard received == bytes else { throw URLError(.badServerResponse) }
         default:
             throw URLError(.unsupportedURL)
         }

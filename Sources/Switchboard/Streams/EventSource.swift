@@ -141,6 +141,8 @@ public struct EventSource: AsyncSequence, Sendable {
     public struct Iterator: AsyncIteratorProtocol, Sendable {
         let session: Session
         private let reads: Bool
+        /// Ends the source when the reading iterator goes away (a `break` out of the loop, say).
+        private let reading: Reading?
         private var reader: DecodingReader<ServerSentEventParser>?
         /// Whether the next step is a connection (the first, or one a `.reconnecting` update announced), and after
         /// how long.
@@ -153,6 +155,7 @@ public struct EventSource: AsyncSequence, Sendable {
         init(session: Session, reads: Bool) {
             self.session = session
             self.reads = reads
+            reading = reads ? Reading(session) : nil
         }
 
         /// The next update, or `nil` when the source has ended (a `204`, or connections that ended without an
@@ -292,6 +295,20 @@ public struct EventSource: AsyncSequence, Sendable {
                 }
                 return nil
             }
+        }
+    }
+
+    /// Held by the iterator that reads: when it goes away, nobody reads the rest, so the source ends.
+    final class Reading: Sendable {
+        let session: Session
+
+        init(_ session: Session) {
+            self.session = session
+        }
+
+        deinit {
+            session.cancellation.cancel()
+            session.end()
         }
     }
 

@@ -156,6 +156,20 @@ struct EventSourceTests {
         #expect(failures.snapshot == [.cancelled])
     }
 
+    /// Leaving the loop ends the source, even while the source value is still held: its connection is cancelled
+    /// and it leaves the registry.
+    @Test(arguments: bothEngines)
+    func breakingOutOfTheLoopEndsTheSource(engineName: String) async throws {
+        let center = try loopbackCenter(engineName)
+        let source = center.events { $0.api = "sse?count=50&interval=0.2" }
+        for try await update in source {
+            if case .event = update { break }
+        }
+        await waitUntil { center.registry.count == 0 }
+        #expect(center.registry.count == 0)
+        #expect(center.request(for: source.id) == nil)
+    }
+
     @Test func aSourceIsReadOnce() async throws {
         let center = try loopbackCenter("CurlEngine")
         let source = center.events { $0.api = "sse?count=1" }
