@@ -449,6 +449,13 @@ extension ReadmeSnippets {
         }
     }
 
+    static func metrics() async throws {
+        let response = try await Center.shared.send { $0.api = "users" }
+        if let metrics = response.metrics {
+            print(metrics.total, metrics.timeToFirstByte ?? .zero, metrics.reusedConnection ?? false, metrics.httpVersion ?? "")
+        }
+    }
+
     static func eventSource() async throws {
         let source = Center.shared.events { $0.api = "notifications" }
         for try await update in source {
