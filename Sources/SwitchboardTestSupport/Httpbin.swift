@@ -6,7 +6,7 @@ import Switchboard
 ///
 /// `/get /post /put /patch /delete /anything[/…] /headers /user-agent /ip /status/N /delay/N /bytes/N /drip /xml
 /// /html /json /stream/N /redirect/N /relative-redirect/N /absolute-redirect/N /redirect-to /basic-auth/U/P /cookies
-/// /cookies/set`; anything else
+/// /cookies/set /cache /cache/N /etag/E /response-headers`; anything else
 /// is httpbin's HTML 404 page. Routes of the loopback server's own, for tests httpbin cannot serve:
 /// `/fail-times/N/KEY`, `/files/N` (ranges, ETags, dropped connections), `/sse` (server-sent events), `/sink`
 /// (hashes uploads as they stream),
@@ -55,6 +55,28 @@ public enum Httpbin {
             return redirect(to: url, status: Int(request.queryValue("status_code") ?? "") ?? 302)
         case ("basic-auth", 2): return basicAuth(request, user: rest[0], password: rest[1])
         case ("cookies", 0): return .json(["cookies": cookies(request)])
+        case ("cache", 0):
+            // 304 for any conditional request; otherwise the GET echo with a Last-Modified of now and a new ETag.
+            guard request.header("If-Modified-Since") == nil, request.header("If-None-Match") == nil else {
+                return ServerResponse(status: 304)
+            }
+            var response = ServerResponse.json(echo(request, body: false))
+            response.headers.append(("Last-Modified", httpDate(Date())))
+            response.headers.append(("ETag", UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()))
+            return response
+        case ("cache", 1):
+            guard let seconds = Int(rest[0]) else { return notFound() }
+            var response = ServerResponse.json(echo(request, body: false))
+            response.headers.append(("Cache-Control", "public, max-age=\(seconds)"))
+            return response
+        case ("etag", 1): return etag(rest[0], request: request)
+        case ("response-headers", 0):
+            guard ["GET", "HEAD", "POST"].contains(request.method) else {
+                var response = ServerResponse.text(methodNotAllowedPage, status: 405, type: "text/html; charset=utf-8")
+                response.headers.append(("Allow", "GET, HEAD, OPTIONS, POST"))
+                return response
+            }
+            return responseHeaders(request)
         case ("cookies", 1) where rest[0] == "set":
             var response = redirect(to: "/cookies")
             for (name, value) in request.queryItems { response.headers.append(("Set-Cookie", "\(name)=\(value); Path=/")) }
@@ -266,6 +288,64 @@ public enum Httpbin {
         response.delay = Double(request.queryValue("delay") ?? "") ?? 0
         if count > 1 { response.drip = (count, duration / Double(count)) }
         return response
+    }
+
+    /// `/etag/E`: a resource whose ETag is E (sent unquoted, as httpbin does): `If-None-Match` with E (or `*`) is a
+    /// 304; `If-Match` without it a 412; otherwise the GET echo.
+    private static func etag(_ etag: String, request: ServerRequest) -> ServerResponse {
+        func tags(_ field: String?) -> [String] {
+            (field ?? "").split(separator: ",").map { part in
+                var tag = part.trimmingCharacters(in: .whitespaces)
+                if tag.hasPrefix("W/") { tag.removeFirst(2) }
+                return tag.trimmingCharacters(in: CharacterSet(charactersIn: "\""))
+            }.filter { !$0.isEmpty }
+        }
+        let noneMatch = tags(request.header("If-None-Match"))
+        let match = tags(request.header("If-Match"))
+        if !noneMatch.isEmpty {
+            if noneMatch.contains(etag) || noneMatch.contains("*") {
+                return ServerResponse(status: 304, headers: [("ETag", etag)])
+            }
+        } else if !match.isEmpty, !match.contains(etag), !match.contains("*") {
+            return ServerResponse(status: 412)
+        }
+        var response = ServerResponse.json(echo(request, body: false))
+        response.headers.append(("ETag", etag))
+        return response
+    }
+
+    /// `/response-headers?K=V&…`: each query item as a response header, and a JSON object of the response's headers
+    /// (those and `Content-Type`, `Content-Length`) as the body.
+    private static func responseHeaders(_ request: ServerRequest) -> ServerResponse {
+        let items = request.queryItems
+        var length = 0
+        var body = Data()
+        // The body names its own length: settle it as httpbin does, until it stops changing.
+        for _ in 0..<4 {
+            var object: [String: Any] = ["Content-Type": "application/json", "Content-Length": String(length)]
+            for (name, value) in items {
+                if let existing = object[name] {
+                    object[name] = ((existing as? [String]) ?? [existing as? String ?? ""]) + [value]
+                } else {
+                    object[name] = value
+                }
+            }
+            body = ServerResponse.json(object).body
+            if body.count == length { break }
+            length = body.count
+        }
+        var headers: [(name: String, value: String)] = [("Content-Type", "application/json")]
+        headers += items.map { ($0.name, $0.value) }
+        return ServerResponse(status: 200, headers: headers, body: body)
+    }
+
+    /// An IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), as servers write `Date`, `Expires` and `Last-Modified`.
+    public static func httpDate(_ date: Date) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        return formatter.string(from: date)
     }
 
     private static func redirect(to location: String, status: Int = 302) -> ServerResponse {

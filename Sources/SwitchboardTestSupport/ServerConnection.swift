@@ -198,6 +198,9 @@ final class ServerConnection {
         if !hasLength && response.status != 204 && response.status != 304 && !response.closeDelimited {
             head += "Content-Length: \(response.generated?.length ?? response.body.count)\r\n"
         }
+        if !response.headers.contains(where: { $0.name.lowercased() == "date" }) {
+            head += "Date: \(Httpbin.httpDate(Date()))\r\n"
+        }
         head += "Server: SwitchboardLoopback\r\n"
         head += keepAlive ? "Connection: keep-alive\r\n" : "Connection: close\r\n"
         head += "\r\n"

@@ -3,6 +3,15 @@ import Foundation
 /// Responses kept in memory and, optionally, on disk, each store bounded in bytes (the least recently used go
 /// first). URLSession stores nothing on Linux, so Switchboard keeps its own cache, the same on every platform.
 ///
+/// It is a private HTTP cache by RFC 9111: a response marked `no-store` (or asked for with `no-store`) is never
+/// kept, nor one with `Vary: *`; a response that varies is kept per value of the request headers it names; a
+/// successful `POST`, `PUT`, `PATCH` or `DELETE` forgets what is stored for its URL and for its `Location` and
+/// `Content-Location` (on the same origin); a `304` refreshes the stored header fields. How a request uses it is its
+/// `CachePolicy` (`.http` follows the response's freshness).
+///
+/// On disk each response is one file, written to a temporary name and then renamed, so that a crash leaves either
+/// the old entry or the new one, never half of one; files that do not read whole are dropped.
+///
 /// Entries are scoped by a `version` (an app update invalidates) and a `userKey` (a logout or another user
 /// invalidates): an entry stored under another scope is a miss.
 ///
@@ -16,12 +25,19 @@ import Foundation
 public final class ResponseCache: Sendable {
     /// A cached response.
     struct Entry: Codable, Sendable {
+        /// The request's key (`key(method:url:body:)`), then, for a response that varies, a line per varied header.
         var key: String
         var scope: String
         var status: Int
         var headers: [String: String]
+        /// When the response arrived (RFC 9111's response_time).
         var storedAt: Date
         var body: Data
+        /// When the request that brought it was sent (request_time); `storedAt` for entries written before it was
+        /// kept.
+        var requestedAt: Date?
+        /// The request header names the response varies on, lower-cased and sorted.
+        var vary: [String]?
 
         var etag: String? { headers.first { $0.key.lowercased() == "etag" }?.value }
         var lastModified: String? { headers.first { $0.key.lowercased() == "last-modified" }?.value }
@@ -41,6 +57,8 @@ public final class ResponseCache: Sendable {
     private struct State {
         var version = ""
         var userKey = ""
+        /// For each request key, the header names its latest stored response varies on.
+        var vary: [String: [String]] = [:]
         var memory: [String: Stored] = [:]
         var memoryBytes = 0
         var disk: [String: DiskRecord] = [:]
@@ -52,7 +70,8 @@ public final class ResponseCache: Sendable {
     private let memoryCapacity: Int
     private let directory: URL?
     private let diskCapacity: Int
-    private let now: @Sendable () -> Date
+    let now: @Sendable () -> Date
+    private let heuristics = Locked(false)
 
     private static let magic = Data("SWBCACHE1\n".utf8)
 
@@ -89,6 +108,14 @@ public final class ResponseCache: Sendable {
         set { state.withLock { $0.userKey = newValue } }
     }
 
+    /// Whether a response without an explicit lifetime (`max-age`, `Expires`) but with `Last-Modified` counts as
+    /// fresh for a tenth of the time since it was modified (at most a day), as RFC 9111 allows. `false` by default:
+    /// such a response is revalidated every time under `CachePolicy.http`.
+    public var heuristicFreshness: Bool {
+        get { heuristics.withLock { $0 } }
+        set { heuristics.withLock { $0 = newValue } }
+    }
+
     /// The bytes the cache's files take on disk.
     public var diskUsage: Int {
         state.withLock { $0.diskBytes }
@@ -114,7 +141,54 @@ public final class ResponseCache: Sendable {
         invalidate { _ in true }
     }
 
+    /// Forgets every response stored for a URL, whatever the method (what a successful unsafe request does to its
+    /// target, RFC 9111 section 4.4).
+    public func invalidate(url: String) {
+        invalidate { ResponseCache.url(ofKey: $0) == url }
+    }
+
+    /// The URL in a key: after the method, up to the body digest or the variant lines.
+    static func url(ofKey key: String) -> Substring {
+        guard let space = key.firstIndex(of: " ") else { return "" }
+        let rest = key[key.index(after: space)...]
+        let end = rest.firstIndex { $0 == " " || $0 == "\n" } ?? rest.endIndex
+        return rest[..<end]
+    }
+
     // MARK: - For the center
+
+    /// The stored response for a request key that matches the request's varied header fields.
+    func lookup(_ key: String, headers: HTTPHeaders) -> Entry? {
+        let names = state.withLock { $0.vary[key] } ?? []
+        return entry(for: ResponseCache.fullKey(key, names, headers))
+    }
+
+    /// Stores a response for a request key, under the values of the request headers it varies on.
+    func store(
+        _ key: String, requestHeaders: HTTPHeaders, status: Int, headers: HTTPHeaders, body: Data, requestedAt: Date
+    ) {
+        guard let names = CacheRules.varyNames(headers) else { return }
+        state.withLock { $0.vary[key] = names }
+        store(
+            key: ResponseCache.fullKey(key, names, requestHeaders), status: status, headers: headers.dictionary,
+            body: body, requestedAt: requestedAt, vary: names)
+    }
+
+    /// A stored entry after a `304`: its header fields updated from the `304`'s, its times from this exchange.
+    func refresh(_ entry: Entry, with notModified: HTTPHeaders, requestedAt: Date) -> Entry {
+        var refreshed = entry
+        refreshed.headers = CacheRules.updated(HTTPHeaders(entry.headers), with: notModified).dictionary
+        refreshed.requestedAt = requestedAt
+        refreshed.storedAt = now()
+        store(
+            key: entry.key, status: entry.status, headers: refreshed.headers, body: entry.body,
+            requestedAt: requestedAt, vary: entry.vary)
+        return refreshed
+    }
+
+    private static func fullKey(_ key: String, _ names: [String], _ headers: HTTPHeaders) -> String {
+        names.isEmpty ? key : key + "\n" + CacheRules.variant(names, of: headers)
+    }
 
     func entry(for key: String) -> Entry? {
         state.withLock { state -> Entry? in
@@ -137,10 +211,16 @@ public final class ResponseCache: Sendable {
         }
     }
 
-    func store(key: String, status: Int, headers: [String: String], body: Data) {
+    func store(
+        key: String, status: Int, headers: [String: String], body: Data, requestedAt: Date? = nil,
+        vary: [String]? = nil
+    ) {
         state.withLock { state in
             let scope = "\(state.version)|\(state.userKey)"
-            let entry = Entry(key: key, scope: scope, status: status, headers: headers, storedAt: now(), body: body)
+            let stored = now()
+            let entry = Entry(
+                key: key, scope: scope, status: status, headers: headers, storedAt: stored, body: body,
+                requestedAt: requestedAt ?? stored, vary: vary)
             let name = fileName(key, scope)
             state.clock += 1
             keepInMemory(entry, name: name, state: &state)
@@ -148,17 +228,18 @@ public final class ResponseCache: Sendable {
         }
     }
 
-    /// Restamps an entry the server said is still good (a `304`).
-    func refresh(key: String) -> Entry? {
-        guard var entry = entry(for: key) else { return nil }
-        entry.storedAt = now()
-        store(key: key, status: entry.status, headers: entry.headers, body: entry.body)
-        return entry
+    /// The age of an entry now, by RFC 9111 (its `Age` and `Date` fields, and the time it has been stored).
+    func age(of entry: Entry) -> TimeInterval {
+        CacheRules.currentAge(
+            HTTPHeaders(entry.headers), requestTime: entry.requestedAt ?? entry.storedAt, responseTime: entry.storedAt,
+            now: now())
     }
 
-    /// The age of an entry now.
-    func age(of entry: Entry) -> Duration {
-        .milliseconds(Int64(now().timeIntervalSince(entry.storedAt) * 1000))
+    /// Whether an entry is fresh now: younger than its freshness lifetime.
+    func isFresh(_ entry: Entry) -> Bool {
+        let lifetime = CacheRules.freshnessLifetime(
+            HTTPHeaders(entry.headers), status: entry.status, responseTime: entry.storedAt, heuristic: heuristicFreshness)
+        return lifetime > age(of: entry)
     }
 
     // MARK: - Stores
@@ -189,7 +270,20 @@ public final class ResponseCache: Sendable {
         file.append(entry.body)
         guard file.count <= diskCapacity else { return }
         if let old = state.disk.removeValue(forKey: name) { state.diskBytes -= old.size }
-        guard (try? file.write(to: directory.appendingPathComponent(name), options: .atomic)) != nil else { return }
+        // Written whole under a temporary name, then renamed over the entry: a crash leaves a stray temporary file
+        // (dropped at the next start), never a half-written entry.
+        let temporary = directory.appendingPathComponent("\(name).\(UUID().uuidString).partial")
+        let target = directory.appendingPathComponent(name)
+        guard (try? file.write(to: temporary)) != nil else {
+            try? FileManager.default.removeItem(at: temporary)
+            try? FileManager.default.removeItem(at: target)
+            return
+        }
+        guard rename(temporary.path, target.path) == 0 else {
+            try? FileManager.default.removeItem(at: temporary)
+            try? FileManager.default.removeItem(at: target)
+            return
+        }
         state.disk[name] = DiskRecord(key: entry.key, size: file.count, lastUse: state.clock)
         state.diskBytes += file.count
         while state.diskBytes > diskCapacity, let oldest = state.disk.min(by: { $0.value.lastUse < $1.value.lastUse }) {
@@ -233,10 +327,18 @@ public final class ResponseCache: Sendable {
             (url, (try? url.resourceValues(forKeys: [.contentModificationDateKey]))?.contentModificationDate ?? .distantPast)
         }.sorted { $0.1 < $1.1 }
         state.withLock { state in
-            for (url, _) in dated where url.pathExtension == "response" {
-                guard let entry = read(url) else {
-                    try? FileManager.default.removeItem(at: url)
+            for (url, _) in dated {
+                guard url.pathExtension == "response", let entry = read(url) else {
+                    // A temporary file a crash left behind, or an entry that does not read whole.
+                    if url.pathExtension == "partial" || url.pathExtension == "response" {
+                        try? FileManager.default.removeItem(at: url)
+                    }
                     continue
+                }
+                if let vary = entry.vary, let newline = entry.key.firstIndex(of: "\n") {
+                    state.vary[String(entry.key[..<newline])] = vary
+                } else if entry.vary?.isEmpty ?? true {
+                    state.vary[entry.key] = []
                 }
                 state.clock += 1
                 let size = ((try? url.resourceValues(forKeys: [.fileSizeKey]))?.fileSize) ?? entry.body.count

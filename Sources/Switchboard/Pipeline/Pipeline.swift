@@ -152,6 +152,9 @@ extension Center {
                 log?.response(response)
                 return response
             }
+            CacheStep.invalidate(
+                after: response, method: exchange.engineRequest.method, url: exchange.engineRequest.url,
+                in: configuration.cache)
             if let cache { response = cache.afterNetwork(response) }
             if let download = exchange.download {
                 guard let settled = try settle(download, response, request, mayStartOver: pass == 1) else { continue }
