@@ -169,6 +169,12 @@ extension ReadmeSnippets {
         Center.shared.setup { $0.cache = cache }
         cache.userKey = "user-42"                           // on login; another user (or none) never sees these entries
 
+        let articles = try await Center.shared.send { request in
+            request.api = "articles"
+            request.cachePolicy = .http                     // fresh by the response's max-age or Expires, else revalidated
+        }
+        print(articles.source)                              // .network, then .cache while fresh
+
         Center.shared.send { request in
             request.api = "feed"
             request.cachePolicy = .cacheThenNetwork         // onSuccess twice: cached first, then fresh

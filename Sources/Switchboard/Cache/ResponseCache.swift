@@ -38,6 +38,8 @@ public final class ResponseCache: Sendable {
         var requestedAt: Date?
         /// The request header names the response varies on, lower-cased and sorted.
         var vary: [String]?
+        /// The body's length, written in the file's header so that a file cut short never reads as an entry.
+        var bodyLength: Int?
 
         var etag: String? { headers.first { $0.key.lowercased() == "etag" }?.value }
         var lastModified: String? { headers.first { $0.key.lowercased() == "last-modified" }?.value }
@@ -262,6 +264,7 @@ public final class ResponseCache: Sendable {
     private func write(_ entry: Entry, name: String, directory: URL, state: inout State) {
         var header = entry
         header.body = Data()
+        header.bodyLength = entry.body.count
         guard let json = try? JSONEncoder().encode(header) else { return }
         var length = UInt32(json.count).bigEndian
         var file = ResponseCache.magic
@@ -301,6 +304,7 @@ public final class ResponseCache: Sendable {
               var entry = try? JSONDecoder().decode(Entry.self, from: data[(start + 4)..<(start + 4 + length)])
         else { return nil }
         entry.body = Data(data[(start + 4 + length)...])
+        guard entry.bodyLength == entry.body.count else { return nil }
         return entry
     }
 
@@ -328,7 +332,10 @@ public final class ResponseCache: Sendable {
         }.sorted { $0.1 < $1.1 }
         state.withLock { state in
             for (url, _) in dated {
-                guard url.pathExtension == "response", let entry = read(url) else {
+                // An entry is read whole, and lives under the name its key and scope give it.
+                guard url.pathExtension == "response", let entry = read(url),
+                      url.lastPathComponent == fileName(entry.key, entry.scope)
+                else {
                     // A temporary file a crash left behind, or an entry that does not read whole.
                     if url.pathExtension == "partial" || url.pathExtension == "response" {
                         try? FileManager.default.removeItem(at: url)
