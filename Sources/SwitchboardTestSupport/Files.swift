@@ -39,7 +39,7 @@ public struct GeneratedContent: Sendable {
 
     /// The SHA-256 of the first `length` bytes, as hex.
     public func sha256(length: Int) -> String {
-        var hasher = SHA256()
+        var hasher = SHA256Hasher()
         var offset = 0
         while offset < length {
             let count = min(1 << 20, length - offset)

@@ -47,7 +47,7 @@ final class ServerConnection {
             request.streamed = (count, "")
             request.wasChunked = chunked
         } else if request.path.hasPrefix("/sink") {
-            var hasher = SHA256()
+            var hasher = SHA256Hasher()
             var count = 0
             let consume: (Data) -> Void = { hasher.update($0); count += $0.count }
             guard chunked ? readChunkedBody(consume) : readBytes(length, consume) else { return nil }

@@ -125,7 +125,7 @@ public final class ResponseCache: Sendable {
 
     /// The key of a request: method and URL, and a digest of the body when there is one. `invalidate` takes it.
     public static func key(method: HTTPMethod, url: String, body: Data = Data()) -> String {
-        body.isEmpty ? "\(method) \(url)" : "\(method) \(url) #\(SHA256.hex(body).prefix(16))"
+        body.isEmpty ? "\(method) \(url)" : "\(method) \(url) #\(SHA256Hasher.hex(body).prefix(16))"
     }
 
     /// Forgets one response, by its key.
@@ -247,7 +247,7 @@ public final class ResponseCache: Sendable {
     // MARK: - Stores
 
     private func fileName(_ key: String, _ scope: String) -> String {
-        SHA256.hex(Data("\(scope)\n\(key)".utf8)) + ".response"
+        SHA256Hasher.hex(Data("\(scope)\n\(key)".utf8)) + ".response"
     }
 
     private func keepInMemory(_ entry: Entry, name: String, state: inout State) {

@@ -56,7 +56,7 @@ public struct SigningPlugin: Plugin {
         let string = Self.canonicalString(
             method: request.method.rawValue, target: Self.target(of: url), time: time,
             bodySHA256: try Self.bodyHash(request.body))
-        let code = SHA256.hmac(key: key, message: Data(string.utf8)).map { String(format: "%02x", $0) }.joined()
+        let code = SHA256Hasher.hmac(key: key, message: Data(string.utf8)).map { String(format: "%02x", $0) }.joined()
         request.headers[timeHeader] = String(time)
         request.headers[signatureHeader] = (keyID.map { "keyId=\($0)," } ?? "") + "signature=" + code
     }
@@ -72,12 +72,12 @@ public struct SigningPlugin: Plugin {
     private static func bodyHash(_ body: EngineRequest.Body) throws -> String {
         switch body {
         case .none:
-            return SHA256.hex(Data())
+            return SHA256Hasher.hex(Data())
         case .data(let data):
-            return SHA256.hex(data)
+            return SHA256Hasher.hex(data)
         case .file(let url):
             do {
-                return try SHA256.hex(ofFile: url)
+                return try SHA256Hasher.hex(ofFile: url)
             } catch {
                 throw HTTPError(.fileSystem, "the body file could not be read to sign it: \(error)", underlying: error)
             }
@@ -85,7 +85,7 @@ public struct SigningPlugin: Plugin {
             let input = try stream.open()
             input.open()
             defer { input.close() }
-            var hasher = SHA256()
+            var hasher = SHA256Hasher()
             var buffer = [UInt8](repeating: 0, count: 64 << 10)
             while true {
                 let count = input.read(&buffer, maxLength: buffer.count)

@@ -52,7 +52,7 @@ struct DownloadPlan: Sendable {
         case .directory(let directory):
             try DownloadPlan.checkWritableDirectory(directory, request)
             // The name is known only from the response; a URL-keyed name lets a new process find the partial file.
-            base = directory.appendingPathComponent(".switchboard-" + String(SHA256.hex(Data(url.absoluteString.utf8)).prefix(24)))
+            base = directory.appendingPathComponent(".switchboard-" + String(SHA256Hasher.hex(Data(url.absoluteString.utf8)).prefix(24)))
         }
         if request.resumable {
             partial = URL(fileURLWithPath: base.path + DownloadPlan.partialSuffix)
@@ -253,7 +253,7 @@ struct DownloadPlan: Sendable {
 
     static func sha256(of url: URL, request: Request) throws(HTTPError) -> String {
         do {
-            return try SHA256.hex(ofFile: url)
+            return try SHA256Hasher.hex(ofFile: url)
         } catch {
             throw HTTPError(.fileSystem, "cannot read \(url.path) to check it: \(error)", request: request,
                             underlying: error)

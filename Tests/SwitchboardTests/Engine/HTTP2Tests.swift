@@ -160,7 +160,7 @@ struct HTTP2Tests {
         }
         #expect(fromData.json?["http_version"]?.string == "2")
         #expect(fromData.json?["length"]?.int == 100_000)
-        #expect(fromData.json?["sha256"]?.string == SHA256.hex(data))
+        #expect(fromData.json?["sha256"]?.string == SHA256Hasher.hex(data))
 
         let fromFile = try await center.send { request in
             request.api = "file"

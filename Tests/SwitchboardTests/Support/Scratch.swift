@@ -40,6 +40,6 @@ final class Scratch: @unchecked Sendable {
     }
 
     static func sha256(of url: URL) -> String {
-        (try? SHA256.hex(ofFile: url)) ?? "unreadable: \(url.path)"
+        (try? SHA256Hasher.hex(ofFile: url)) ?? "unreadable: \(url.path)"
     }
 }

@@ -166,23 +166,23 @@ import SwitchboardTestSupport
          "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"),
     ])
     func knownVectors(_ input: String, _ digest: String) {
-        #expect(SHA256.hex(Data(input.utf8)) == digest)
+        #expect(SHA256Hasher.hex(Data(input.utf8)) == digest)
     }
 
     @Test func incrementalUpdatesMatchOneShot() {
         let data = GeneratedContent(seed: 3).bytes(offset: 0, count: 10_000)
-        var hasher = SHA256()
+        var hasher = SHA256Hasher()
         var offset = 0
         for size in [1, 63, 64, 65, 1000, 127, 8680] {
             hasher.update(data[offset..<offset + size])
             offset += size
         }
         #expect(offset == data.count)
-        #expect(hasher.hexDigest() == SHA256.hex(data))
+        #expect(hasher.hexDigest() == SHA256Hasher.hex(data))
     }
 
     @Test func aMillionAs() {
-        #expect(SHA256.hex(Data(repeating: UInt8(ascii: "a"), count: 1_000_000))
+        #expect(SHA256Hasher.hex(Data(repeating: UInt8(ascii: "a"), count: 1_000_000))
             == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
     }
 }

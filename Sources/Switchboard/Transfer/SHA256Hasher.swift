@@ -1,14 +1,15 @@
 import Foundation
 
 /// SHA-256 (FIPS 180-4), incremental: what Switchboard checks downloads with, public so that code on Linux (where
-/// CryptoKit is missing) can compute the checksum a download is expected to have.
+/// CryptoKit is missing) can compute the checksum a download is expected to have. Named so that a file importing
+/// both Switchboard and CryptoKit can still write `SHA256` for CryptoKit's.
 ///
 /// ```swift
-/// var hasher = SHA256()
+/// var hasher = SHA256Hasher()
 /// hasher.update(data)
 /// let hex = hasher.hexDigest()
 /// ```
-public struct SHA256: Sendable {
+public struct SHA256Hasher: Sendable {
     private var state: (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32) = (
         0x6a09_e667, 0xbb67_ae85, 0x3c6e_f372, 0xa54f_f53a, 0x510e_527f, 0x9b05_688c, 0x1f83_d9ab, 0x5be0_cd19
     )
@@ -78,7 +79,7 @@ public struct SHA256: Sendable {
     public static func hex(ofFile url: URL) throws -> String {
         let handle = try FileHandle(forReadingFrom: url)
         defer { try? handle.close() }
-        var hasher = SHA256()
+        var hasher = SHA256Hasher()
         while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty { hasher.update(chunk) }
         return hasher.hexDigest()
     }
@@ -86,15 +87,15 @@ public struct SHA256: Sendable {
     /// HMAC-SHA256 (RFC 2104) of a message under a key: the 32-byte authentication code.
     ///
     /// ```swift
-    /// let code = SHA256.hmac(key: Data("secret".utf8), message: Data("GET /users".utf8))
+    /// let code = SHA256Hasher.hmac(key: Data("secret".utf8), message: Data("GET /users".utf8))
     /// ```
     public static func hmac(key: Data, message: Data) -> [UInt8] {
-        var block = key.count > 64 ? Data(SHA256.digest(key)) : key
+        var block = key.count > 64 ? Data(SHA256Hasher.digest(key)) : key
         block.append(Data(repeating: 0, count: 64 - block.count))
-        var inner = SHA256()
+        var inner = SHA256Hasher()
         inner.update(Data(block.map { $0 ^ 0x36 }))
         inner.update(message)
-        var outer = SHA256()
+        var outer = SHA256Hasher()
         outer.update(Data(block.map { $0 ^ 0x5c }))
         outer.update(Data(inner.finalize()))
         return outer.finalize()
@@ -102,14 +103,14 @@ public struct SHA256: Sendable {
 
     /// The SHA-256 of some bytes: the 32-byte digest.
     public static func digest(_ data: Data) -> [UInt8] {
-        var hasher = SHA256()
+        var hasher = SHA256Hasher()
         hasher.update(data)
         return hasher.finalize()
     }
 
     /// The SHA-256 of some bytes, as lower-case hex.
     public static func hex(_ data: Data) -> String {
-        var hasher = SHA256()
+        var hasher = SHA256Hasher()
         hasher.update(data)
         return hasher.hexDigest()
     }
@@ -126,7 +127,7 @@ public struct SHA256: Sendable {
                 w[i] = w[i - 16] &+ s0 &+ w[i - 7] &+ s1
             }
             var (a, b, c, d, e, f, g, h) = state
-            SHA256.k.withUnsafeBufferPointer { k in
+            SHA256Hasher.k.withUnsafeBufferPointer { k in
                 for i in 0..<64 {
                     let s1 = e.rotatedRight(6) ^ e.rotatedRight(11) ^ e.rotatedRight(25)
                     let choice = (e & f) ^ (~e & g)
