@@ -31,9 +31,10 @@ enum Report {
             if index == 0 { lines.append(widths.map { String(repeating: "-", count: $0) }.joined(separator: "  ")) }
         }
         lines.append("")
-        lines.append("ratio: throughput against raw URLSession in the same run. CPU: the client process alone "
-            + "(user + system) per request; requests per CPU-second against raw URLSession's (and, for the Center on "
-            + "CurlEngine, against the Center on URLSessionEngine).")
+        lines.append(
+            "ratio: throughput against raw URLSession in the same run. CPU: the client process alone "
+                + "(user + system) per request; requests per CPU-second against raw URLSession's (and, for the Center on "
+                + "CurlEngine, against the Center on URLSessionEngine).")
         return lines.joined(separator: "\n")
     }
 
@@ -59,7 +60,8 @@ enum Report {
         for result in results {
             let kind = result.name.split(separator: "-").first.map(String.init) ?? ""
             let raw = results.first { $0.name == "\(kind)-raw" }
-            let ratio = raw.map { String(format: "%5.2f×", result.megabytesPerSecond / $0.megabytesPerSecond) } ?? "     -"
+            let ratio =
+                raw.map { String(format: "%5.2f×", result.megabytesPerSecond / $0.megabytesPerSecond) } ?? "     -"
             lines.append(
                 (names[result.name] ?? result.name).padding(toLength: 42, withPad: " ", startingAt: 0)
                     + String(format: "  %5.0f  ", result.megabytesPerSecond) + ratio
@@ -88,7 +90,8 @@ enum Report {
         let transferObjects: [[String: Any]] = transfers.map { result in
             [
                 "name": result.name, "bytes": result.bytes, "seconds": result.seconds,
-                "megabytes_per_second": result.megabytesPerSecond, "peak_above_baseline_bytes": result.peakAboveBaseline,
+                "megabytes_per_second": result.megabytesPerSecond,
+                "peak_above_baseline_bytes": result.peakAboveBaseline,
             ]
         }
         let data = try? JSONSerialization.data(

@@ -64,25 +64,33 @@ struct RequestBenchmarks {
 
         var rows: [Row] = []
         for (family, path, size, count) in [
-            ("small GET", "small", Self.body.count, count), ("1 MiB GET", "files/1048576", 1 << 20, max(64, count / 16)),
+            ("small GET", "small", Self.body.count, count),
+            ("1 MiB GET", "files/1048576", 1 << 20, max(64, count / 16)),
         ] {
             let url = URL(string: "\(baseURL)/\(path)")!
             var contenders: [(String, @Sendable (Int) async throws -> Void)] = [
-                ("raw URLSession", { _ in
-                    let (data, response) = try await rawSession.data(for: URLRequest(url: url))
-                    guard (response as? HTTPURLResponse)?.statusCode == 200, data.count == size else {
-                        throw URLError(.badServerResponse)
+                (
+                    "raw URLSession",
+                    { _ in
+                        let (data, response) = try await rawSession.data(for: URLRequest(url: url))
+                        guard (response as? HTTPURLResponse)?.statusCode == 200, data.count == size else {
+                            throw URLError(.badServerResponse)
+                        }
                     }
-                }),
+                )
             ]
             // The floor: libcurl through the package's shim, no Swift object per request (see `RawCurl`).
             let rawCurl = RawCurl(url: url.absoluteString)
             defer { rawCurl?.stop() }
             if let rawCurl {
-                contenders.append((Self.rawCurlName, { _ in
-                    let (status, bytes) = try await rawCurl.get()
-                    guard status == 200, bytes == size else { throw URLError(.badServerResponse) }
-                }))
+                contenders.append(
+                    (
+                        Self.rawCurlName,
+                        { _ in
+                            let (status, bytes) = try await rawCurl.get()
+                            guard status == 200, bytes == size else { throw URLError(.badServerResponse) }
+                        }
+                    ))
             }
             var engines: [(String, any Engine)] = [("URLSessionEngine", sessionEngine)]
             if let curlEngine { engines.append(("CurlEngine", curlEngine)) }
@@ -92,29 +100,45 @@ struct RequestBenchmarks {
                     request.observesProgress = false  // as in the Center's rows: nobody watches the progress
                     return request
                 }()
-                contenders.append(("\(name) alone", { _ in
-                    let response = try await engine.perform(request) { _ in }
-                    guard response.response.statusCode == 200, response.body.count == size else {
-                        throw URLError(.badServerResponse)
-                    }
-                }))
+                contenders.append(
+                    (
+                        "\(name) alone",
+                        { _ in
+                            let response = try await engine.perform(request) { _ in }
+                            guard response.response.statusCode == 200, response.body.count == size else {
+                                throw URLError(.badServerResponse)
+                            }
+                        }
+                    ))
                 // The engine alone again, inside an unstructured task of its own, as the Center runs each request
                 // (so that it can be cancelled by identifier): what that task and its thread hops cost.
-                contenders.append(("\(name) alone, in a task", { _ in
-                    let response = try await Task { try await engine.perform(request) { _ in } }.value
-                    guard response.response.statusCode == 200, response.body.count == size else {
-                        throw URLError(.badServerResponse)
-                    }
-                }))
+                contenders.append(
+                    (
+                        "\(name) alone, in a task",
+                        { _ in
+                            let response = try await Task { try await engine.perform(request) { _ in } }.value
+                            guard response.response.statusCode == 200, response.body.count == size else {
+                                throw URLError(.badServerResponse)
+                            }
+                        }
+                    ))
                 let center = Center { config in
                     config.engine = engine
                     config.server = baseURL + "/"
                 }
-                contenders.append(("Center + \(name)", { _ in
-                    // `.raw`, as the other rows: no side decodes JSON the others do not.
-                    let response = try await center.send { $0.api = path; $0.responseSerializer = .raw }
-                    guard response.status == 200, response.data.count == size else { throw URLError(.badServerResponse) }
-                }))
+                contenders.append(
+                    (
+                        "Center + \(name)",
+                        { _ in
+                            // `.raw`, as the other rows: no side decodes JSON the others do not.
+                            let response = try await center.send {
+                                $0.api = path; $0.responseSerializer = .raw
+                            }
+                            guard response.status == 200, response.data.count == size else {
+                                throw URLError(.badServerResponse)
+                            }
+                        }
+                    ))
             }
             if let only {
                 // Raw URLSession stays (every ratio is against it), and raw libcurl (the CurlEngine rows' floor).
@@ -151,9 +175,10 @@ struct RequestBenchmarks {
                             format: ", %.2f× raw libcurl's CPU",
                             sample.cpuPerRequest.seconds / medians[floor].cpuPerRequest.seconds)
                     }
-                    rows.append(Row(
-                        family: family, name: "\(contender.0), \(mode)", sample: sample,
-                        ratio: sample.requestsPerSecond / medians[0].requestsPerSecond, note: note))
+                    rows.append(
+                        Row(
+                            family: family, name: "\(contender.0), \(mode)", sample: sample,
+                            ratio: sample.requestsPerSecond / medians[0].requestsPerSecond, note: note))
                 }
             }
         }
@@ -199,16 +224,22 @@ struct OverheadBenchmarks {
         taskEngine.honoursCancellation = false
         let taskCenter = makeCenter(taskEngine)
         let asyncSend: @Sendable (Int) async throws -> Void = { index in
-            let response = try await center.send { $0.api = "items"; $0.parameters = ["page": index] }
+            let response = try await center.send {
+                $0.api = "items"; $0.parameters = ["page": index]
+            }
             guard response.json?["ok"] == true else { throw URLError(.badServerResponse) }
         }
         let taskSend: @Sendable (Int) async throws -> Void = { index in
-            let response = try await taskCenter.send { $0.api = "items"; $0.parameters = ["page": index] }
+            let response = try await taskCenter.send {
+                $0.api = "items"; $0.parameters = ["page": index]
+            }
             guard response.json?["ok"] == true else { throw URLError(.badServerResponse) }
         }
         let callbackSend: @Sendable (Int) async throws -> Void = { index in
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                center.send { $0.api = "items"; $0.parameters = ["page": index] } onFinished: { _ in
+                center.send {
+                    $0.api = "items"; $0.parameters = ["page": index]
+                } onFinished: { _ in
                     continuation.resume()
                 }
             }
@@ -225,9 +256,10 @@ struct OverheadBenchmarks {
             var samples: [Sample] = []
             for _ in 0..<rounds { samples.append(try await measure(count: count, concurrency: 1, operation)) }
             let sample = median(samples)
-            rows.append(Row(
-                family: "Center overhead", name: "null engine, \(name), sequential", sample: sample, ratio: nil,
-                note: String(format: "%.1f µs per request", sample.wall.microseconds / Double(sample.requests))))
+            rows.append(
+                Row(
+                    family: "Center overhead", name: "null engine, \(name), sequential", sample: sample, ratio: nil,
+                    note: String(format: "%.1f µs per request", sample.wall.microseconds / Double(sample.requests))))
         }
         return rows
     }
@@ -242,7 +274,9 @@ struct OverheadBenchmarks {
             let reports = round % 2 == 1
             let sample = try await measure(count: 1, concurrency: 1) { _ in
                 let count = await withCheckedContinuation { (continuation: CheckedContinuation<Int, Never>) in
-                    let finished: @Sendable ([Result<Response, HTTPError>]) -> Void = { continuation.resume(returning: $0.count) }
+                    let finished: @Sendable ([Result<Response, HTTPError>]) -> Void = {
+                        continuation.resume(returning: $0.count)
+                    }
                     let configure: (inout BatchRequest) -> Void = { batch in
                         for index in 0..<size { batch.add { $0.api = "items/\(index)" } }
                     }
@@ -260,10 +294,13 @@ struct OverheadBenchmarks {
         let without = median(plain)
         let with = median(withProgress)
         return [
-            Row(family: "Center overhead", name: "null engine, batch of \(size), callbacks", sample: without,
+            Row(
+                family: "Center overhead", name: "null engine, batch of \(size), callbacks", sample: without,
                 ratio: nil, note: String(format: "%.1f µs per member", without.wall.microseconds / Double(size))),
-            Row(family: "Center overhead", name: "null engine, batch of \(size), callbacks + onProgress",
-                sample: with, ratio: nil, note: String(
+            Row(
+                family: "Center overhead", name: "null engine, batch of \(size), callbacks + onProgress",
+                sample: with, ratio: nil,
+                note: String(
                     format: "%.1f µs per member, %.2f× the time without onProgress",
                     with.wall.microseconds / Double(size), with.wall.seconds / without.wall.seconds)),
         ]

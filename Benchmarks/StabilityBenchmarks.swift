@@ -26,7 +26,8 @@ enum StabilityBenchmarks {
     }
 
     static let contenders = [
-        "raw URLSession", "raw URLSession, new session every 10,000", "Center + URLSessionEngine", "Center + CurlEngine",
+        "raw URLSession", "raw URLSession, new session every 10,000", "Center + URLSessionEngine",
+        "Center + CurlEngine",
     ]
 
     /// Runs every contender in a child process, with checkpoints after `checkpoints` requests (cumulative).
@@ -94,10 +95,12 @@ enum StabilityBenchmarks {
             let growth = zip(checkpoints, zip(result.growth, result.heapGrowth)).map { count, grown in
                 String(format: "%+.1f MiB (heap %+.1f) at %dk", grown.0, grown.1, count / 1000)
             }
-            lines.append(String(
-                format: "%@: %@; descriptors %@ (%.0f s)", result.contender.padding(toLength: 42, withPad: " ", startingAt: 0),
-                growth.joined(separator: ", "), result.descriptors.map(String.init).joined(separator: " -> "),
-                result.seconds))
+            lines.append(
+                String(
+                    format: "%@: %@; descriptors %@ (%.0f s)",
+                    result.contender.padding(toLength: 42, withPad: " ", startingAt: 0),
+                    growth.joined(separator: ", "), result.descriptors.map(String.init).joined(separator: " -> "),
+                    result.seconds))
         }
         return lines.joined(separator: "\n")
     }

@@ -13,17 +13,22 @@ struct StreamBenchmarks {
         var engines: [(String, any Engine)] = [("URLSessionEngine", URLSessionEngine())]
         if let curl = try? CurlEngine() { engines.append(("CurlEngine", curl)) }
         let centers = engines.map { name, engine in
-            (name, Center { config in
-                config.engine = engine
-                config.server = baseURL + "/"
-            })
+            (
+                name,
+                Center { config in
+                    config.engine = engine
+                    config.server = baseURL + "/"
+                }
+            )
         }
         let path = "sse?count=\(count)"
         func read(_ center: Center) async throws -> Sample {
             let cpuStart = processCPU()
             let start = ContinuousClock.now
             // A buffer larger than the whole body: this measures reading, not URLSessionEngine's overflow guard.
-            let stream = try await center.stream { $0.api = path; $0.streamBufferSize = 64 << 20 }
+            let stream = try await center.stream {
+                $0.api = path; $0.streamBufferSize = 64 << 20
+            }
             var events = 0
             for try await _ in stream.events { events += 1 }
             guard events == count else { throw URLError(.badServerResponse) }
@@ -39,8 +44,9 @@ struct StreamBenchmarks {
             Row(
                 family: "server-sent events (\(count) a stream)", name: "Center.stream + \(center.0)", sample: sample,
                 ratio: nil,
-                note: String(format: "%.0f events/s, %.2f µs CPU per event", sample.requestsPerSecond,
-                             sample.cpuPerRequest.microseconds))
+                note: String(
+                    format: "%.0f events/s, %.2f µs CPU per event", sample.requestsPerSecond,
+                    sample.cpuPerRequest.microseconds))
         }
     }
 }

@@ -35,7 +35,8 @@ enum TransferBenchmarks {
         try writeFile(upload, bytes: bytes)
         return try cases.map { name in
             try runChildCase(
-                ["--transfer-case", name, String(bytes), directory.path], as: Result.self, what: "transfer case \(name)")
+                ["--transfer-case", name, String(bytes), directory.path], as: Result.self, what: "transfer case \(name)"
+            )
         }
     }
 

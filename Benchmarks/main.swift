@@ -65,7 +65,10 @@ do {
                 exit(2)
             }
             options[argument] = value
-        } else if ["--quick", "--json", "--requests-only", "--stability-only", "--overhead-only", "--transfers-only", "--streams-only"].contains(argument) {
+        } else if [
+            "--quick", "--json", "--requests-only", "--stability-only", "--overhead-only", "--transfers-only",
+            "--streams-only",
+        ].contains(argument) {
             flags.insert(argument)
         } else {
             print(usage)
@@ -101,24 +104,30 @@ func runBenchmarks(baseURL: String) async throws {
         return
     }
     if onlyStreams {
-        print(Report.table(
-            try await StreamBenchmarks(baseURL: baseURL, count: eventCount, rounds: rounds).run(), requests: eventCount,
-            rounds: rounds))
+        print(
+            Report.table(
+                try await StreamBenchmarks(baseURL: baseURL, count: eventCount, rounds: rounds).run(),
+                requests: eventCount,
+                rounds: rounds))
         return
     }
     if onlyOverhead {
-        print(Report.table(
-            try await OverheadBenchmarks(count: overheadCount, rounds: rounds).run(), requests: overheadCount,
-            rounds: rounds))
+        print(
+            Report.table(
+                try await OverheadBenchmarks(count: overheadCount, rounds: rounds).run(), requests: overheadCount,
+                rounds: rounds))
         return
     }
     if onlyStability {
-        print(StabilityBenchmarks.report(try StabilityBenchmarks.run(
-            baseURL: baseURL, checkpoints: quick ? [10_000, 30_000] : [100_000, 300_000])))
+        print(
+            StabilityBenchmarks.report(
+                try StabilityBenchmarks.run(
+                    baseURL: baseURL, checkpoints: quick ? [10_000, 30_000] : [100_000, 300_000])))
         return
     }
     var rows = try await RequestBenchmarks(
-        baseURL: baseURL, count: requestCount, rounds: rounds, only: onlyContenders).run()
+        baseURL: baseURL, count: requestCount, rounds: rounds, only: onlyContenders
+    ).run()
     if onlyRequests {
         print(Report.table(rows, requests: requestCount, rounds: rounds))
         return

@@ -105,7 +105,8 @@ extension Httpbin {
             if first ?? true { response.truncateAfter = dropAt - start }
         }
         if let key = request.queryValue("version_key"),
-           let changeAt = request.queryValue("change_at").flatMap(Int.init), changeAt >= start, changeAt <= end {
+            let changeAt = request.queryValue("change_at").flatMap(Int.init), changeAt >= start, changeAt <= end
+        {
             // This response still carries the old content; the next request finds the file changed.
             versions.withLock { $0[key, default: 0] += 1 }
         }
@@ -137,7 +138,11 @@ extension Httpbin {
 
     /// `/files-bump/KEY`: changes the content and `ETag` of `/files/N?version_key=KEY`.
     static func bump(_ key: String) -> ServerResponse {
-        .json(["version": versions.withLock { $0[key, default: 0] += 1; return $0[key]! }])
+        .json([
+            "version": versions.withLock {
+                $0[key, default: 0] += 1; return $0[key]!
+            }
+        ])
     }
 
     /// `/sink`: the body was hashed as it arrived; answers its length and SHA-256.

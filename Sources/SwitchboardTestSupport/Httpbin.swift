@@ -79,7 +79,9 @@ public enum Httpbin {
             return responseHeaders(request)
         case ("cookies", 1) where rest[0] == "set":
             var response = redirect(to: "/cookies")
-            for (name, value) in request.queryItems { response.headers.append(("Set-Cookie", "\(name)=\(value); Path=/")) }
+            for (name, value) in request.queryItems {
+                response.headers.append(("Set-Cookie", "\(name)=\(value); Path=/"))
+            }
             return response
         case ("fault", 1): return fault(rest[0], request: request)
         case ("signed", _): return signed(request)
@@ -132,20 +134,25 @@ public enum Httpbin {
         if type.hasPrefix("application/x-www-form-urlencoded") {
             form = multiDictionary(FormDecoding.pairs(String(decoding: request.body, as: UTF8.self)))
         } else if type.hasPrefix("multipart/form-data"), let parts = Multipart.parse(request) {
-            form = multiDictionary(parts.filter { $0.fileName == nil }.map { ($0.name, String(decoding: $0.body, as: UTF8.self)) })
-            files = multiDictionary(parts.filter { $0.fileName != nil }.map { part in
-                let text = String(data: part.body, encoding: .utf8)
-                    ?? "data:\(part.contentType ?? "application/octet-stream");base64,\(part.body.base64EncodedString())"
-                return (part.name, text)
-            })
+            form = multiDictionary(
+                parts.filter { $0.fileName == nil }.map { ($0.name, String(decoding: $0.body, as: UTF8.self)) })
+            files = multiDictionary(
+                parts.filter { $0.fileName != nil }.map { part in
+                    let text =
+                        String(data: part.body, encoding: .utf8)
+                        ?? "data:\(part.contentType ?? "application/octet-stream");base64,\(part.body.base64EncodedString())"
+                    return (part.name, text)
+                })
         } else {
-            data = String(data: request.body, encoding: .utf8)
+            data =
+                String(data: request.body, encoding: .utf8)
                 ?? "data:application/octet-stream;base64," + request.body.base64EncodedString()
         }
         object["data"] = data
         object["files"] = files
         object["form"] = form
-        object["json"] = (try? JSONSerialization.jsonObject(with: request.body, options: [.fragmentsAllowed]))
+        object["json"] =
+            (try? JSONSerialization.jsonObject(with: request.body, options: [.fragmentsAllowed]))
             ?? NSNull()
         return object
     }
@@ -267,8 +274,9 @@ public enum Httpbin {
             // An event the connection cuts off before its blank line: its id must not count.
             text += "id: \(last + 1)\(newline)data: cut off"
         }
-        var response = ServerResponse(headers: [("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache")],
-                                      body: Data(text.utf8))
+        var response = ServerResponse(
+            headers: [("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache")],
+            body: Data(text.utf8))
         response.closeDelimited = true
         let pieces = last - after
         if let interval = Double(request.queryValue("interval") ?? ""), pieces > 1 {
@@ -384,8 +392,9 @@ public enum Httpbin {
             return response
         case "drip":
             let count = Int(number("bytes", 4))
-            var response = ServerResponse(headers: [("Content-Type", "application/octet-stream")],
-                                          body: Data(repeating: UInt8(ascii: "*"), count: count))
+            var response = ServerResponse(
+                headers: [("Content-Type", "application/octet-stream")],
+                body: Data(repeating: UInt8(ascii: "*"), count: count))
             response.drip = (count, number("interval", 1))
             return response
         case "stall-after-head":
@@ -406,8 +415,9 @@ public enum Httpbin {
             return response
         case "truncated":
             let length = Int(number("length", 1000))
-            var response = ServerResponse(headers: [("Content-Type", "application/octet-stream")],
-                                          body: Data(repeating: UInt8(ascii: "t"), count: length))
+            var response = ServerResponse(
+                headers: [("Content-Type", "application/octet-stream")],
+                body: Data(repeating: UInt8(ascii: "t"), count: length))
             response.truncateAfter = Int(number("after", 500))
             return response
         case "empty-reply":
@@ -416,7 +426,9 @@ public enum Httpbin {
             return response
         case "bad-chunk":
             var response = ServerResponse()
-            response.rawHead = Data("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\nZZ\r\nhello\r\n0\r\n\r\n".utf8)
+            response.rawHead = Data(
+                "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\nZZ\r\nhello\r\n0\r\n\r\n"
+                    .utf8)
             return response
         case "downgrade":
             var response = ServerResponse(status: Int(number("status", 302)))
@@ -446,7 +458,9 @@ public enum Httpbin {
         guard presented == code else {
             return .json(["valid": false, "signed": lines], status: 401)
         }
-        return .json(["valid": true, "keyId": keyID ?? "", "bodyLength": request.streamed?.length ?? request.body.count])
+        return .json([
+            "valid": true, "keyId": keyID ?? "", "bodyLength": request.streamed?.length ?? request.body.count,
+        ])
     }
 
     /// Arrival times per key seen by `/arrivals/KEY`, in seconds of the server's monotonic clock.
@@ -487,7 +501,9 @@ public enum Httpbin {
         }
         guard call > failures else {
             var response = ServerResponse.json(["call": call], status: Int(request.queryValue("status") ?? "") ?? 503)
-            if let retryAfter = request.queryValue("retry_after") { response.headers.append(("Retry-After", retryAfter)) }
+            if let retryAfter = request.queryValue("retry_after") {
+                response.headers.append(("Retry-After", retryAfter))
+            }
             return response
         }
         return .json(["call": call, "key": key])
@@ -564,18 +580,22 @@ public enum Httpbin {
         </html>
         """
 
-    static var sampleJSON: [String: Any] { [
-        "slideshow": [
-            "author": "Yours Truly",
-            "date": "date of publication",
-            "slides": [
-                ["title": "Wake up to WonderWidgets!", "type": "all"],
-                ["items": ["Why <em>WonderWidgets</em> are great", "Who <em>buys</em> WonderWidgets"],
-                 "title": "Overview", "type": "all"],
-            ],
-            "title": "Sample Slide Show",
-        ] as [String: Any],
-    ] }
+    static var sampleJSON: [String: Any] {
+        [
+            "slideshow": [
+                "author": "Yours Truly",
+                "date": "date of publication",
+                "slides": [
+                    ["title": "Wake up to WonderWidgets!", "type": "all"],
+                    [
+                        "items": ["Why <em>WonderWidgets</em> are great", "Who <em>buys</em> WonderWidgets"],
+                        "title": "Overview", "type": "all",
+                    ],
+                ],
+                "title": "Sample Slide Show",
+            ] as [String: Any]
+        ]
+    }
 }
 
 /// A small deterministic generator for `/bytes/N?seed=S`.

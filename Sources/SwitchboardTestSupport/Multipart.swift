@@ -11,7 +11,7 @@ enum Multipart {
 
     static func parse(_ request: ServerRequest) -> [Part]? {
         guard let type = request.header("Content-Type"),
-              let boundaryParameter = type.split(separator: ";").map({ $0.trimmingCharacters(in: .whitespaces) })
+            let boundaryParameter = type.split(separator: ";").map({ $0.trimmingCharacters(in: .whitespaces) })
                 .first(where: { $0.lowercased().hasPrefix("boundary=") })
         else { return nil }
         var boundary = String(boundaryParameter.dropFirst("boundary=".count))
@@ -28,7 +28,7 @@ enum Multipart {
             guard body[cursor...].starts(with: Data("\r\n".utf8)) else { return nil }
             cursor += 2
             guard let headEnd = body.range(of: Data("\r\n\r\n".utf8), in: cursor..<body.endIndex),
-                  let next = body.range(of: Data("\r\n".utf8) + delimiter, in: headEnd.upperBound..<body.endIndex)
+                let next = body.range(of: Data("\r\n".utf8) + delimiter, in: headEnd.upperBound..<body.endIndex)
             else { return nil }
             let head = String(decoding: body[cursor..<headEnd.lowerBound], as: UTF8.self)
             var part = Part(name: "", body: Data(body[headEnd.upperBound..<next.lowerBound]))
@@ -51,7 +51,9 @@ enum Multipart {
             let pair = piece.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
             guard pair.count == 2, pair[0].lowercased() == name else { continue }
             var value = pair[1]
-            if value.hasPrefix("\""), value.hasSuffix("\""), value.count >= 2 { value = String(value.dropFirst().dropLast()) }
+            if value.hasPrefix("\""), value.hasSuffix("\""), value.count >= 2 {
+                value = String(value.dropFirst().dropLast())
+            }
             return value
         }
         return nil

@@ -30,7 +30,8 @@ final class ServerConnection {
         var headers: [(name: String, value: String)] = []
         for line in lines where !line.isEmpty {
             guard let colon = line.firstIndex(of: ":") else { return nil }
-            headers.append((String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)))
+            headers.append(
+                (String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)))
         }
         var request = ServerRequest(
             method: String(requestLine[0]), target: String(requestLine[1]), version: String(requestLine[2]),
@@ -43,13 +44,17 @@ final class ServerConnection {
         if request.path.hasPrefix("/discard") {
             // Counts the body and keeps nothing, for benchmarks: what the client sends, not what the server does.
             var count = 0
-            guard chunked ? readChunkedBody({ count += $0.count }) : discard(length, counted: &count) else { return nil }
+            guard chunked ? readChunkedBody({ count += $0.count }) : discard(length, counted: &count) else {
+                return nil
+            }
             request.streamed = (count, "")
             request.wasChunked = chunked
         } else if request.path.hasPrefix("/sink") {
             var hasher = SHA256Hasher()
             var count = 0
-            let consume: (Data) -> Void = { hasher.update($0); count += $0.count }
+            let consume: (Data) -> Void = {
+                hasher.update($0); count += $0.count
+            }
             guard chunked ? readChunkedBody(consume) : readBytes(length, consume) else { return nil }
             request.streamed = (count, hasher.hexDigest())
             request.wasChunked = chunked
@@ -192,7 +197,8 @@ final class ServerConnection {
             if name.lowercased() == "content-length" { hasLength = true }
             head += "\(name): \(value)\r\n"
         }
-        let bodyAllowed = request.method != "HEAD" && response.status != 204 && response.status != 304
+        let bodyAllowed =
+            request.method != "HEAD" && response.status != 204 && response.status != 304
             && response.status >= 200
         let keepAlive = keepAlive && !response.closeDelimited
         if !hasLength && response.status != 204 && response.status != 304 && !response.closeDelimited {

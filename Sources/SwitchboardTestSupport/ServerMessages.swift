@@ -94,15 +94,17 @@ public struct ServerResponse: Sendable {
 
     /// A JSON response, pretty-printed with sorted keys as httpbin prints.
     public static func json(_ object: Any, status: Int = 200) -> ServerResponse {
-        let data = (try? JSONSerialization.data(
-            withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .fragmentsAllowed])) ?? Data("null".utf8)
+        let data =
+            (try? JSONSerialization.data(
+                withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .fragmentsAllowed])) ?? Data("null".utf8)
         return ServerResponse(
             status: status, headers: [("Content-Type", "application/json")], body: data + Data("\n".utf8))
     }
 
     /// A text response.
     public static func text(_ text: String, status: Int = 200, type: String = "text/plain; charset=utf-8")
-        -> ServerResponse {
+        -> ServerResponse
+    {
         ServerResponse(status: status, headers: [("Content-Type", type)], body: Data(text.utf8))
     }
 }

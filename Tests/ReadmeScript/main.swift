@@ -1,3 +1,5 @@
+// swift-format-ignore-file
+// (This file holds the README's blocks as the README lays them out; ReadmeTests compares them word for word.)
 // The README's quick start as top-level code, the way a script or a `main.swift` runs it, against a stub so that it
 // runs anywhere: `swift run ReadmeScript` exits with 0 when every call meant what it says. ReadmeTests checks that
 // the README's block is here, word for word.

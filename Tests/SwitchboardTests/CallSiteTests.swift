@@ -24,7 +24,9 @@ final class CallSiteModel {
 
     func loadEverything() async throws {
         user = try await center.send(User.self) { $0.api = "users/\(userID)" }
-        let response = try await center.send { $0.api = "users/\(userID)"; $0.parameters = ["size": pageSize] }
+        let response = try await center.send {
+            $0.api = "users/\(userID)"; $0.parameters = ["size": pageSize]
+        }
         statuses.append(response.status)
         let members = try await center.batch { batch in
             batch.add { $0.api = "users/\(userID)" }
@@ -43,7 +45,9 @@ final class CallSiteModel {
         }
         let endpoint = try await center.send(CallSiteUser(id: userID))
         statuses.append(endpoint.id)
-        try await center.send(EmptyBody.self) { $0.api = "users/\(userID)"; $0.method = .delete }
+        try await center.send(EmptyBody.self) {
+            $0.api = "users/\(userID)"; $0.method = .delete
+        }
         var pages = Paginator(pageSize: pageSize)
         let page = try await center.send { request in
             request.api = "users/\(userID)"
@@ -63,7 +67,9 @@ final class CallSiteModel {
     }
 
     func sendWithCallbacks(done: @escaping @Sendable (Int) -> Void) -> RequestID {
-        center.send { $0.api = "users/\(userID)" } onSuccess: { response in
+        center.send {
+            $0.api = "users/\(userID)"
+        } onSuccess: { response in
             done(response.status)
         }
     }
@@ -154,7 +160,9 @@ nonisolated func sendFromAPlainAsyncFunction(_ center: Center, id: Int) async th
         }
         #expect(response.fileURL == destination)
         #expect(try Data(contentsOf: destination) == body)
-        let inMemory = try await center.send { $0.api = "blob.bin"; $0.responseSerializer = .raw }
+        let inMemory = try await center.send {
+            $0.api = "blob.bin"; $0.responseSerializer = .raw
+        }
         #expect(inMemory.data == body)
     }
 
@@ -165,7 +173,7 @@ nonisolated func sendFromAPlainAsyncFunction(_ center: Center, id: Int) async th
     @Test func theBareSendInAnAsyncContextIsTheAwaitedForm() async throws {
         let center = callSiteCenter()
         let response = try await center.send { $0.api = "users/1" }
-        let typed: Response = response          // a `RequestID` here would not compile
+        let typed: Response = response  // a `RequestID` here would not compile
         #expect(typed.json?["name"]?.string == "Ada")
     }
 }

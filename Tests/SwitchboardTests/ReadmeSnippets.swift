@@ -1,3 +1,5 @@
+// swift-format-ignore-file
+// (This file holds the README's blocks as the README lays them out; ReadmeTests compares them word for word.)
 import Foundation
 import Switchboard
 

@@ -49,8 +49,10 @@ enum ReadmeSnippets {}
 
     @Test func theOtherSnippetTargetsCompileThisVeryFile() throws {
         let original = try Data(contentsOf: Self.root.appendingPathComponent(Self.compiledFiles[0]))
-        for target in ["SwitchboardMainActorTests", "SwitchboardDefaultIsolationTests", "SwitchboardSwift5Tests",
-                       "SwitchboardSwift5StrictTests"] {
+        for target in [
+            "SwitchboardMainActorTests", "SwitchboardDefaultIsolationTests", "SwitchboardSwift5Tests",
+            "SwitchboardSwift5StrictTests",
+        ] {
             let copy = Self.root.appendingPathComponent("Tests/\(target)/ReadmeSnippets.swift")
             #expect(try Data(contentsOf: copy) == original, "\(target) compiles another ReadmeSnippets.swift")
         }

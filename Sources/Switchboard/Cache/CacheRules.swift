@@ -46,7 +46,7 @@ struct CacheControl: Sendable, Equatable {
     /// A delta-seconds directive (`max-age=60`): `nil` when absent or not a number of seconds.
     func seconds(_ name: String) -> Int64? {
         guard let value = directives[name] ?? nil, !value.isEmpty, value.allSatisfy(\.isASCII),
-              value.allSatisfy(\.isNumber)
+            value.allSatisfy(\.isNumber)
         else { return nil }
         return Int64(value) ?? Int64.max  // a value too large to represent is as good as forever
     }
@@ -81,8 +81,10 @@ enum CacheRules {
     static func variant(_ names: [String], of request: HTTPHeaders) -> String {
         names.map { name in
             // Values compared as sent, with runs of spaces after commas folded (RFC 9111, 4.1).
-            let value = request[name].map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
-                .joined(separator: ",") }
+            let value = request[name].map {
+                $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+                    .joined(separator: ",")
+            }
             return "\(name):\(value.map { "=" + $0 } ?? "-")"
         }.joined(separator: "\n")
     }
@@ -102,7 +104,8 @@ enum CacheRules {
         }
         let heuristicStatuses: Set<Int> = [200, 203, 204, 206, 300, 301, 308, 404, 405, 410, 414, 501]
         if heuristic, heuristicStatuses.contains(status),
-           let modified = response["Last-Modified"].flatMap(RetryPolicy.httpDate) {
+            let modified = response["Last-Modified"].flatMap(RetryPolicy.httpDate)
+        {
             return min(max(0, date.timeIntervalSince(modified)) / 10, 86_400)
         }
         return 0
@@ -135,7 +138,7 @@ extension CacheControl {
     /// An `Age` field's seconds; 0 when absent or not a number.
     static func ageValue(_ field: String?) -> TimeInterval {
         guard let field = field?.trimmingCharacters(in: .whitespaces), !field.isEmpty,
-              field.allSatisfy({ $0.isASCII && $0.isNumber })
+            field.allSatisfy({ $0.isASCII && $0.isNumber })
         else { return 0 }
         return TimeInterval(field) ?? .greatestFiniteMagnitude
     }

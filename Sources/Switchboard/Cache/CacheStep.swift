@@ -16,7 +16,7 @@ struct CacheStep {
     /// request sent with `Cache-Control: no-store`.
     init?(request: Request, engineRequest: EngineRequest, configuration: Center.Configuration) {
         guard let cache = configuration.cache, request.cachePolicy != .networkOnly, request.kind == .data,
-              let url = engineRequest.url
+            let url = engineRequest.url
         else { return nil }
         let method = engineRequest.method
         guard method == .get || method == .head || (method == .post && request.cachesPOST) else { return nil }
@@ -58,7 +58,8 @@ struct CacheStep {
             }
             guard mayServeUnvalidated(entry) else {
                 throw HTTPError(
-                    .cacheMiss, "the response cached for \(key) must be revalidated with the server first "
+                    .cacheMiss,
+                    "the response cached for \(key) must be revalidated with the server first "
                         + "(no-cache or must-revalidate)", request: request)
             }
             return response(from: entry)
@@ -108,12 +109,12 @@ struct CacheStep {
     /// (RFC 9111 section 4.4).
     static func invalidate(after response: Response, method: HTTPMethod, url: URL?, in cache: ResponseCache?) {
         guard let cache, let url, ![.get, .head, .options, .trace].contains(method),
-              (200...399).contains(response.status)
+            (200...399).contains(response.status)
         else { return }
         cache.invalidate(url: url.absoluteString)
         for name in ["Location", "Content-Location"] {
             guard let value = response.headers[name], let target = URL(string: value, relativeTo: url)?.absoluteURL,
-                  Redirects.sameOrigin(url, target)
+                Redirects.sameOrigin(url, target)
             else { continue }
             cache.invalidate(url: target.absoluteString)
         }

@@ -202,7 +202,8 @@ public final class ResponseCache: Sendable {
                 return stored.entry
             }
             guard let directory, state.disk[name] != nil else { return nil }
-            guard let entry = read(directory.appendingPathComponent(name)), entry.key == key, entry.scope == scope else {
+            guard let entry = read(directory.appendingPathComponent(name)), entry.key == key, entry.scope == scope
+            else {
                 // Unreadable or not what its name says: gone, so that it is replaced.
                 remove(name, from: &state)
                 return nil
@@ -240,7 +241,8 @@ public final class ResponseCache: Sendable {
     /// Whether an entry is fresh now: younger than its freshness lifetime.
     func isFresh(_ entry: Entry) -> Bool {
         let lifetime = CacheRules.freshnessLifetime(
-            HTTPHeaders(entry.headers), status: entry.status, responseTime: entry.storedAt, heuristic: heuristicFreshness)
+            HTTPHeaders(entry.headers), status: entry.status, responseTime: entry.storedAt,
+            heuristic: heuristicFreshness)
         return lifetime > age(of: entry)
     }
 
@@ -255,7 +257,9 @@ public final class ResponseCache: Sendable {
         guard entry.body.count <= memoryCapacity else { return }
         state.memory[name] = Stored(entry: entry, lastUse: state.clock)
         state.memoryBytes += entry.body.count
-        while state.memoryBytes > memoryCapacity, let oldest = state.memory.min(by: { $0.value.lastUse < $1.value.lastUse }) {
+        while state.memoryBytes > memoryCapacity,
+            let oldest = state.memory.min(by: { $0.value.lastUse < $1.value.lastUse })
+        {
             state.memoryBytes -= oldest.value.entry.body.count
             state.memory.removeValue(forKey: oldest.key)
         }
@@ -296,12 +300,12 @@ public final class ResponseCache: Sendable {
 
     private func read(_ url: URL) -> Entry? {
         guard let data = try? Data(contentsOf: url), data.count >= ResponseCache.magic.count + 4,
-              data.prefix(ResponseCache.magic.count) == ResponseCache.magic
+            data.prefix(ResponseCache.magic.count) == ResponseCache.magic
         else { return nil }
         let start = data.startIndex + ResponseCache.magic.count
         let length = data[start..<start + 4].reduce(0) { $0 << 8 | Int($1) }
         guard data.count >= ResponseCache.magic.count + 4 + length,
-              var entry = try? JSONDecoder().decode(Entry.self, from: data[(start + 4)..<(start + 4 + length)])
+            var entry = try? JSONDecoder().decode(Entry.self, from: data[(start + 4)..<(start + 4 + length)])
         else { return nil }
         entry.body = Data(data[(start + 4 + length)...])
         guard entry.bodyLength == entry.body.count else { return nil }
@@ -325,16 +329,21 @@ public final class ResponseCache: Sendable {
     /// Reads every file's header once, oldest first, so that use order survives a restart; drops files that do not
     /// read.
     private func loadIndex(_ directory: URL) {
-        let files = (try? FileManager.default.contentsOfDirectory(
-            at: directory, includingPropertiesForKeys: [.contentModificationDateKey, .fileSizeKey])) ?? []
+        let files =
+            (try? FileManager.default.contentsOfDirectory(
+                at: directory, includingPropertiesForKeys: [.contentModificationDateKey, .fileSizeKey])) ?? []
         let dated = files.map { url -> (URL, Date) in
-            (url, (try? url.resourceValues(forKeys: [.contentModificationDateKey]))?.contentModificationDate ?? .distantPast)
+            (
+                url,
+                (try? url.resourceValues(forKeys: [.contentModificationDateKey]))?.contentModificationDate
+                    ?? .distantPast
+            )
         }.sorted { $0.1 < $1.1 }
         state.withLock { state in
             for (url, _) in dated {
                 // An entry is read whole, and lives under the name its key and scope give it.
                 guard url.pathExtension == "response", let entry = read(url),
-                      url.lastPathComponent == fileName(entry.key, entry.scope)
+                    url.lastPathComponent == fileName(entry.key, entry.scope)
                 else {
                     // A temporary file a crash left behind, or an entry that does not read whole.
                     if url.pathExtension == "partial" || url.pathExtension == "response" {
@@ -352,7 +361,9 @@ public final class ResponseCache: Sendable {
                 state.disk[url.lastPathComponent] = DiskRecord(key: entry.key, size: size, lastUse: state.clock)
                 state.diskBytes += size
             }
-            while state.diskBytes > diskCapacity, let oldest = state.disk.min(by: { $0.value.lastUse < $1.value.lastUse }) {
+            while state.diskBytes > diskCapacity,
+                let oldest = state.disk.min(by: { $0.value.lastUse < $1.value.lastUse })
+            {
                 remove(oldest.key, from: &state)
             }
         }

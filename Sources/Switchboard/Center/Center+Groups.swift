@@ -31,8 +31,10 @@ extension Center {
         onFailure: (@Sendable ([Result<Response, HTTPError>]) -> Void)? = nil,
         onFinished: (@Sendable ([Result<Response, HTTPError>]) -> Void)? = nil
     ) -> RequestID {
-        sendBatch(configure, GroupCallbacks(
-            onProgress: onProgress, onSuccess: onSuccess, onFailure: onFailure, onFinished: onFinished))
+        sendBatch(
+            configure,
+            GroupCallbacks(
+                onProgress: onProgress, onSuccess: onSuccess, onFailure: onFailure, onFinished: onFinished))
     }
 
     /// Sends a batch, and reports a failure through `onFailure` (then `onFinished`).
@@ -74,8 +76,9 @@ extension Center {
     /// - Throws: `HTTPError` whose `memberResults` holds every member's outcome; its code is that of the failure that
     ///   decided the outcome (`.cancelled` when the batch or its task was cancelled).
     @discardableResult
-    nonisolated(nonsending)
-    public func batch(_ configure: (inout BatchRequest) -> Void) async throws(HTTPError) -> [Response] {
+    nonisolated(nonsending) public func batch(_ configure: (inout BatchRequest) -> Void) async throws(HTTPError)
+        -> [Response]
+    {
         try await runGroup(.batch(Launcher.numbered(BatchRequest(configure))))
     }
 
@@ -107,8 +110,10 @@ extension Center {
         onFailure: (@Sendable ([Result<Response, HTTPError>]) -> Void)? = nil,
         onFinished: (@Sendable ([Result<Response, HTTPError>]) -> Void)? = nil
     ) -> RequestID {
-        sendChain(configure, GroupCallbacks(
-            onProgress: onProgress, onSuccess: onSuccess, onFailure: onFailure, onFinished: onFinished))
+        sendChain(
+            configure,
+            GroupCallbacks(
+                onProgress: onProgress, onSuccess: onSuccess, onFailure: onFailure, onFinished: onFinished))
     }
 
     /// Sends a chain, and reports a failure through `onFailure` (then `onFinished`).
@@ -142,8 +147,9 @@ extension Center {
     ///
     /// - Throws: `HTTPError` whose `memberResults` holds every step's outcome.
     @discardableResult
-    nonisolated(nonsending)
-    public func chain(_ configure: (inout ChainRequest) -> Void) async throws(HTTPError) -> [Response] {
+    nonisolated(nonsending) public func chain(_ configure: (inout ChainRequest) -> Void) async throws(HTTPError)
+        -> [Response]
+    {
         try await runGroup(.chain(Launcher.numbered(ChainRequest(configure))))
     }
 
@@ -163,11 +169,12 @@ extension Center {
             let (results, error) = await runMembers(group, configuration, previous: previous, relay: relay)
             relay?.finish()
             let failed = error != nil
-            let record: RetryRecord? = switch group {
-            case .batch(let batch): failed ? .batch(batch, results, callbacks) : nil
-            case .chain(let chain): failed ? .chain(chain, results, callbacks) : nil
-            case .single: nil
-            }
+            let record: RetryRecord? =
+                switch group {
+                case .batch(let batch): failed ? .batch(batch, results, callbacks) : nil
+                case .chain(let chain): failed ? .chain(chain, results, callbacks) : nil
+                case .single: nil
+                }
             registry.remember(id, failure: record, limit: configuration.retainedFailures)
             queue.async {
                 callbacks.deliver(results, succeeded: !failed)
@@ -177,8 +184,7 @@ extension Center {
     }
 
     /// Runs a batch or chain for an `async` caller.
-    nonisolated(nonsending)
-    private func runGroup(_ group: AnyRequest) async throws(HTTPError) -> [Response] {
+    nonisolated(nonsending) private func runGroup(_ group: AnyRequest) async throws(HTTPError) -> [Response] {
         let configuration = configuration
         let (results, error) = await launcher.run(group) { [self] in
             await runMembers(group, configuration, previous: nil, relay: nil)

@@ -43,18 +43,19 @@ extension Center {
     ///   `.notRetryable` when the identifier names nothing that failed (still running, succeeded, unknown to this
     ///   center, or sent with `async`: call that again instead).
     @discardableResult
-    nonisolated(nonsending)
-    public func retry(_ id: RequestID) async throws(HTTPError) -> RetryOutcome {
+    nonisolated(nonsending) public func retry(_ id: RequestID) async throws(HTTPError) -> RetryOutcome {
         let outcome = await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Result<RetryOutcome, HTTPError>, Never>)
+            await withCheckedContinuation {
+                (continuation: CheckedContinuation<Result<RetryOutcome, HTTPError>, Never>)
                 in
                 let answer = retry(id) { continuation.resume(returning: $0) }
                 if answer != .retrying {
-                    let reason = switch answer {
-                    case .running: "it is still running"
-                    case .succeeded: "it succeeded"
-                    default: "this center has no failure on record for it"
-                    }
+                    let reason =
+                        switch answer {
+                        case .running: "it is still running"
+                        case .succeeded: "it succeeded"
+                        default: "this center has no failure on record for it"
+                        }
                     let error = HTTPError(.notRetryable, "nothing to retry for \(id): \(reason)")
                     continuation.resume(returning: .failure(error))
                 } else if Task.isCancelled {
@@ -82,10 +83,12 @@ extension Center {
             start(request, callbacks: callbacks, registration: .retried, then: single)
         case .failed(.batch(let batch, let results, let callbacks)):
             startGroup(
-                .batch(batch), previous: results, callbacks: callbacks, registration: .retried, then: Center.groupThen(then))
+                .batch(batch), previous: results, callbacks: callbacks, registration: .retried,
+                then: Center.groupThen(then))
         case .failed(.chain(let chain, let results, let callbacks)):
             startGroup(
-                .chain(chain), previous: results, callbacks: callbacks, registration: .retried, then: Center.groupThen(then))
+                .chain(chain), previous: results, callbacks: callbacks, registration: .retried,
+                then: Center.groupThen(then))
         }
         return .retrying
     }

@@ -34,8 +34,10 @@ extension Center {
         onFailure: (@Sendable (HTTPError) -> Void)? = nil,
         onFinished: (@Sendable (Result<Response, HTTPError>) -> Void)? = nil
     ) -> RequestID {
-        send(configure, SingleCallbacks(
-            onProgress: onProgress, onSuccess: onSuccess, onFailure: onFailure, onFinished: onFinished))
+        send(
+            configure,
+            SingleCallbacks(
+                onProgress: onProgress, onSuccess: onSuccess, onFailure: onFailure, onFinished: onFinished))
     }
 
     /// Sends a request configured by a closure, and reports a failure through `onFailure` (then `onFinished`).
@@ -131,8 +133,7 @@ extension Center {
     ///
     /// - Throws: `HTTPError`, after the `onError` hook mapped it.
     @discardableResult
-    nonisolated(nonsending)
-    public func send(_ configure: (inout Request) -> Void) async throws(HTTPError) -> Response {
+    nonisolated(nonsending) public func send(_ configure: (inout Request) -> Void) async throws(HTTPError) -> Response {
         let (request, configuration) = configured(configure)
         if Center.runsInline(request, configuration) {
             return try await runInline(request, configuration).get()
@@ -192,8 +193,7 @@ extension Center {
     ///
     /// - Throws: `HTTPError`; a body that does not decode as `T` gives `.decoding`.
     @discardableResult
-    nonisolated(nonsending)
-    public func send<T: Decodable>(
+    nonisolated(nonsending) public func send<T: Decodable>(
         _ type: T.Type,
         decoder: @Sendable () -> JSONDecoder = { JSONDecoder() },
         _ configure: (inout Request) -> Void

@@ -23,16 +23,18 @@ extension Center {
     /// - Returns: the head and the body to read; see `ResponseStream`.
     /// - Throws: `HTTPError`, after the `onError` hook mapped it. Cancelling the calling task while it waits for the
     ///   head cancels the request.
-    nonisolated(nonsending)
-    public func stream(_ configure: (inout Request) -> Void) async throws(HTTPError) -> ResponseStream {
+    nonisolated(nonsending) public func stream(_ configure: (inout Request) -> Void) async throws(HTTPError)
+        -> ResponseStream
+    {
         let (request, configuration) = configured(configure)
         return try await openStream(request, configuration)
     }
 
     /// Starts a numbered request as a stream and waits for its head (`stream(_:)`, and each connection of an
     /// `EventSource`).
-    nonisolated(nonsending)
-    func openStream(_ request: Request, _ configuration: Configuration) async throws(HTTPError) -> ResponseStream {
+    nonisolated(nonsending) func openStream(_ request: Request, _ configuration: Configuration) async throws(HTTPError)
+        -> ResponseStream
+    {
         let id = request.id!
         let codes = request.acceptableStatusCodes ?? configuration.acceptableStatusCodes
         let channel = StreamChannel(limit: request.streamBufferSize) { codes.contains($0) }

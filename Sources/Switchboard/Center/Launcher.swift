@@ -91,8 +91,7 @@ struct Launcher: Sendable {
 
     /// Starts the work and waits for it, for an `async` caller: cancelling the caller's task cancels the work by
     /// identifier, as `Center.cancel(_:)` would.
-    nonisolated(nonsending)
-    func run<T: Sendable>(
+    nonisolated(nonsending) func run<T: Sendable>(
         _ work: AnyRequest, registration: Registration = .new, _ body: @escaping @Sendable () async -> T
     ) async -> T {
         let task = start(work, registration: registration, body)

@@ -100,8 +100,7 @@ extension Center {
     ///
     /// - Throws: `HTTPError`; a body that does not decode as `E.Response` gives `.decoding`.
     @discardableResult
-    nonisolated(nonsending)
-    public func send<E: Endpoint>(_ endpoint: E) async throws(HTTPError) -> E.Response {
+    nonisolated(nonsending) public func send<E: Endpoint>(_ endpoint: E) async throws(HTTPError) -> E.Response {
         let request = endpoint.request
         return try await send { $0 = request }.decode(E.Response.self, using: endpoint.decoder)
     }
@@ -147,7 +146,9 @@ extension Center {
     ) -> RequestID {
         let request = endpoint.request
         let decoder = endpoint.decoder
-        return send { $0 = request } onSuccess: { response in
+        return send {
+            $0 = request
+        } onSuccess: { response in
             let value = try response.decode(E.Response.self, using: decoder)
             onSuccess?(value)
             onFinished?(.success(value))

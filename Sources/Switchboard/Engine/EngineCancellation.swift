@@ -90,7 +90,11 @@ extension EngineRequest {
     ) async rethrows -> T {
         let once = Locked(false)
         let fire: @Sendable () -> Void = {
-            if once.withLock({ fired in defer { fired = true }; return !fired }) { onCancel() }
+            if once.withLock({ fired in
+                defer { fired = true }; return !fired
+            }) {
+                onCancel()
+            }
         }
         let key = cancellation?.add(fire)
         defer { cancellation?.remove(key) }

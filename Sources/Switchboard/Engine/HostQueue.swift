@@ -23,7 +23,11 @@ final class HostQueue: Sendable {
         }
 
         func leave() {
-            guard let queue, left.withLock({ left in defer { left = true }; return !left }) else { return }
+            guard let queue,
+                left.withLock({ left in
+                    defer { left = true }; return !left
+                })
+            else { return }
             queue.release(key)
         }
     }
@@ -121,10 +125,14 @@ final class HostQueue: Sendable {
                 if let deadline {
                     let seconds = max(0, (deadline - ContinuousClock.now).seconds)
                     DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { [weak self] in
-                        self?.abandon(id, key: key, with: URLError(.timedOut, userInfo: [
-                            NSLocalizedDescriptionKey: "the exchange did not start within its total timeout: "
-                                + "it waited for one of the \(limit) connections to its host",
-                        ]))
+                        self?.abandon(
+                            id, key: key,
+                            with: URLError(
+                                .timedOut,
+                                userInfo: [
+                                    NSLocalizedDescriptionKey: "the exchange did not start within its total timeout: "
+                                        + "it waited for one of the \(limit) connections to its host"
+                                ]))
                     }
                 }
             }

@@ -19,8 +19,8 @@ enum Redirects {
     static func next(after response: EngineResponse, for request: EngineRequest) -> EngineRequest? {
         let from = response.url ?? request.url
         guard [301, 302, 303, 307, 308].contains(response.status),
-              let target = target(of: response.value(forHTTPHeaderField: "Location"), from: from),
-              isFollowable(target)
+            let target = target(of: response.value(forHTTPHeaderField: "Location"), from: from),
+            isFollowable(target)
         else { return nil }
         var next = request
         next.url = target
@@ -73,11 +73,12 @@ enum Redirects {
     /// The error for a redirect from `https` to plain `http`, unless the request allows it.
     static func refusal(from: URL?, to target: URL?, for request: EngineRequest) -> HTTPError? {
         guard !request.allowsInsecureRedirects, from?.scheme?.lowercased() == "https",
-              target?.scheme?.lowercased() == "http"
+            target?.scheme?.lowercased() == "http"
         else { return nil }
         return HTTPError(
             .insecureRedirect,
-            "refused a redirect from https to plain http (\(target?.host ?? "")); set allowsInsecureRedirects to allow it")
+            "refused a redirect from https to plain http (\(target?.host ?? "")); set allowsInsecureRedirects to allow it"
+        )
     }
 
     static func sameOrigin(_ lhs: URL?, _ rhs: URL?) -> Bool {

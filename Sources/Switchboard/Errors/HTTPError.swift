@@ -164,7 +164,7 @@ extension HTTPError {
         case .cancelled, .userCancelledAuthentication: .cancelled
         case .timedOut: .timedOut
         case .cannotConnectToHost, .cannotFindHost, .dnsLookupFailed, .notConnectedToInternet,
-             .internationalRoamingOff, .dataNotAllowed, .secureConnectionFailed:
+            .internationalRoamingOff, .dataNotAllowed, .secureConnectionFailed:
             .cannotConnect
         case .badURL, .unsupportedURL: .invalidURL
         default: .transport

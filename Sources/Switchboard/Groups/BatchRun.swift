@@ -22,8 +22,10 @@ final class BatchRun: Sendable {
         self.runner = runner
         self.batch = batch
         self.relay = relay
-        state = Locked(State(machine: BatchState(
-            count: batch.members.count, previous: previous, failFast: batch.policy == .failFast)))
+        state = Locked(
+            State(
+                machine: BatchState(
+                    count: batch.members.count, previous: previous, failFast: batch.policy == .failFast)))
     }
 
     /// Runs every member that has no success yet; returns one result per member, in member order.

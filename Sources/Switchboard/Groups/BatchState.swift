@@ -85,9 +85,11 @@ struct BatchState {
     /// One outcome per member, in member order: members that never ran are `.notSent`, with the reason.
     func outcomes(_ members: [Request]) -> [Result<Response, HTTPError>] {
         results.enumerated().map { index, result in
-            result ?? .failure(HTTPError(
-                .notSent, "member \(index + 1) of \(results.count) was not sent: \(stopReason ?? "stopped")",
-                request: members[index]))
+            result
+                ?? .failure(
+                    HTTPError(
+                        .notSent, "member \(index + 1) of \(results.count) was not sent: \(stopReason ?? "stopped")",
+                        request: members[index]))
         }
     }
 

@@ -38,8 +38,9 @@ struct ChainState {
 
     /// The step's builder threw: the step was not sent, and the chain ends.
     mutating func declined(_ step: Int, because error: any Error) {
-        results[step] = .failure(HTTPError(
-            .notSent, "step \(step + 1) of \(results.count) declined to send: \(error)", underlying: error))
+        results[step] = .failure(
+            HTTPError(
+                .notSent, "step \(step + 1) of \(results.count) declined to send: \(error)", underlying: error))
         stop(because: "step \(step + 1) declined")
     }
 
@@ -57,8 +58,10 @@ struct ChainState {
     /// One outcome per step, in order: the steps that did not run are `.notSent`, naming why.
     var outcomes: [Result<Response, HTTPError>] {
         results.enumerated().map { step, result in
-            result ?? .failure(HTTPError(
-                .notSent, "step \(step + 1) of \(results.count) was not sent: \(stopReason ?? "stopped")"))
+            result
+                ?? .failure(
+                    HTTPError(
+                        .notSent, "step \(step + 1) of \(results.count) was not sent: \(stopReason ?? "stopped")"))
         }
     }
 }

@@ -43,7 +43,7 @@ struct ConsoleLog: Sendable {
         var lines = [
             "\(response.request.id.map { "\($0) " } ?? "")\(response.status) \(response.request.method) "
                 + (response.url?.absoluteString ?? response.request.url ?? "")
-                + " (\(ConsoleLog.milliseconds(response.duration)) ms, \(response.data.count) bytes)",
+                + " (\(ConsoleLog.milliseconds(response.duration)) ms, \(response.data.count) bytes)"
         ]
         lines += section("headers", redaction.headers(response.headers).map { "\($0.name): \($0.value)" })
         lines += section("body", [redaction.body(response.data, limit: ConsoleLog.bodyLimit)])
@@ -63,7 +63,10 @@ struct ConsoleLog: Sendable {
 
     func retry(_ error: HTTPError, attempt: Int, of attempts: Int, after delay: Duration) {
         let wait = String(format: "%.2f s", delay.seconds)
-        output(ConsoleLog.banner("Switchboard Retry", [error.description, "attempt \(attempt) of \(attempts) failed; retrying in \(wait)"]))
+        output(
+            ConsoleLog.banner(
+                "Switchboard Retry",
+                [error.description, "attempt \(attempt) of \(attempts) failed; retrying in \(wait)"]))
     }
 
     private func section(_ title: String, _ lines: [String]) -> [String] {

@@ -120,11 +120,19 @@ struct Redaction: Sendable {
     /// Any text with secret-named values and URL passwords hidden.
     func text(_ text: String) -> String {
         var result = text
-        result = replace(Redaction.userInfoPattern, in: result) { _ in true } value: { _ in Redaction.placeholder }
-        result = replace(Redaction.pairPattern, in: result) { isSecret(Redaction.decoded($0)) } value: { _ in
+        result = replace(Redaction.userInfoPattern, in: result) { _ in
+            true
+        } value: { _ in
             Redaction.placeholder
         }
-        result = replace(Redaction.memberPattern, in: result) { isSecret($0) } value: { value in
+        result = replace(Redaction.pairPattern, in: result) {
+            isSecret(Redaction.decoded($0))
+        } value: { _ in
+            Redaction.placeholder
+        }
+        result = replace(Redaction.memberPattern, in: result) {
+            isSecret($0)
+        } value: { value in
             value.hasPrefix("\"") ? "\"\(Redaction.placeholder)\"" : Redaction.placeholder
         }
         return result
@@ -148,7 +156,7 @@ struct Redaction: Sendable {
             let range = match.range(at: 2)
             let old = source.substring(with: range)
             guard secret(name), old != "\"\(Redaction.placeholder)\"",
-                  !Redaction.placeholderStarts(at: range.location, in: source)
+                !Redaction.placeholderStarts(at: range.location, in: source)
             else { continue }
             result.replaceCharacters(in: range, with: value(old))
         }

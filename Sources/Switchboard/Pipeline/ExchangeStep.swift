@@ -41,16 +41,19 @@ extension Center {
         if let events { exchange.engineRequest.onEvent = events.engineHandler(request) }
         let engineRequest = exchange.engineRequest
         if engineRequest.maxReceiveBytesPerSecond != nil || engineRequest.maxSendBytesPerSecond != nil,
-           !configuration.engine.honoursRateLimits {
+            !configuration.engine.honoursRateLimits
+        {
             exchange.download?.interrupted()
             throw HTTPError(
-                .unsupported, "\(type(of: configuration.engine)) does not limit transfer speed "
+                .unsupported,
+                "\(type(of: configuration.engine)) does not limit transfer speed "
                     + "(honoursRateLimits is false): the request has maxBytesPerSecond or maxUploadBytesPerSecond",
                 request: request)
         }
         if engineRequest.receiver != nil, !configuration.engine.streamsResponses {
             throw HTTPError(
-                .unsupported, "\(type(of: configuration.engine)) does not stream response bodies "
+                .unsupported,
+                "\(type(of: configuration.engine)) does not stream response bodies "
                     + "(streamsResponses is false)", request: request)
         }
         log?.request(request, engineRequest)
@@ -63,8 +66,11 @@ extension Center {
         if !plugins.isEmpty { await plugins.willSend(engineRequest, for: request) }
         events?.post(RequestEvent(id: request.id!, kind: .sent, request: request))
         do {
-            let shared = request.deduplicate ?? (configuration.deduplicatesGETs && (request.method == .get
-                || request.method == .head))
+            let shared =
+                request.deduplicate
+                ?? (configuration.deduplicatesGETs
+                    && (request.method == .get
+                        || request.method == .head))
             if shared, request.kind == .data, engineRequest.receiver == nil, let key = InFlight.Key(engineRequest) {
                 engineResponse = try await inFlight.perform(
                     engineRequest, key: key, engine: configuration.engine, progress: progress ?? { _ in })

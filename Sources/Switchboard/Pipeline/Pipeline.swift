@@ -35,7 +35,9 @@ extension Center {
     ) async -> Result<Response, HTTPError> {
         let id = request.id!
         let isCancelled = { @Sendable in Task.isCancelled || cancellation?.isCancelled == true }
-        let log = configuration.consoleLog ? ConsoleLog(configuration.consoleLogHandler, secretNames: configuration.consoleLogSecretNames) : nil
+        let log =
+            configuration.consoleLog
+            ? ConsoleLog(configuration.consoleLogHandler, secretNames: configuration.consoleLogSecretNames) : nil
         let policy = request.retryPolicy(in: configuration)
         var current = request
         var result: Result<Response, HTTPError>
@@ -63,13 +65,15 @@ extension Center {
                 // A stream whose body has begun is never sent again: its consumer may have read some of it.
                 if stream?.hasOpened == true { break }
                 if let authenticator, let generation, !replayedAfterRefresh, !isCancelled(),
-                   authenticator.refused(error) {
+                    authenticator.refused(error)
+                {
                     // The credential was refused: one refresh for everyone who found it stale, then send again once.
                     replayedAfterRefresh = true
                     do {
                         try await authenticator.refresh(after: generation, center: self)
-                        events?.post(RequestEvent(
-                            id: id, kind: .retried(attempt: attempt, error: error, delay: .zero), request: current))
+                        events?.post(
+                            RequestEvent(
+                                id: id, kind: .retried(attempt: attempt, error: error, delay: .zero), request: current))
                         continue
                     } catch {
                         result = .failure(error.with(request: current))
@@ -83,7 +87,9 @@ extension Center {
                 }
                 guard let delay else { break }
                 log?.retry(error, attempt: attempt, of: policy.maxAttempts, after: delay)
-                events?.post(RequestEvent(id: id, kind: .retried(attempt: attempt, error: error, delay: delay), request: current))
+                events?.post(
+                    RequestEvent(id: id, kind: .retried(attempt: attempt, error: error, delay: delay), request: current)
+                )
                 do {
                     try await Center.sleep(for: delay, on: configuration.clock, cancellation: cancellation)
                 } catch {
@@ -132,7 +138,9 @@ extension Center {
                 return try await postProcess(stubbed, request, configuration, log: log)
             }
             if let stream { exchange.engineRequest.receiver = BodyReceiver(stream) }
-            let cache = stream != nil ? nil
+            let cache =
+                stream != nil
+                ? nil
                 : CacheStep(request: request, engineRequest: exchange.engineRequest, configuration: configuration)
             if let cached = try cache?.beforeNetwork() {
                 guard request.cachePolicy == .cacheThenNetwork else {

@@ -49,7 +49,8 @@ extension Center {
                 // No URL of their own: a new node (or general-server choice) picks its server again, and
                 // a new `api` or server is composed again, as if the request had been written that way.
                 if request.server == before.server,
-                   request.node != before.node || request.useGeneralServer != before.useGeneralServer {
+                    request.node != before.node || request.useGeneralServer != before.useGeneralServer
+                {
                     var resolved = request
                     resolved.server = own.server
                     request.server = resolved.server(in: configuration)

@@ -11,8 +11,9 @@ extension Center {
         var response = response
         guard response.fileURL != nil || acceptable(response, for: request) else {
             let reason = HTTPURLResponse.localizedString(forStatusCode: response.status)
-            throw HTTPError(.unacceptableStatus, "the server answered \(response.status) \(reason)",
-                            request: request, response: response)
+            throw HTTPError(
+                .unacceptableStatus, "the server answered \(response.status) \(reason)",
+                request: request, response: response)
         }
         if request.kind != .download {
             response.value = try ResponseDecoding.decode(response)
@@ -21,16 +22,18 @@ extension Center {
             do {
                 response = try await onResponse(request, response)
             } catch {
-                throw Center.hookError(error, default: .business, "the onResponse hook rejected the response",
-                                       request, response: response)
+                throw Center.hookError(
+                    error, default: .business, "the onResponse hook rejected the response",
+                    request, response: response)
             }
         }
         if let validate = request.validate {
             do {
                 response = try validate(response)
             } catch {
-                throw Center.hookError(error, default: .business, "the response did not pass validation",
-                                       request, response: response)
+                throw Center.hookError(
+                    error, default: .business, "the response did not pass validation",
+                    request, response: response)
             }
         }
         log?.response(response)
@@ -54,4 +57,3 @@ extension Center {
         return HTTPError(code, "\(message): \(error)", request: request, response: response, underlying: error)
     }
 }
-

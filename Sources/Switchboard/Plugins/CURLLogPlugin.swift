@@ -27,7 +27,8 @@ public struct CURLLogPlugin: Plugin {
     ///   - secretNames: words that make a name secret, beside the built-in ones.
     ///   - handler: where the lines go; standard output by default.
     public init(
-        secretNames: Set<String> = [], bodyLimit: Int = 4096, handler: @escaping @Sendable (String) -> Void = { print($0) }
+        secretNames: Set<String> = [], bodyLimit: Int = 4096,
+        handler: @escaping @Sendable (String) -> Void = { print($0) }
     ) {
         redaction = Redaction(adding: secretNames)
         self.bodyLimit = bodyLimit
@@ -56,7 +57,9 @@ public struct CURLLogPlugin: Plugin {
         case .file(let url):
             parts += ["--data-binary", Self.quoted("@" + url.path)]
         case .stream(let stream):
-            parts += ["--data-binary", Self.quoted("<a stream of \(stream.length.map(String.init) ?? "unknown") bytes>")]
+            parts += [
+                "--data-binary", Self.quoted("<a stream of \(stream.length.map(String.init) ?? "unknown") bytes>"),
+            ]
         }
         return redaction.text(parts.joined(separator: " "))
     }

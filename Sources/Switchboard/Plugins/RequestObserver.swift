@@ -113,10 +113,11 @@ final class EventRelay: Sendable {
     /// What an engine reports for this request, as events of it.
     func engineHandler(_ request: Request) -> @Sendable (EngineEvent) -> Void {
         { [self] event in
-            let kind: RequestEvent.Kind = switch event {
-            case .responseHead(let status, let headers): .responseHead(status: status, headers: headers)
-            case .redirected(let status, let from, let to): .redirected(status: status, from: from, to: to)
-            }
+            let kind: RequestEvent.Kind =
+                switch event {
+                case .responseHead(let status, let headers): .responseHead(status: status, headers: headers)
+                case .redirected(let status, let from, let to): .redirected(status: status, from: from, to: to)
+                }
             post(RequestEvent(id: request.id!, kind: kind, request: request))
         }
     }

@@ -90,8 +90,9 @@ public struct SigningPlugin: Plugin {
             while true {
                 let count = input.read(&buffer, maxLength: buffer.count)
                 if count < 0 {
-                    throw HTTPError(.encoding, "the body stream could not be read to sign it",
-                                    underlying: input.streamError)
+                    throw HTTPError(
+                        .encoding, "the body stream could not be read to sign it",
+                        underlying: input.streamError)
                 }
                 if count == 0 { break }
                 buffer.withUnsafeBytes { hasher.update(UnsafeRawBufferPointer(rebasing: $0.prefix(count))) }

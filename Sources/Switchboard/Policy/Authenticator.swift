@@ -101,7 +101,9 @@ public final class Authenticator: Sendable {
             }
             // The user's `needsRefresh` runs outside the lock; the generation read with the credential keeps the
             // decision tied to that credential.
-            if case .use(let credential, let generation) = next, needsRefresh(credential) { next = .refresh(generation) }
+            if case .use(let credential, let generation) = next, needsRefresh(credential) {
+                next = .refresh(generation)
+            }
             switch next {
             case .wait(let task):
                 _ = try? await task.value

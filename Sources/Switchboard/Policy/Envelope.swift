@@ -41,7 +41,8 @@ extension Response {
         // `decode` reads the payload's own bytes, as the server sent them (numbers, escapes and all); a payload
         // that is missing is `null`. A body that is not UTF-8 JSON text was read through Foundation: write it anew.
         if let range = JSONParser.range(ofPath: dataPath, in: data) {
-            unwrapped.data = data.subdata(in: (data.startIndex + range.lowerBound)..<(data.startIndex + range.upperBound))
+            unwrapped.data = data.subdata(
+                in: (data.startIndex + range.lowerBound)..<(data.startIndex + range.upperBound))
         } else {
             unwrapped.data = Data(payload.description.utf8)
         }

@@ -82,9 +82,10 @@ final class InFlight: Sendable {
                 let task = Task { [request, self] in
                     let result: Result<EngineResponse, any Error>
                     do {
-                        result = .success(try await engine.perform(request) { [self] report in
-                            fanOut(report, key: key, exchange: exchangeID)
-                        })
+                        result = .success(
+                            try await engine.perform(request) { [self] report in
+                                fanOut(report, key: key, exchange: exchangeID)
+                            })
                     } catch {
                         result = .failure(error)
                     }

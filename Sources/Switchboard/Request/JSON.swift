@@ -116,7 +116,8 @@ public enum JSON: Sendable, Hashable, Codable, CustomStringConvertible {
     /// the first two (JSON text starts with an ASCII character).
     private static func isUTF8(_ data: Data) -> Bool {
         guard data.count >= 2 else { return true }
-        let first = data[data.startIndex], second = data[data.startIndex + 1]
+        let first = data[data.startIndex]
+        let second = data[data.startIndex + 1]
         if (first == 0xFE && second == 0xFF) || (first == 0xFF && second == 0xFE) { return false }
         return first != 0 && second != 0
     }
@@ -256,7 +257,8 @@ public enum JSON: Sendable, Hashable, Codable, CustomStringConvertible {
 // MARK: - Literals
 
 extension JSON: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, ExpressibleByIntegerLiteral,
-    ExpressibleByFloatLiteral, ExpressibleByStringLiteral, ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral {
+    ExpressibleByFloatLiteral, ExpressibleByStringLiteral, ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral
+{
     /// `null`.
     public init(nilLiteral: ()) { self = .null }
     /// A Boolean.

@@ -13,7 +13,8 @@ extension JSON {
     /// Two numbers are equal when their values are: `1`, `1.0` and `1e0` are equal; `9007199254740993` and
     /// `9007199254740992` are not, although they are the same `Double`.
     public struct Number: Sendable, Hashable, CustomStringConvertible, ExpressibleByIntegerLiteral,
-        ExpressibleByFloatLiteral {
+        ExpressibleByFloatLiteral
+    {
         enum Storage: Sendable {
             case int(Int64)
             case uint(UInt64)
@@ -104,7 +105,7 @@ extension JSON {
             case .text(let text):
                 // `Decimal(string:)` rounds a longer mantissa without saying so.
                 guard Self.significantDigits(text) <= 38,
-                      let value = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")), !value.isNaN
+                    let value = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")), !value.isNaN
                 else { return nil }
                 return value
             }
@@ -115,7 +116,7 @@ extension JSON {
             let mantissa = text.utf8.prefix { $0 != UInt8(ascii: "e") && $0 != UInt8(ascii: "E") }
             let digits = mantissa.filter { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
             guard let first = digits.firstIndex(where: { $0 != UInt8(ascii: "0") }),
-                  let last = digits.lastIndex(where: { $0 != UInt8(ascii: "0") })
+                let last = digits.lastIndex(where: { $0 != UInt8(ascii: "0") })
             else { return 0 }
             return last - first + 1
         }
@@ -135,7 +136,7 @@ extension JSON {
             switch (lhs.storage, rhs.storage) {
             case (.int(let a), .int(let b)): return a == b
             case (.uint(let a), .uint(let b)): return a == b
-            case (.int, .uint), (.uint, .int): return false   // `.int` holds every value that fits Int64
+            case (.int, .uint), (.uint, .int): return false  // `.int` holds every value that fits Int64
             default:
                 return lhs.exactValue == rhs.exactValue
             }
@@ -176,12 +177,13 @@ extension JSON {
 
         public func hash(into hasher: inout Hasher) {
             let value = double
-            hasher.combine(value == 0 ? 0 : value)   // -0.0 and 0 hash alike, as they compare equal
+            hasher.combine(value == 0 ? 0 : value)  // -0.0 and 0 hash alike, as they compare equal
         }
 
         /// The integer a decimal holds, if it has no fraction.
         private static func integer(_ value: Decimal) -> Decimal? {
-            var value = value, rounded = Decimal()
+            var value = value
+            var rounded = Decimal()
             NSDecimalRound(&rounded, &value, 0, .plain)
             return rounded == value ? rounded : nil
         }

@@ -403,8 +403,9 @@ extension Request {
         public static func stream(
             length: Int64? = nil, contentType: String? = nil, open: @escaping @Sendable () throws -> InputStream
         ) -> Body {
-            Body(contentType: contentType ?? "application/octet-stream", make: { Data() },
-                 stream: EngineRequest.BodyStream(length: length, open: open))
+            Body(
+                contentType: contentType ?? "application/octet-stream", make: { Data() },
+                stream: EngineRequest.BodyStream(length: length, open: open))
         }
 
         /// Raw bytes, sent as they are; `application/octet-stream` unless a content type is given.
@@ -469,11 +470,13 @@ extension Request {
             merged.headers = headers
         }
         if useGeneralParameters && !configuration.parameters.isEmpty {
-            merged.parameters = parameters.isEmpty
+            merged.parameters =
+                parameters.isEmpty
                 ? configuration.parameters : configuration.parameters.merging(parameters) { _, own in own }
         }
         if !configuration.userInfo.isEmpty {
-            merged.userInfo = userInfo.isEmpty
+            merged.userInfo =
+                userInfo.isEmpty
                 ? configuration.userInfo : configuration.userInfo.merging(userInfo) { _, own in own }
         }
         merged.server = server(in: configuration)

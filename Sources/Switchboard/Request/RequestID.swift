@@ -23,6 +23,9 @@ public struct RequestID: Hashable, Sendable, Comparable, CustomStringConvertible
 
     /// The next identifier of the process.
     static func next() -> RequestID {
-        RequestID(rawValue: counter.withLock { $0 += 1; return $0 })
+        RequestID(
+            rawValue: counter.withLock {
+                $0 += 1; return $0
+            })
     }
 }

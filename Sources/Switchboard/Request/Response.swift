@@ -107,7 +107,8 @@ public struct Response: Sendable {
     /// - Throws: `HTTPError` with code `.decoding`, naming the type and what did not match, or the status when the
     ///   body is empty.
     public func decode<T: Decodable>(_ type: T.Type = T.self, using decoder: JSONDecoder = JSONDecoder())
-        throws(HTTPError) -> T {
+        throws(HTTPError) -> T
+    {
         if let empty = EmptyBody() as? T { return empty }
         if data.isEmpty {
             throw HTTPError(
@@ -122,8 +123,9 @@ public struct Response: Sendable {
             }
             return try decoder.decode(T.self, from: data)
         } catch {
-            throw HTTPError(.decoding, "the body cannot be decoded as \(T.self): \(Response.explain(error))",
-                            request: request, response: self, underlying: error)
+            throw HTTPError(
+                .decoding, "the body cannot be decoded as \(T.self): \(Response.explain(error))",
+                request: request, response: self, underlying: error)
         }
     }
 

@@ -32,7 +32,7 @@ struct JSONParser {
         var text = text
         return text.withUTF8 { buffer in
             guard let first = buffer.first,
-                  first == UInt8(ascii: "-") || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(first)
+                first == UInt8(ascii: "-") || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(first)
             else { return false }
             var parser = JSONParser(bytes: UnsafeRawBufferPointer(buffer))
             return (try? parser.parseNumber()) != nil && parser.index == buffer.count
@@ -322,7 +322,9 @@ struct JSONParser {
         }
         if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
             index += 1
-            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
+            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") {
+                index += 1
+            }
             guard index < bytes.count, isDigit(bytes[index]) else { throw fail("invalid number") }
             skipDigits()
         }

@@ -49,8 +49,11 @@ struct Multipart {
     private func pieces() -> [MultipartStream.Piece] {
         var pieces: [MultipartStream.Piece] = []
         for field in fields {
-            pieces.append(.data(Data(
-                "--\(boundary)\r\nContent-Disposition: form-data; name=\"\(Multipart.quote(field.name))\"\r\n\r\n\(field.value)\r\n".utf8)))
+            pieces.append(
+                .data(
+                    Data(
+                        "--\(boundary)\r\nContent-Disposition: form-data; name=\"\(Multipart.quote(field.name))\"\r\n\r\n\(field.value)\r\n"
+                            .utf8)))
         }
         for part in parts {
             var fileName = part.fileName
@@ -86,7 +89,8 @@ struct Multipart {
     private static let mimeTypes: [String: String] = [
         "txt": "text/plain", "html": "text/html", "htm": "text/html", "css": "text/css", "csv": "text/csv",
         "js": "text/javascript", "json": "application/json", "xml": "application/xml", "pdf": "application/pdf",
-        "zip": "application/zip", "gz": "application/gzip", "tar": "application/x-tar", "7z": "application/x-7z-compressed",
+        "zip": "application/zip", "gz": "application/gzip", "tar": "application/x-tar",
+        "7z": "application/x-7z-compressed",
         "png": "image/png", "jpg": "image/jpeg", "jpeg": "image/jpeg", "gif": "image/gif", "webp": "image/webp",
         "heic": "image/heic", "heif": "image/heif", "svg": "image/svg+xml", "bmp": "image/bmp", "tif": "image/tiff",
         "tiff": "image/tiff", "ico": "image/vnd.microsoft.icon", "mp3": "audio/mpeg", "m4a": "audio/mp4",

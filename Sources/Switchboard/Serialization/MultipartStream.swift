@@ -65,7 +65,8 @@ final class MultipartStream: InputStream {
                         continue
                     }
                     chunk.withUnsafeBytes { bytes in
-                        (buffer + written).update(from: bytes.bindMemory(to: UInt8.self).baseAddress!, count: chunk.count)
+                        (buffer + written).update(
+                            from: bytes.bindMemory(to: UInt8.self).baseAddress!, count: chunk.count)
                     }
                     written += chunk.count
                 } catch {

@@ -31,7 +31,9 @@ indirect enum ParameterValue: Sendable, Equatable {
     /// Checks a parameter dictionary, sorting keys so that every encoding is deterministic.
     ///
     /// - Throws: `.encoding`, naming the key path of the first value that is not JSON-compatible.
-    static func object(from parameters: [String: any Sendable]) throws(HTTPError) -> [(key: String, value: ParameterValue)] {
+    static func object(from parameters: [String: any Sendable]) throws(HTTPError) -> [(
+        key: String, value: ParameterValue
+    )] {
         var members: [(key: String, value: ParameterValue)] = []
         members.reserveCapacity(parameters.count)
         for key in parameters.keys.sorted() {
@@ -178,7 +180,8 @@ extension ParameterValue {
             case "\r": out += "\\r"
             case "\t": out += "\\t"
             case _ where scalar.value < 0x20:
-                out += "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count)
+                out +=
+                    "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count)
                     + String(scalar.value, radix: 16)
             default: out.unicodeScalars.append(scalar)
             }

@@ -35,7 +35,8 @@ enum RequestEncoding {
         let isMultipart = request.kind == .upload && !request.form.isEmpty
         let streamsBody = request.body?.file != nil || request.body?.stream != nil
         // The URL is parsed once, with its query when the parameters travel there.
-        let url = !parameters.isEmpty && !isMultipart && (streamsBody || request.method.encodesParametersInQuery)
+        let url =
+            !parameters.isEmpty && !isMultipart && (streamsBody || request.method.encodesParametersInQuery)
             ? try appendingQuery(parameters, to: text, request: request)
             : try URLComposition.validate(text, for: request)
         guard request.method.isValidToken else {
@@ -74,7 +75,8 @@ enum RequestEncoding {
             do {
                 body = .data(try explicit.make())
             } catch {
-                throw HTTPError(.encoding, "the body could not be encoded: \(error)", request: request, underlying: error)
+                throw HTTPError(
+                    .encoding, "the body could not be encoded: \(error)", request: request, underlying: error)
             }
             contentType = explicit.contentType
         } else if !request.method.encodesParametersInQuery && !parameters.isEmpty {
@@ -118,11 +120,14 @@ enum RequestEncoding {
         var engineRequest = EngineRequest(
             method: request.method, url: url, headers: headers, body: body, totalTimeout: request.totalTimeout)
         if let timeout = request.timeout { engineRequest.timeout = max(.milliseconds(1), timeout) }
-        for (name, limit) in [("maxBytesPerSecond", request.maxBytesPerSecond),
-                              ("maxUploadBytesPerSecond", request.maxUploadBytesPerSecond)] {
+        for (name, limit) in [
+            ("maxBytesPerSecond", request.maxBytesPerSecond),
+            ("maxUploadBytesPerSecond", request.maxUploadBytesPerSecond),
+        ] {
             if let limit, limit < 1 {
-                throw HTTPError(.encoding, "\(name) is \(limit); a limit must be at least 1 byte a second",
-                                request: request)
+                throw HTTPError(
+                    .encoding, "\(name) is \(limit); a limit must be at least 1 byte a second",
+                    request: request)
             }
         }
         engineRequest.maxReceiveBytesPerSecond = request.maxBytesPerSecond
@@ -144,7 +149,9 @@ enum RequestEncoding {
             fragment = text[hash...]
         }
         let last = head.utf8.last
-        let separator = !head.utf8.contains(UInt8(ascii: "?")) ? "?"
+        let separator =
+            !head.utf8.contains(UInt8(ascii: "?"))
+            ? "?"
             : last == UInt8(ascii: "?") || last == UInt8(ascii: "&") ? "" : "&"
         var combined = String(head)
         combined.reserveCapacity(text.utf8.count + query.utf8.count + 1)
@@ -164,7 +171,7 @@ enum RequestEncoding {
     static func checkUploadFile(_ file: URL, for request: Request) throws(HTTPError) {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: file.path, isDirectory: &isDirectory), !isDirectory.boolValue,
-              FileManager.default.isReadableFile(atPath: file.path)
+            FileManager.default.isReadableFile(atPath: file.path)
         else { throw unreadableUploadFile(file, for: request) }
     }
 
@@ -176,8 +183,9 @@ enum RequestEncoding {
         do {
             return try PropertyListSerialization.data(fromPropertyList: object, format: .xml, options: 0)
         } catch {
-            throw HTTPError(.encoding, "the parameters are not a valid property list", request: request,
-                            underlying: error)
+            throw HTTPError(
+                .encoding, "the parameters are not a valid property list", request: request,
+                underlying: error)
         }
     }
 
@@ -268,8 +276,8 @@ enum FormEncoding {
     private static func isAllowed(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-             UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
-             UInt8(ascii: "~"), UInt8(ascii: "/"), UInt8(ascii: "?"):
+            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
+            UInt8(ascii: "~"), UInt8(ascii: "/"), UInt8(ascii: "?"):
             true
         default:
             false

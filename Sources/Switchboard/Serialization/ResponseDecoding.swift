@@ -48,7 +48,7 @@ enum ResponseDecoding {
     /// The string encoding named by a `Content-Type` charset; UTF-8 when none is named or it is unknown.
     static func encoding(of contentType: String?) -> String.Encoding {
         guard let contentType,
-              let charset = contentType.lowercased().split(separator: ";").lazy
+            let charset = contentType.lowercased().split(separator: ";").lazy
                 .map({ $0.trimmingCharacters(in: .whitespaces) })
                 .first(where: { $0.hasPrefix("charset=") })?
                 .dropFirst("charset=".count)

@@ -65,7 +65,8 @@ extension Center {
         onFinished: (@Sendable (HTTPError?) -> Void)? = nil
     ) -> RequestID {
         let source = events(configure, maxReconnections: maxReconnections)
-        let (queue, _) = delivery(source.session.request.scope.callbackQueue, configuration, onProgress: nil, ordered: true)
+        let (queue, _) = delivery(
+            source.session.request.scope.callbackQueue, configuration, onProgress: nil, ordered: true)
         Task.detached(priority: Task.currentPriority) {
             do {
                 for try await update in source {
@@ -253,8 +254,9 @@ public struct EventSource: AsyncSequence, Sendable {
                 delay = Swift.max(.zero, retryAfter)
             }
             connectAfter = delay
-            return .reconnecting(Reconnection(
-                attempt: reconnections, delay: delay, lastEventID: lastEventID, error: error))
+            return .reconnecting(
+                Reconnection(
+                    attempt: reconnections, delay: delay, lastEventID: lastEventID, error: error))
         }
 
         /// Ends the iteration.

@@ -44,15 +44,18 @@ struct DownloadPlan: Sendable {
         switch destination {
         case .file(let file):
             if files.fileExists(atPath: file.path, isDirectory: &isDirectory), isDirectory.boolValue {
-                throw HTTPError(.fileSystem, "the destination \(file.path) is a directory; use .directory(_:) to "
-                    + "save into it", request: request)
+                throw HTTPError(
+                    .fileSystem,
+                    "the destination \(file.path) is a directory; use .directory(_:) to "
+                        + "save into it", request: request)
             }
             try DownloadPlan.checkWritableDirectory(file.deletingLastPathComponent(), request)
             base = file
         case .directory(let directory):
             try DownloadPlan.checkWritableDirectory(directory, request)
             // The name is known only from the response; a URL-keyed name lets a new process find the partial file.
-            base = directory.appendingPathComponent(".switchboard-" + String(SHA256Hasher.hex(Data(url.absoluteString.utf8)).prefix(24)))
+            base = directory.appendingPathComponent(
+                ".switchboard-" + String(SHA256Hasher.hex(Data(url.absoluteString.utf8)).prefix(24)))
         }
         if request.resumable {
             partial = URL(fileURLWithPath: base.path + DownloadPlan.partialSuffix)
@@ -120,15 +123,17 @@ struct DownloadPlan: Sendable {
         let total = DownloadPlan.total(of: response) ?? (response.status == 416 ? offset : nil)
         if let total, total != length {
             if length > total || !request.resumable { discard() }
-            throw HTTPError(.fileSystem, "the download has \(length) of \(total) bytes", request: request,
-                            response: response)
+            throw HTTPError(
+                .fileSystem, "the download has \(length) of \(total) bytes", request: request,
+                response: response)
         }
         if case .sha256(let expected) = request.checksum {
             let actual = try DownloadPlan.sha256(of: partial, request: request)
             guard actual == expected.lowercased() else {
                 discard()
-                throw HTTPError(.fileSystem, "the download's SHA-256 is \(actual), not \(expected.lowercased())",
-                                request: request, response: response)
+                throw HTTPError(
+                    .fileSystem, "the download's SHA-256 is \(actual), not \(expected.lowercased())",
+                    request: request, response: response)
             }
         }
         let final = try finalURL(for: response)
@@ -164,7 +169,8 @@ struct DownloadPlan: Sendable {
         case .file(let file):
             return file
         case .directory(let directory):
-            let name = DownloadPlan.fileName(contentDisposition: response.headers["Content-Disposition"])
+            let name =
+                DownloadPlan.fileName(contentDisposition: response.headers["Content-Disposition"])
                 ?? DownloadPlan.sanitize(url.lastPathComponent)
                 ?? "download"
             return directory.appendingPathComponent(name)
@@ -203,9 +209,11 @@ struct DownloadPlan: Sendable {
     /// not `.` or `..`, not hidden, and at most 255 bytes; `nil` when nothing usable is left.
     static func sanitize(_ name: String) -> String? {
         let last = name.split(whereSeparator: { $0 == "/" || $0 == "\\" }).last.map(String.init) ?? ""
-        var cleaned = String(String.UnicodeScalarView(last.unicodeScalars.filter {
-            $0.value >= 0x20 && $0.value != 0x7F && !CharacterSet.illegalCharacters.contains($0)
-        }))
+        var cleaned = String(
+            String.UnicodeScalarView(
+                last.unicodeScalars.filter {
+                    $0.value >= 0x20 && $0.value != 0x7F && !CharacterSet.illegalCharacters.contains($0)
+                }))
         cleaned = cleaned.trimmingCharacters(in: CharacterSet.whitespaces.union(CharacterSet(charactersIn: ".")))
         guard !cleaned.isEmpty else { return nil }
         while cleaned.utf8.count > 255 { cleaned.removeLast() }
@@ -255,8 +263,9 @@ struct DownloadPlan: Sendable {
         do {
             return try SHA256Hasher.hex(ofFile: url)
         } catch {
-            throw HTTPError(.fileSystem, "cannot read \(url.path) to check it: \(error)", request: request,
-                            underlying: error)
+            throw HTTPError(
+                .fileSystem, "cannot read \(url.path) to check it: \(error)", request: request,
+                underlying: error)
         }
     }
 }

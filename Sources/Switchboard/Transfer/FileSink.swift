@@ -106,7 +106,9 @@ extension EngineRequest {
     /// Where the body of a response goes under this request's destination: a file sink for a `200` or `206`
     /// (checking that a `206` starts where asked: the destination's offset, or `start` for a later segment), else
     /// memory.
-    func sink(for response: some ResponseHeadFields, start expected: Int64? = nil, synchronous: Bool = false) throws -> FileSink? {
+    func sink(for response: some ResponseHeadFields, start expected: Int64? = nil, synchronous: Bool = false) throws
+        -> FileSink?
+    {
         guard case .file(let url, let offset) = destination, response.statusCode == 200 || response.statusCode == 206
         else { return nil }
         var start: Int64 = 0
@@ -115,7 +117,8 @@ extension EngineRequest {
             let wanted = expected ?? offset
             guard let range = ContentRange(header), range.start == wanted else {
                 throw HTTPError(
-                    .transport, "the server sent 206 with Content-Range \"\(header ?? "")\"; expected bytes from \(wanted)")
+                    .transport,
+                    "the server sent 206 with Content-Range \"\(header ?? "")\"; expected bytes from \(wanted)")
             }
             start = wanted
         }

@@ -60,7 +60,9 @@ public struct SHA256Hasher: Sendable {
         var tail: [UInt8] = [0x80]
         let padding = (56 - (pending.count + 1) % 64 + 64) % 64
         tail += [UInt8](repeating: 0, count: padding)
-        for shift in stride(from: 56, through: 0, by: -8) { tail.append(UInt8(truncatingIfNeeded: bits >> UInt64(shift))) }
+        for shift in stride(from: 56, through: 0, by: -8) {
+            tail.append(UInt8(truncatingIfNeeded: bits >> UInt64(shift)))
+        }
         let savedLength = length
         tail.withUnsafeBytes { update($0) }
         length = savedLength
@@ -118,7 +120,8 @@ public struct SHA256Hasher: Sendable {
     private mutating func compress(_ block: UnsafeRawBufferPointer) {
         withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 64) { w in
             for i in 0..<16 {
-                w[i] = UInt32(block[i * 4]) << 24 | UInt32(block[i * 4 + 1]) << 16
+                w[i] =
+                    UInt32(block[i * 4]) << 24 | UInt32(block[i * 4 + 1]) << 16
                     | UInt32(block[i * 4 + 2]) << 8 | UInt32(block[i * 4 + 3])
             }
             for i in 16..<64 {

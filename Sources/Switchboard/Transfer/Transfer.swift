@@ -21,8 +21,7 @@ public struct Transfer: Sendable {
     /// Waits for the outcome. Cancelling the waiting task cancels the transfer.
     ///
     /// - Throws: `HTTPError`.
-    nonisolated(nonsending)
-    public func response() async throws(HTTPError) -> Response {
+    nonisolated(nonsending) public func response() async throws(HTTPError) -> Response {
         let task = task
         return try await withTaskCancellationHandler {
             await task.value

@@ -69,17 +69,25 @@ import SwitchboardTestSupport
         }
         let cache = ResponseCache(now: { date.now })
         let center = stubCenter(stub) { $0.cache = cache }.0
-        _ = try await center.send { $0.api = "doc"; $0.cachePolicy = .http }
-        let revalidated = try await center.send { $0.api = "doc"; $0.cachePolicy = .http }
+        _ = try await center.send {
+            $0.api = "doc"; $0.cachePolicy = .http
+        }
+        let revalidated = try await center.send {
+            $0.api = "doc"; $0.cachePolicy = .http
+        }
         #expect(revalidated.source == .cache)
         #expect(revalidated.headers["Cache-Control"] == "max-age=60")
         #expect(calls.snapshot == 2)
         date.advance(30)
-        let fresh = try await center.send { $0.api = "doc"; $0.cachePolicy = .http }
+        let fresh = try await center.send {
+            $0.api = "doc"; $0.cachePolicy = .http
+        }
         #expect(fresh.source == .cache)
         #expect(calls.snapshot == 2, "fresh for 60 s after the 304")
         date.advance(31)
-        _ = try await center.send { $0.api = "doc"; $0.cachePolicy = .http }
+        _ = try await center.send {
+            $0.api = "doc"; $0.cachePolicy = .http
+        }
         #expect(calls.snapshot == 3)
     }
 
@@ -91,8 +99,12 @@ import SwitchboardTestSupport
         stub.on(nil, "/v1/b", reply: .json(["b": 2], headers: ["Cache-Control": "max-age=600"]))
         do {
             let center = stubCenter(stub) { $0.cache = ResponseCache(directory: directory) }.0
-            _ = try await center.send { $0.api = "a"; $0.cachePolicy = .http; $0.headers["X-Lang"] = "en" }
-            _ = try await center.send { $0.api = "b"; $0.cachePolicy = .http }
+            _ = try await center.send {
+                $0.api = "a"; $0.cachePolicy = .http; $0.headers["X-Lang"] = "en"
+            }
+            _ = try await center.send {
+                $0.api = "b"; $0.cachePolicy = .http
+            }
         }
         var files = try FileManager.default.contentsOfDirectory(atPath: directory.path)
         #expect(files.count == 2)
@@ -110,11 +122,17 @@ import SwitchboardTestSupport
         #expect(files.sorted() == files.filter { $0 != "0000.response" && !$0.hasSuffix(".partial") }.sorted())
         #expect(files.count == 2, "the temporary file and the cut entry are gone")
         let center = stubCenter(stub) { $0.cache = cache }.0
-        let a = try await center.send { $0.api = "a"; $0.cachePolicy = .http; $0.headers["X-Lang"] = "en" }
-        let b = try await center.send { $0.api = "b"; $0.cachePolicy = .http }
+        let a = try await center.send {
+            $0.api = "a"; $0.cachePolicy = .http; $0.headers["X-Lang"] = "en"
+        }
+        let b = try await center.send {
+            $0.api = "b"; $0.cachePolicy = .http
+        }
         #expect(a.source == .cache && b.source == .cache)
         #expect(a.json?["a"] == 1 && b.json?["b"] == 2)
-        let other = try await center.send { $0.api = "a"; $0.cachePolicy = .http; $0.headers["X-Lang"] = "fr" }
+        let other = try await center.send {
+            $0.api = "a"; $0.cachePolicy = .http; $0.headers["X-Lang"] = "fr"
+        }
         #expect(other.source == .network, "the variant index survived the restart too")
         #expect(stub.requests.count == 3)
     }
@@ -123,16 +141,21 @@ import SwitchboardTestSupport
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("cache-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let stub = StubEngine()
-        stub.on(nil, "/v1/*", reply: .data(Data(repeating: 7, count: 40_000), headers: ["Cache-Control": "max-age=600"]))
+        stub.on(
+            nil, "/v1/*", reply: .data(Data(repeating: 7, count: 40_000), headers: ["Cache-Control": "max-age=600"]))
         let cache = ResponseCache(memoryCapacity: 0, directory: directory, diskCapacity: 100_000)
         let center = stubCenter(stub) { $0.cache = cache }.0
         func send(_ index: Int) async throws -> Response {
-            try await center.send { $0.api = "item\(index)"; $0.cachePolicy = .http; $0.responseSerializer = .raw }
+            try await center.send {
+                $0.api = "item\(index)"; $0.cachePolicy = .http; $0.responseSerializer = .raw
+            }
         }
         for index in 0..<5 { _ = try await send(index) }
         #expect(cache.diskUsage <= 100_000)
-        let sizes = try FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: [.fileSizeKey])
-            .map { try $0.resourceValues(forKeys: [.fileSizeKey]).fileSize ?? 0 }
+        let sizes = try FileManager.default.contentsOfDirectory(
+            at: directory, includingPropertiesForKeys: [.fileSizeKey]
+        )
+        .map { try $0.resourceValues(forKeys: [.fileSizeKey]).fileSize ?? 0 }
         #expect(sizes.reduce(0, +) == cache.diskUsage)
         #expect(sizes.count == 2)
         // The newest stayed; the oldest went first.

@@ -38,25 +38,37 @@ final class SentLog: Plugin {
 
     @Test func aFreshResponseIsServedWithoutTheNetworkUntilItsMaxAge() async throws {
         let (center, log, _) = center()
-        let first = try await center.send { $0.api = "cache/60"; $0.cachePolicy = .http }
+        let first = try await center.send {
+            $0.api = "cache/60"; $0.cachePolicy = .http
+        }
         #expect(first.source == .network)
-        let second = try await center.send { $0.api = "cache/60"; $0.cachePolicy = .http }
+        let second = try await center.send {
+            $0.api = "cache/60"; $0.cachePolicy = .http
+        }
         #expect(second.source == .cache)
         #expect(second.data == first.data)
         #expect(log.count == 1, "max-age=60: the second request never left")
 
         // max-age=0: stored, but stale at once; without a validator it goes to the network again.
-        _ = try await center.send { $0.api = "cache/0"; $0.cachePolicy = .http }
-        let again = try await center.send { $0.api = "cache/0"; $0.cachePolicy = .http }
+        _ = try await center.send {
+            $0.api = "cache/0"; $0.cachePolicy = .http
+        }
+        let again = try await center.send {
+            $0.api = "cache/0"; $0.cachePolicy = .http
+        }
         #expect(again.source == .network)
         #expect(log.count == 3)
     }
 
     @Test func aResponseWithoutALifetimeIsRevalidatedAndA304ServesTheStoredBody() async throws {
         let (center, log, _) = center()
-        let first = try await center.send { $0.api = "cache"; $0.cachePolicy = .http }
+        let first = try await center.send {
+            $0.api = "cache"; $0.cachePolicy = .http
+        }
         let etag = try #require(first.headers["ETag"])
-        let second = try await center.send { $0.api = "cache"; $0.cachePolicy = .http }
+        let second = try await center.send {
+            $0.api = "cache"; $0.cachePolicy = .http
+        }
         #expect(log.count == 2, "no max-age and no Expires: asked again")
         #expect(log.last?["If-None-Match"] == etag)
         #expect(log.last?["If-Modified-Since"] == first.headers["Last-Modified"])
@@ -65,9 +77,13 @@ final class SentLog: Plugin {
         #expect(second.data == first.data)
 
         // /etag/E answers 304 to its own tag.
-        let tagged = try await center.send { $0.api = "etag/abc"; $0.cachePolicy = .http }
+        let tagged = try await center.send {
+            $0.api = "etag/abc"; $0.cachePolicy = .http
+        }
         #expect(tagged.headers["ETag"] == "abc")
-        let confirmed = try await center.send { $0.api = "etag/abc"; $0.cachePolicy = .http }
+        let confirmed = try await center.send {
+            $0.api = "etag/abc"; $0.cachePolicy = .http
+        }
         #expect(confirmed.source == .cache)
         #expect(confirmed.data == tagged.data)
         #expect(log.last?["If-None-Match"] == "abc")
@@ -77,16 +93,24 @@ final class SentLog: Plugin {
         let (center, log, _) = center()
         let api = headers(["Cache-Control": "no-store, max-age=60"])
         for policy in [CachePolicy.http, .cacheElseNetwork(maxAge: .seconds(60)), .cacheThenNetwork] {
-            _ = try await center.send { $0.api = api; $0.cachePolicy = policy }
+            _ = try await center.send {
+                $0.api = api; $0.cachePolicy = policy
+            }
         }
         #expect(log.count == 3)
-        let miss = await center.sendRecording { $0.api = api; $0.cachePolicy = .cacheOnly }
+        let miss = await center.sendRecording {
+            $0.api = api; $0.cachePolicy = .cacheOnly
+        }
         #expect(miss.error?.code == .cacheMiss)
 
         // A request that says no-store bypasses the cache: nothing stored from it.
         let fresh = headers(["Cache-Control": "max-age=60"])
-        _ = try await center.send { $0.api = fresh; $0.cachePolicy = .http; $0.headers["Cache-Control"] = "no-store" }
-        let after = await center.sendRecording { $0.api = fresh; $0.cachePolicy = .cacheOnly }
+        _ = try await center.send {
+            $0.api = fresh; $0.cachePolicy = .http; $0.headers["Cache-Control"] = "no-store"
+        }
+        let after = await center.sendRecording {
+            $0.api = fresh; $0.cachePolicy = .cacheOnly
+        }
         #expect(after.error?.code == .cacheMiss)
     }
 
@@ -94,24 +118,38 @@ final class SentLog: Plugin {
         let (center, log, _) = center()
         let noCache = headers(["Cache-Control": "no-cache"])
         let ttl = CachePolicy.cacheElseNetwork(maxAge: .seconds(600))
-        _ = try await center.send { $0.api = noCache; $0.cachePolicy = ttl }
-        let second = try await center.send { $0.api = noCache; $0.cachePolicy = ttl }
+        _ = try await center.send {
+            $0.api = noCache; $0.cachePolicy = ttl
+        }
+        let second = try await center.send {
+            $0.api = noCache; $0.cachePolicy = ttl
+        }
         #expect(second.source == .network)
         #expect(log.count == 2)
-        let offline = await center.sendRecording { $0.api = noCache; $0.cachePolicy = .cacheOnly }
+        let offline = await center.sendRecording {
+            $0.api = noCache; $0.cachePolicy = .cacheOnly
+        }
         #expect(offline.error?.code == .cacheMiss, "no-cache is never served unasked, offline neither")
 
         // must-revalidate with max-age=0: stale at once, so the override does not serve it either.
         let strict = headers(["Cache-Control": "max-age=0, must-revalidate"])
-        _ = try await center.send { $0.api = strict; $0.cachePolicy = ttl }
-        let third = try await center.send { $0.api = strict; $0.cachePolicy = ttl }
+        _ = try await center.send {
+            $0.api = strict; $0.cachePolicy = ttl
+        }
+        let third = try await center.send {
+            $0.api = strict; $0.cachePolicy = ttl
+        }
         #expect(third.source == .network)
         #expect(log.count == 4)
 
         // Without those directives the override serves it, whatever the response's own lifetime.
         let plain = headers(["Cache-Control": "max-age=0"])
-        _ = try await center.send { $0.api = plain; $0.cachePolicy = ttl }
-        let fourth = try await center.send { $0.api = plain; $0.cachePolicy = ttl }
+        _ = try await center.send {
+            $0.api = plain; $0.cachePolicy = ttl
+        }
+        let fourth = try await center.send {
+            $0.api = plain; $0.cachePolicy = ttl
+        }
         #expect(fourth.source == .cache)
         #expect(log.count == 5)
     }
@@ -119,19 +157,34 @@ final class SentLog: Plugin {
     @Test func expiresAndAgeSetTheFreshness() async throws {
         let (center, log, _) = center()
         let later = headers(["Expires": Httpbin.httpDate(Date().addingTimeInterval(3600))])
-        _ = try await center.send { $0.api = later; $0.cachePolicy = .http }
-        #expect(try await center.send { $0.api = later; $0.cachePolicy = .http }.source == .cache)
+        _ = try await center.send {
+            $0.api = later; $0.cachePolicy = .http
+        }
+        #expect(
+            try await center.send {
+                $0.api = later; $0.cachePolicy = .http
+            }.source == .cache)
         #expect(log.count == 1)
 
         let past = headers(["Expires": Httpbin.httpDate(Date().addingTimeInterval(-3600))])
-        _ = try await center.send { $0.api = past; $0.cachePolicy = .http }
-        #expect(try await center.send { $0.api = past; $0.cachePolicy = .http }.source == .network)
+        _ = try await center.send {
+            $0.api = past; $0.cachePolicy = .http
+        }
+        #expect(
+            try await center.send {
+                $0.api = past; $0.cachePolicy = .http
+            }.source == .network)
         #expect(log.count == 3)
 
         // max-age 60, but already 100 seconds old on arrival (Age): stale.
         let old = headers(["Cache-Control": "max-age=60", "Age": "100"])
-        _ = try await center.send { $0.api = old; $0.cachePolicy = .http }
-        #expect(try await center.send { $0.api = old; $0.cachePolicy = .http }.source == .network)
+        _ = try await center.send {
+            $0.api = old; $0.cachePolicy = .http
+        }
+        #expect(
+            try await center.send {
+                $0.api = old; $0.cachePolicy = .http
+            }.source == .network)
         #expect(log.count == 5)
     }
 
@@ -153,36 +206,65 @@ final class SentLog: Plugin {
         #expect(log.count == 3)
 
         let star = headers(["Cache-Control": "max-age=60", "Vary": "*"])
-        _ = try await center.send { $0.api = star; $0.cachePolicy = .http }
-        #expect(try await center.send { $0.api = star; $0.cachePolicy = .http }.source == .network)
+        _ = try await center.send {
+            $0.api = star; $0.cachePolicy = .http
+        }
+        #expect(
+            try await center.send {
+                $0.api = star; $0.cachePolicy = .http
+            }.source == .network)
         #expect(log.count == 5, "Vary: * is never served from the cache")
     }
 
     @Test func aSuccessfulUnsafeRequestForgetsItsURLAndItsLocation() async throws {
         let (center, log, _) = center()
         let ttl = CachePolicy.cacheElseNetwork(maxAge: .seconds(600))
-        _ = try await center.send { $0.api = "anything/item"; $0.cachePolicy = ttl }
-        _ = try await center.send { $0.api = "anything/other"; $0.cachePolicy = ttl }
-        #expect(try await center.send { $0.api = "anything/item"; $0.cachePolicy = ttl }.source == .cache)
+        _ = try await center.send {
+            $0.api = "anything/item"; $0.cachePolicy = ttl
+        }
+        _ = try await center.send {
+            $0.api = "anything/other"; $0.cachePolicy = ttl
+        }
+        #expect(
+            try await center.send {
+                $0.api = "anything/item"; $0.cachePolicy = ttl
+            }.source == .cache)
 
         // A POST to the URL (the default policy: it does not use the cache itself) forgets what was stored for it.
-        _ = try await center.send { $0.api = "anything/item"; $0.method = .post; $0.parameters = ["n": 1] }
-        #expect(try await center.send { $0.api = "anything/item"; $0.cachePolicy = ttl }.source == .network)
-        #expect(try await center.send { $0.api = "anything/other"; $0.cachePolicy = ttl }.source == .cache)
+        _ = try await center.send {
+            $0.api = "anything/item"; $0.method = .post; $0.parameters = ["n": 1]
+        }
+        #expect(
+            try await center.send {
+                $0.api = "anything/item"; $0.cachePolicy = ttl
+            }.source == .network)
+        #expect(
+            try await center.send {
+                $0.api = "anything/other"; $0.cachePolicy = ttl
+            }.source == .cache)
 
         // A POST whose answer points elsewhere (Location, same origin) forgets that URL too.
         let pointing = headers(["Location": "/anything/other"])
-        _ = try await center.send { $0.api = pointing; $0.method = .post }
-        #expect(try await center.send { $0.api = "anything/other"; $0.cachePolicy = ttl }.source == .network)
+        _ = try await center.send {
+            $0.api = pointing; $0.method = .post
+        }
+        #expect(
+            try await center.send {
+                $0.api = "anything/other"; $0.cachePolicy = ttl
+            }.source == .network)
         #expect(log.count == 6)
     }
 
     @Test func cacheThenNetworkReportsTheRevalidatedOutcomeAsTheNetworks() async throws {
         let (center, _, _) = center()
-        _ = try await center.send { $0.api = "etag/xyz"; $0.cachePolicy = .http }
+        _ = try await center.send {
+            $0.api = "etag/xyz"; $0.cachePolicy = .http
+        }
         var sources: [Response.Source] = []
         var bodies: [Data] = []
-        for try await response in center.responses({ $0.api = "etag/xyz"; $0.cachePolicy = .cacheThenNetwork }) {
+        for try await response in center.responses({
+            $0.api = "etag/xyz"; $0.cachePolicy = .cacheThenNetwork
+        }) {
             sources.append(response.source)
             bodies.append(response.data)
         }

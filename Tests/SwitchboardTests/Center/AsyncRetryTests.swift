@@ -10,7 +10,9 @@ import Testing
         let (center, _) = stubCenter(stub)
         let log = EventLog()
         let firstDone = Locked(false)
-        let id = center.send { $0.api = "flaky" } onSuccess: { response in
+        let id = center.send {
+            $0.api = "flaky"
+        } onSuccess: { response in
             log.record("success \(response.status)")
         } onFailure: { error in
             log.record("failure \(error.status ?? 0)")
@@ -23,7 +25,7 @@ import Testing
         #expect(outcome.response?.status == 200)
         #expect(outcome.response?.request.id == id)
         #expect(outcome.responses.count == 1)
-        #expect(log.all == ["failure 503", "success 200"])     // the callbacks ran before the await returned
+        #expect(log.all == ["failure 503", "success 200"])  // the callbacks ran before the await returned
         #expect(center.retry(id) == .succeeded)
     }
 
@@ -43,7 +45,7 @@ import Testing
 
         let outcome = try await center.retry(id)
         #expect(outcome.responses.map { $0.json?["member"]?.string } == ["a", "b"])
-        #expect(stub.requests.filter { $0.url?.path == "/v1/a" }.count == 1)   // the member that succeeded kept
+        #expect(stub.requests.filter { $0.url?.path == "/v1/a" }.count == 1)  // the member that succeeded kept
     }
 
     @Test func aRetryThatFailsAgainThrowsTheGroupsError() async throws {
@@ -72,7 +74,10 @@ import Testing
         let stub = StubEngine()
         stub.on(nil, "/v1/slow", reply: .status(200).delayed(by: .seconds(30)))
         let (center, _) = stubCenter(stub)
-        let running = center.send { $0.api = "slow" } onFinished: { _ in }
+        let running = center.send {
+            $0.api = "slow"
+        } onFinished: { _ in
+        }
         for id in [running, RequestID(rawValue: .max)] {
             do {
                 _ = try await center.retry(id)
@@ -89,7 +94,9 @@ import Testing
         stub.on(.get, "/v1/flaky", replies: [.status(503), .status(200).delayed(by: .seconds(30))])
         let (center, _) = stubCenter(stub)
         let events = EventLog()
-        let id = center.send { $0.api = "flaky" } onFailure: { error in
+        let id = center.send {
+            $0.api = "flaky"
+        } onFailure: { error in
             events.record("failure:\(error.code)")
         }
         await waitUntil { events.all.count == 1 }

@@ -6,7 +6,8 @@ import SwitchboardTestSupport
 @Suite struct AuthenticatorTests {
     /// A stub that accepts only `Bearer fresh`, and a refresh endpoint counting its calls.
     func setup(refreshFails: Bool = false, credential: String? = "stale")
-        -> (Center, StubEngine, Authenticator, Locked<Int>) {
+        -> (Center, StubEngine, Authenticator, Locked<Int>)
+    {
         let stub = StubEngine()
         stub.on(.get, "/v1/data") { request in
             request.urlRequest.value(forHTTPHeaderField: "Authorization") == "Bearer fresh"
@@ -22,7 +23,9 @@ import SwitchboardTestSupport
         let authenticator = Authenticator(credential: credential) { token, request in
             request.headers["Authorization"] = "Bearer \(token)"
         } refresh: { _, center in
-            let response = try await center.send { $0.api = "token"; $0.method = .post }
+            let response = try await center.send {
+                $0.api = "token"; $0.method = .post
+            }
             return response.json?["token"]?.string ?? ""
         }
         let center = stubCenter(stub) { $0.authenticator = authenticator }.0
@@ -49,7 +52,8 @@ import SwitchboardTestSupport
     @Test func aRefreshMaySendABatchAndAChain() async throws {
         let stub = StubEngine()
         stub.on(.get, "/v1/data") { request in
-            request.urlRequest.value(forHTTPHeaderField: "Authorization") == "Bearer fresh" ? .json(["ok": true]) : .status(401)
+            request.urlRequest.value(forHTTPHeaderField: "Authorization") == "Bearer fresh"
+                ? .json(["ok": true]) : .status(401)
         }
         stub.on(.post, "/v1/token/*") { _ in .json(["token": "fre"]) }
         stub.on(.post, "/v1/token/step") { _ in .json(["token": "sh"]) }
@@ -57,12 +61,20 @@ import SwitchboardTestSupport
             request.headers["Authorization"] = "Bearer \(token)"
         } refresh: { _, center in
             let parts = try await center.batch { batch in
-                batch.add { $0.api = "token/a"; $0.method = .post }
-                batch.add { $0.api = "token/b"; $0.method = .post }
+                batch.add {
+                    $0.api = "token/a"; $0.method = .post
+                }
+                batch.add {
+                    $0.api = "token/b"; $0.method = .post
+                }
             }
             let steps = try await center.chain { chain in
-                chain.first { $0.api = "token/first"; $0.method = .post }
-                chain.next { request, _ in request.api = "token/step"; request.method = .post }
+                chain.first {
+                    $0.api = "token/first"; $0.method = .post
+                }
+                chain.next { request, _ in
+                    request.api = "token/step"; request.method = .post
+                }
             }
             return (parts.first?.json?["token"]?.string ?? "") + (steps.last?.json?["token"]?.string ?? "")
         } needsRefresh: { token in
@@ -95,12 +107,13 @@ import SwitchboardTestSupport
         } refresh: { token, _ in
             token ?? ""
         } needsRefresh: { _ in
-            box.snapshot?.credential(as: String.self) == nil   // took the lock again: a deadlock before
+            box.snapshot?.credential(as: String.self) == nil  // took the lock again: a deadlock before
         }
         box.withLock { $0 = authenticator }
         let center = stubCenter(stub) { $0.authenticator = authenticator }.0
         let outcome = Locked<Int?>(nil)
-        Task { outcome.withLock { $0 = 0 }; let status = (try? await center.send { $0.api = "data" })?.status
+        Task {
+            outcome.withLock { $0 = 0 }; let status = (try? await center.send { $0.api = "data" })?.status
             outcome.withLock { $0 = status ?? -1 }
         }
         await waitUntil({ (outcome.snapshot ?? 0) != 0 }, timeout: .seconds(120))
@@ -136,10 +149,12 @@ import SwitchboardTestSupport
         struct Token: Sendable { var value: String; var expires: Date }
         let stub = StubEngine()
         stub.on(.get, "/v1/data") { request in
-            request.urlRequest.value(forHTTPHeaderField: "Authorization") == "Bearer new" ? .json(["ok": true]) : .status(401)
+            request.urlRequest.value(forHTTPHeaderField: "Authorization") == "Bearer new"
+                ? .json(["ok": true]) : .status(401)
         }
         let authenticator = Authenticator(credential: Token(value: "old", expires: Date().addingTimeInterval(10))) {
-            token, request in request.headers["Authorization"] = "Bearer \(token.value)"
+            token, request in
+            request.headers["Authorization"] = "Bearer \(token.value)"
         } refresh: { _, _ in
             Token(value: "new", expires: Date().addingTimeInterval(3600))
         } needsRefresh: { token in
@@ -153,7 +168,9 @@ import SwitchboardTestSupport
 
     @Test func aRequestCanOptOut() async {
         let (center, stub, authenticator, _) = setup()
-        let outcome = await center.sendRecording { $0.api = "data"; $0.usesAuthenticator = false }
+        let outcome = await center.sendRecording {
+            $0.api = "data"; $0.usesAuthenticator = false
+        }
         #expect(outcome.error?.status == 401)
         #expect(authenticator.refreshCount == 0)
         #expect(stub.requests.first?.urlRequest.value(forHTTPHeaderField: "Authorization") == nil)
@@ -162,7 +179,9 @@ import SwitchboardTestSupport
     @Test func againstARealServer() async throws {
         let authenticator = Authenticator(credential: "expired") { token, request in
             request.headers["Authorization"] = "Bearer \(token)"
-        } refresh: { _, _ in "s3cret" }
+        } refresh: { _, _ in
+            "s3cret"
+        }
         let center = testCenter { config in
             config.server = Server.loopback.baseURL + "/"
             config.authenticator = authenticator
@@ -179,7 +198,13 @@ import SwitchboardTestSupport
         stub.on(nil, "*", reply: .json(["shared": true]).delayed(by: .milliseconds(100)))
         let (center, _) = stubCenter(stub) { $0.deduplicatesGETs = true }
         let outcomes = await withTaskGroup(of: Outcome.self) { group in
-            for _ in 0..<50 { group.addTask { await center.sendRecording { $0.api = "feed"; $0.parameters = ["p": 1] } } }
+            for _ in 0..<50 {
+                group.addTask {
+                    await center.sendRecording {
+                        $0.api = "feed"; $0.parameters = ["p": 1]
+                    }
+                }
+            }
             return await group.reduce(into: []) { $0.append($1) }
         }
         #expect(stub.statistics.calls == 1)
@@ -194,9 +219,21 @@ import SwitchboardTestSupport
         let (center, _) = stubCenter(stub) { $0.deduplicatesGETs = true }
         await withTaskGroup(of: Void.self) { group in
             group.addTask { _ = await center.sendRecording { $0.api = "a" } }
-            group.addTask { _ = await center.sendRecording { $0.api = "a"; $0.parameters = ["x": 1] } }
-            group.addTask { _ = await center.sendRecording { $0.api = "a"; $0.headers["X-User"] = "2" } }
-            group.addTask { _ = await center.sendRecording { $0.api = "a"; $0.method = .post } }
+            group.addTask {
+                _ = await center.sendRecording {
+                    $0.api = "a"; $0.parameters = ["x": 1]
+                }
+            }
+            group.addTask {
+                _ = await center.sendRecording {
+                    $0.api = "a"; $0.headers["X-User"] = "2"
+                }
+            }
+            group.addTask {
+                _ = await center.sendRecording {
+                    $0.api = "a"; $0.method = .post
+                }
+            }
         }
         #expect(stub.statistics.calls == 4)
     }
@@ -212,7 +249,9 @@ import SwitchboardTestSupport
         let ids = Locked<[RequestID]>([])
         let finished = Locked<[Result<Response, HTTPError>]>([])
         for _ in 0..<50 {
-            let id = center.send { $0.api = "feed"; $0.deduplicate = true } onFinished: { result in
+            let id = center.send {
+                $0.api = "feed"; $0.deduplicate = true
+            } onFinished: { result in
                 finished.withLock { $0.append(result) }
             }
             ids.withLock { $0.append(id) }
@@ -234,7 +273,13 @@ import SwitchboardTestSupport
         stub.on(nil, "*", reply: .status(200).delayed(by: .seconds(30)))
         let (center, _) = stubCenter(stub) { $0.deduplicatesGETs = true }
         let done = Locked(0)
-        let ids = (0..<5).map { _ in center.send { $0.api = "feed" } onFinished: { _ in done.withLock { $0 += 1 } } }
+        let ids = (0..<5).map { _ in
+            center.send {
+                $0.api = "feed"
+            } onFinished: { _ in
+                done.withLock { $0 += 1 }
+            }
+        }
         await waitUntil { stub.statistics.inFlight == 1 }
         for id in ids { center.cancel(id) }
         await waitUntil { done.snapshot == 5 && stub.statistics.inFlight == 0 }
@@ -251,7 +296,8 @@ import SwitchboardTestSupport
             return await group.reduce(into: []) { $0.append($1) }
         }
         #expect(stub.statistics.calls == 1)
-        #expect(outcomes.allSatisfy { $0.events == ["failure:unacceptableStatus", "finished"] && $0.error?.status == 502 })
+        #expect(
+            outcomes.allSatisfy { $0.events == ["failure:unacceptableStatus", "finished"] && $0.error?.status == 502 })
     }
 }
 
@@ -273,7 +319,9 @@ import SwitchboardTestSupport
     }
 
     @Test func aNonOKCodeIsABusinessError() async {
-        let outcome = await center(["code": 4001, "message": "insufficient balance", "data": nil]).sendRecording { $0.api = "pay" }
+        let outcome = await center(["code": 4001, "message": "insufficient balance", "data": nil]).sendRecording {
+            $0.api = "pay"
+        }
         #expect(outcome.error?.code == .business)
         #expect(outcome.error?.serverCode == 4001)
         #expect(outcome.error?.message == "insufficient balance")
@@ -281,7 +329,8 @@ import SwitchboardTestSupport
     }
 
     @Test func codesCompareAsNumbersOrText() throws {
-        let response = Response(status: 200, data: Data(#"{"status":{"code":"200"},"result":{"items":[{"id":3}]}}"#.utf8))
+        let response = Response(
+            status: 200, data: Data(#"{"status":{"code":"200"},"result":{"items":[{"id":3}]}}"#.utf8))
         let unwrapped = try response.unwrapping(code: "status.code", ok: 200, data: "result.items.0")
         #expect(unwrapped.json == ["id": 3])
         #expect(throws: HTTPError.self) { try response.unwrapping(code: "status.missing") }

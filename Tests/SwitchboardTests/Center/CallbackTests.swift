@@ -30,13 +30,18 @@ import Testing
         stub.on(nil, "*", reply: .json(["name": "no id here"]))
         let (center, _) = stubCenter(stub)
         let log = EventLog()
-        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Response, HTTPError>, Never>) in
-            center.send { $0.api = "x" } onSuccess: { response in
+        let result = await withCheckedContinuation {
+            (continuation: CheckedContinuation<Result<Response, HTTPError>, Never>) in
+            center.send {
+                $0.api = "x"
+            } onSuccess: { response in
                 log.record("success")
                 _ = try response.decode(User.self)
             } onFailure: { error in
                 log.record("failure:\(error.code)")
-            } onFinished: { continuation.resume(returning: $0) }
+            } onFinished: {
+                continuation.resume(returning: $0)
+            }
         }
         #expect(log.all == ["success", "failure:decoding"])
         guard case .failure(let error) = result else { Issue.record("expected a failure"); return }
@@ -48,7 +53,9 @@ import Testing
         stub.on(nil, "*", reply: .status(204))
         let (center, _) = stubCenter(stub)
         let onPrivate = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-            center.send { $0.api = "x" } onFinished: { _ in
+            center.send {
+                $0.api = "x"
+            } onFinished: { _ in
                 let marker = DispatchQueue.getSpecific(key: Center.privateQueueKey)
                 continuation.resume(returning: marker == ObjectIdentifier(center))
             }
@@ -65,7 +72,9 @@ import Testing
         let (center, _) = stubCenter(stub) { $0.callbackQueue = queue }
         let labels = Locked<[String?]>([])
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            center.send { $0.api = "x" } onProgress: { _ in
+            center.send {
+                $0.api = "x"
+            } onProgress: { _ in
                 labels.withLock { $0.append(DispatchQueue.getSpecific(key: key)) }
             } onSuccess: { _ in
                 labels.withLock { $0.append(DispatchQueue.getSpecific(key: key)) }
@@ -86,7 +95,9 @@ import Testing
         let (center, _) = stubCenter(stub) { $0.callbackQueue = .main }
         let seen = await withCheckedContinuation { (continuation: CheckedContinuation<[String?], Never>) in
             let first = Locked<String?>(nil)
-            center.send { $0.api = "x" } onSuccess: { _ in
+            center.send {
+                $0.api = "x"
+            } onSuccess: { _ in
                 first.withLock { $0 = DispatchQueue.getSpecific(key: key) }
             } onFinished: { _ in
                 continuation.resume(returning: [first.snapshot, DispatchQueue.getSpecific(key: key)])
@@ -126,7 +137,9 @@ import Testing
         let (center, _) = stubCenter(stub)
         let cancelled = Locked<Request?>(nil)
         let cancelCalled = Locked(false)
-        let outcome = await center.sendRecording { $0.api = "slow" } afterSending: { id in
+        let outcome = await center.sendRecording {
+            $0.api = "slow"
+        } afterSending: { id in
             Task {
                 await waitUntil { stub.statistics.inFlight == 1 }
                 #expect(center.request(for: id)?.request?.url == "https://api.example.com/v1/slow")
@@ -160,7 +173,11 @@ import Testing
         let stub = StubEngine()
         stub.on(nil, "*", reply: .status(200))
         let (center, _) = stubCenter(stub)
-        let outcome = await center.sendRecording { $0.api = "x" } afterSending: { id in center.cancel(id) }
+        let outcome = await center.sendRecording {
+            $0.api = "x"
+        } afterSending: { id in
+            center.cancel(id)
+        }
         #expect(outcome.events == ["failure:cancelled", "finished"])
     }
 
@@ -194,8 +211,12 @@ import Testing
             }
         }
         let engine = StubbornEngine()
-        let center = testCenter { $0.engine = engine; $0.server = "https://x.com/" }
-        let outcome = await center.sendRecording { $0.api = "x" } afterSending: { id in
+        let center = testCenter {
+            $0.engine = engine; $0.server = "https://x.com/"
+        }
+        let outcome = await center.sendRecording {
+            $0.api = "x"
+        } afterSending: { id in
             Task {
                 await waitUntil { engine.started.snapshot }
                 center.cancel(id)
@@ -230,13 +251,17 @@ import Testing
         let sent = Locked<[RequestID]>([])
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             for index in 0..<1000 {
-                let id = center.send { $0.api = "items/\(index)" } onSuccess: { response in
+                let id = center.send {
+                    $0.api = "items/\(index)"
+                } onSuccess: { response in
                     #expect(response.json?["path"]?.string == "/v1/items/\(index)")
                 } onFailure: { error in
                     #expect(error.code == .cancelled)
                 } onFinished: { result in
                     let event = (try? result.get()) == nil ? "cancelled" : "success"
-                    let count = done.withLock { $0 += 1; return $0 }
+                    let count = done.withLock {
+                        $0 += 1; return $0
+                    }
                     finishes.withLock { finishes in
                         finishes[result.requestID ?? RequestID(rawValue: 0), default: []].append(event)
                     }

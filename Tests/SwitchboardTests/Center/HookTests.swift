@@ -13,13 +13,18 @@ import Testing
         }
         let (center, _) = stubCenter(stub) { config in
             config.onRequest = { request in log.record("onRequest \(request.url ?? "")") }
-            config.onResponse = { _, response in log.record("onResponse \(response.status)"); return response }
-            config.onError = { _, error in log.record("onError"); return error }
+            config.onResponse = { _, response in
+                log.record("onResponse \(response.status)"); return response
+            }
+            config.onError = { _, error in
+                log.record("onError"); return error
+            }
         }
         let outcome = await center.sendRecording { $0.api = "users" }
-        #expect(log.all == [
-            "onRequest https://api.example.com/v1/users", "engine /v1/users", "onResponse 200",
-        ])
+        #expect(
+            log.all == [
+                "onRequest https://api.example.com/v1/users", "engine /v1/users", "onResponse 200",
+            ])
         #expect(outcome.events == ["success", "finished"])
     }
 
@@ -34,7 +39,9 @@ import Testing
                 request.parameters["signed"] = true
             }
         }
-        let response = try await center.send { $0.api = "users"; $0.method = .get }
+        let response = try await center.send {
+            $0.api = "users"; $0.method = .get
+        }
         let sent = try #require(stub.requests.first)
         #expect(sent.url?.absoluteString == "https://other.example/v9/users")
         #expect(sent.method == .put)
@@ -87,7 +94,9 @@ import Testing
                 if let version = request.userInfo["version"] as? String { request.headers["X-API-Version"] = version }
             }
         }
-        _ = try await center.send { $0.api = "a"; $0.userInfo["version"] = "3" }
+        _ = try await center.send {
+            $0.api = "a"; $0.userInfo["version"] = "3"
+        }
         _ = try await center.send { $0.api = "b" }
         #expect(stub.requests.map { $0.urlRequest.value(forHTTPHeaderField: "X-API-Version") } == ["3", nil])
     }
@@ -176,7 +185,9 @@ import Testing
         stub.on(nil, "*", reply: .status(404))
         let ran = Locked(false)
         let (center, _) = stubCenter(stub) { config in
-            config.onResponse = { _, response in ran.withLock { $0 = true }; return response }
+            config.onResponse = { _, response in
+                ran.withLock { $0 = true }; return response
+            }
         }
         let outcome = await center.sendRecording { $0.api = "x" }
         #expect(outcome.error?.code == .unacceptableStatus)

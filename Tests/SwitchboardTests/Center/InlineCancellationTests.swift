@@ -41,8 +41,12 @@ import SwitchboardTestSupport
     @Test(arguments: bothEngines)
     func cancelAllEndsARequestWaitingOnTheServer(engineName: String) async throws {
         let engine = try namedEngine(engineName)
-        let center = Center { $0.engine = engine; $0.server = LoopbackServer.shared.baseURL + "/" }
-        let error = await Self.cancelled(center, { $0.api = "fault/stall-after-head?seconds=30" }) { _ = $0.cancelAll() }
+        let center = Center {
+            $0.engine = engine; $0.server = LoopbackServer.shared.baseURL + "/"
+        }
+        let error = await Self.cancelled(center, { $0.api = "fault/stall-after-head?seconds=30" }) {
+            _ = $0.cancelAll()
+        }
         #expect(error?.code == .cancelled, "\(engineName): \(String(describing: error))")
         #expect(center.registry.count == 0)
     }
@@ -50,10 +54,21 @@ import SwitchboardTestSupport
     @Test(arguments: bothEngines)
     func cancelByTagEndsARequestQueuedForAConnection(engineName: String) async throws {
         let engine = try namedEngine(engineName, perHost: 1)
-        let center = Center { $0.engine = engine; $0.server = LoopbackServer.shared.baseURL + "/" }
-        let blocker = Task { try await center.send { $0.api = "fault/stall-after-head?seconds=30"; $0.tag = "blocker" } }
+        let center = Center {
+            $0.engine = engine; $0.server = LoopbackServer.shared.baseURL + "/"
+        }
+        let blocker = Task {
+            try await center.send {
+                $0.api = "fault/stall-after-head?seconds=30"; $0.tag = "blocker"
+            }
+        }
         await waitUntil({ center.registry.count == 1 }, timeout: .seconds(10))
-        let error = await Self.cancelled(center, after: 2, { $0.api = "get"; $0.tag = "queued" }) {
+        let error = await Self.cancelled(
+            center, after: 2,
+            {
+                $0.api = "get"; $0.tag = "queued"
+            }
+        ) {
             _ = $0.cancel(tag: "queued")
         }
         #expect(error?.code == .cancelled, "\(engineName): \(String(describing: error))")
@@ -71,7 +86,8 @@ import SwitchboardTestSupport
         let center = Center { config in
             config.engine = stub
             config.server = "https://api.example.com/"
-            config.retryPolicy = RetryPolicy(maxAttempts: 3, initialDelay: .seconds(60), maxDelay: .seconds(60), jitter: 0)
+            config.retryPolicy = RetryPolicy(
+                maxAttempts: 3, initialDelay: .seconds(60), maxDelay: .seconds(60), jitter: 0)
         }
         let error = await Self.cancelled(center, { $0.api = "flaky" }) { _ = $0.cancelAll() }
         #expect(error?.code == .cancelled, "\(String(describing: error))")
@@ -81,7 +97,9 @@ import SwitchboardTestSupport
     @Test func cancelAllEndsAStubDelay() async throws {
         let stub = StubEngine()
         stub.on(nil, "*", reply: .status(200).delayed(by: .seconds(60)))
-        let center = Center { $0.engine = stub; $0.server = "https://api.example.com/" }
+        let center = Center {
+            $0.engine = stub; $0.server = "https://api.example.com/"
+        }
         let error = await Self.cancelled(center, { $0.api = "slow" }) { _ = $0.cancelAll() }
         #expect(error?.code == .cancelled, "\(String(describing: error))")
         #expect(stub.statistics.cancellations == 1)
@@ -98,7 +116,9 @@ import SwitchboardTestSupport
             }
         }
         #expect(!Waiting().honoursCancellation)
-        let center = Center { $0.engine = Waiting(); $0.server = "https://api.example.com/" }
+        let center = Center {
+            $0.engine = Waiting(); $0.server = "https://api.example.com/"
+        }
         #expect(!Center.runsInline(Request(), center.configuration))
         let error = await Self.cancelled(center, { $0.api = "x" }) { _ = $0.cancelAll() }
         #expect(error?.code == .cancelled, "\(String(describing: error))")

@@ -31,7 +31,9 @@ import Testing
 
     @Test func useGeneralHeadersOff() async throws {
         let (center, stub) = center()
-        _ = try await center.send { $0.api = "users"; $0.useGeneralHeaders = false; $0.headers["X-Own"] = "1" }
+        _ = try await center.send {
+            $0.api = "users"; $0.useGeneralHeaders = false; $0.headers["X-Own"] = "1"
+        }
         let sent = try #require(stub.requests.first)
         #expect(sent.urlRequest.value(forHTTPHeaderField: "X-Client") == nil)
         #expect(sent.urlRequest.value(forHTTPHeaderField: "X-Own") == "1")
@@ -40,7 +42,9 @@ import Testing
 
     @Test func useGeneralParametersOff() async throws {
         let (center, stub) = center()
-        _ = try await center.send { $0.api = "users"; $0.useGeneralParameters = false; $0.parameters = ["a": 1] }
+        _ = try await center.send {
+            $0.api = "users"; $0.useGeneralParameters = false; $0.parameters = ["a": 1]
+        }
         let sent = try #require(stub.requests.first)
         #expect(sent.url?.query == "a=1")
         #expect(sent.urlRequest.value(forHTTPHeaderField: "X-Client") == "ios")
@@ -69,7 +73,9 @@ import Testing
                 }
             }
         }
-        _ = try? await center.send { $0.api = "x"; $0.userInfo["tier"] = "gold" }
+        _ = try? await center.send {
+            $0.api = "x"; $0.userInfo["tier"] = "gold"
+        }
         #expect(seen.snapshot == ["tier": "gold", "region": "eu"])
     }
 
@@ -92,7 +98,9 @@ import Testing
         let (center, _) = stubCenter(stub) { $0.headers["X-Version"] = "1" }
         let first = Task { try await center.send { $0.api = "a" } }
         await waitUntil { stub.statistics.inFlight == 1 }
-        center.setup { $0.headers["X-Version"] = "2"; $0.server = "https://changed.example/" }
+        center.setup {
+            $0.headers["X-Version"] = "2"; $0.server = "https://changed.example/"
+        }
         let response = try await first.value
         #expect(response.request.headers["X-Version"] == "1")
         #expect(response.url?.host == "api.example.com")

@@ -12,7 +12,7 @@ private final class Screen {}
     func slowCenter() -> (Center, StubEngine) {
         let stub = StubEngine()
         stub.on(nil, "*", reply: .json(["ok": true]))
-        stub.on(nil, "/v1/slow", reply: .status(200).delayed(by: .seconds(30)))   // the later route wins
+        stub.on(nil, "/v1/slow", reply: .status(200).delayed(by: .seconds(30)))  // the later route wins
         return stubCenter(stub)
     }
 
@@ -37,15 +37,17 @@ private final class Screen {}
         let (center, stub) = slowCenter()
         var screen: Screen? = Screen()
         let log = EventLog()
-        let (id, finished) = send(center, log: log) { $0.api = "slow"; $0.owner = screen }
+        let (id, finished) = send(center, log: log) {
+            $0.api = "slow"; $0.owner = screen
+        }
         #expect(center.request(for: id)?.request?.owner === screen)
-        try await Task.sleep(for: .milliseconds(300))       // three owner checks: the owner is alive
+        try await Task.sleep(for: .milliseconds(300))  // three owner checks: the owner is alive
         #expect(log.all.isEmpty)
         #expect(center.request(for: id) != nil)
 
         screen = nil
         for await _ in finished {}
-        try await Task.sleep(for: .milliseconds(250))       // a second outcome would arrive by now
+        try await Task.sleep(for: .milliseconds(250))  // a second outcome would arrive by now
         #expect(log.all == ["failure:cancelled", "finished"])
         #expect(stub.statistics.cancellations == 1)
         #expect(center.request(for: id) == nil)
@@ -67,15 +69,17 @@ private final class Screen {}
         } onFinished: { outcome in
             results.withLock { $0.append(outcome) }
         }
-        await waitUntil { stub.statistics.calls == 2 && stub.statistics.inFlight == 1 }   // fast done, slow running
+        await waitUntil { stub.statistics.calls == 2 && stub.statistics.inFlight == 1 }  // fast done, slow running
         screen = nil
         await waitUntil { !results.snapshot.isEmpty }
         try? await Task.sleep(for: .milliseconds(250))
         #expect(log.all == ["failure"])
         let outcome = results.snapshot
         #expect(outcome.count == 1)
-        #expect((try? outcome.first?.first?.get())?.status == 200)   // the member that finished keeps its response
-        if case .failure(let error) = outcome.first?.last { #expect(error.code == .cancelled) } else {
+        #expect((try? outcome.first?.first?.get())?.status == 200)  // the member that finished keeps its response
+        if case .failure(let error) = outcome.first?.last {
+            #expect(error.code == .cancelled)
+        } else {
             Issue.record("the slow member was not cancelled: \(outcome)")
         }
     }
@@ -83,7 +87,9 @@ private final class Screen {}
     @Test func anOwnerThatOutlivesTheRequestChangesNothing() async throws {
         let (center, _) = slowCenter()
         let screen = Screen()
-        let response = try await center.send { $0.api = "fast"; $0.owner = screen }
+        let response = try await center.send {
+            $0.api = "fast"; $0.owner = screen
+        }
         #expect(response.status == 200)
         #expect(response.request.owner === screen)
     }
@@ -92,9 +98,15 @@ private final class Screen {}
         let (center, stub) = slowCenter()
         let tagged = EventLog()
         let other = EventLog()
-        let (_, first) = send(center, log: tagged) { $0.api = "slow"; $0.tag = "feed" }
-        let (_, second) = send(center, log: tagged) { $0.api = "slow"; $0.tag = "feed" }
-        let (untaggedID, _) = send(center, log: other) { $0.api = "slow"; $0.tag = "search" }
+        let (_, first) = send(center, log: tagged) {
+            $0.api = "slow"; $0.tag = "feed"
+        }
+        let (_, second) = send(center, log: tagged) {
+            $0.api = "slow"; $0.tag = "feed"
+        }
+        let (untaggedID, _) = send(center, log: other) {
+            $0.api = "slow"; $0.tag = "search"
+        }
         let groupResults = Locked<[[Result<Response, HTTPError>]]>([])
         let batchID = center.sendBatch { batch in
             batch.tag = "feed"
@@ -105,7 +117,7 @@ private final class Screen {}
         }
         await waitUntil { stub.statistics.inFlight == 5 }
 
-        #expect(center.cancel(tag: "feed") == 3)           // two requests and the batch (its members have no tag)
+        #expect(center.cancel(tag: "feed") == 3)  // two requests and the batch (its members have no tag)
         for await _ in first {}
         for await _ in second {}
         await waitUntil { !groupResults.snapshot.isEmpty }
@@ -130,7 +142,9 @@ private final class Screen {}
         let (center, _) = stubCenter(stub) { $0.callbackQueue = centerQueue }
         let seen = EventLog()
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            center.send { $0.api = "a"; $0.callbackQueue = ownQueue } onSuccess: { _ in
+            center.send {
+                $0.api = "a"; $0.callbackQueue = ownQueue
+            } onSuccess: { _ in
                 seen.record("success on \(DispatchQueue.getSpecific(key: key) ?? "?")")
             } onFinished: { _ in
                 seen.record("finished on \(DispatchQueue.getSpecific(key: key) ?? "?")")
@@ -147,7 +161,9 @@ private final class Screen {}
             }
         }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            center.send { $0.api = "a" } onFinished: { _ in
+            center.send {
+                $0.api = "a"
+            } onFinished: { _ in
                 seen.record("default on \(DispatchQueue.getSpecific(key: key) ?? "?")")
                 continuation.resume()
             }

@@ -67,13 +67,16 @@ import Testing
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "GMT")
         formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
-        stub.on(nil, "*", replies: [
-            .status(429, headers: ["Retry-After": "7"]),
-            .status(503, headers: ["Retry-After": formatter.string(from: date)]),
-            .status(204),
-        ])
+        stub.on(
+            nil, "*",
+            replies: [
+                .status(429, headers: ["Retry-After": "7"]),
+                .status(503, headers: ["Retry-After": formatter.string(from: date)]),
+                .status(204),
+            ])
         let clock = ManualClock()
-        let center = center(stub, clock: clock, policy: RetryPolicy(maxAttempts: 3, jitter: 0, maxRetryAfter: .seconds(600)))
+        let center = center(
+            stub, clock: clock, policy: RetryPolicy(maxAttempts: 3, jitter: 0, maxRetryAfter: .seconds(600)))
         let task = Task { await center.sendRecording { $0.api = "x" } }
         await waitUntil { clock.sleeping == 1 }
         clock.advance(by: .seconds(7))
@@ -105,7 +108,9 @@ import Testing
         stub.on(nil, "/v1/y", replies: [.status(503), .status(200)])
         let clock = ManualClock()
         let center = center(stub, clock: clock)
-        let outcome = await center.sendRecording { $0.api = "x"; $0.method = .post }
+        let outcome = await center.sendRecording {
+            $0.api = "x"; $0.method = .post
+        }
         #expect(outcome.error?.status == 503)
         #expect(stub.statistics.calls == 1)
 
@@ -141,9 +146,15 @@ import Testing
         let mapped = Locked<[Int?]>([])
         let center = center(stub, clock: clock)
         center.setup { config in
-            config.onError = { _, error in mapped.withLock { $0.append(error.status) }; return error }
+            config.onError = { _, error in
+                mapped.withLock { $0.append(error.status) }; return error
+            }
         }
-        let task = Task { await center.sendRecording { $0.api = "x"; $0.retryCount = 2 } }
+        let task = Task {
+            await center.sendRecording {
+                $0.api = "x"; $0.retryCount = 2
+            }
+        }
         for retry in 1...2 {
             await waitUntil { clock.sleeping == 1 && clock.sleeps.count == retry }
             clock.advance(by: .seconds(60))
@@ -170,7 +181,9 @@ import Testing
         stub.on(nil, "*", reply: .status(503))
         let clock = ManualClock()
         let center = center(stub, clock: clock, policy: RetryPolicy(maxAttempts: 10, initialDelay: .seconds(3600)))
-        let outcome = await center.sendRecording { $0.api = "x" } afterSending: { id in
+        let outcome = await center.sendRecording {
+            $0.api = "x"
+        } afterSending: { id in
             Task {
                 await waitUntil { clock.sleeping == 1 }
                 center.cancel(id)
@@ -187,15 +200,17 @@ import Testing
         stub.on(nil, "/v1/fine", reply: .status(200))
         let clock = ManualClock()
         let center = center(stub, clock: clock, policy: RetryPolicy(maxAttempts: 5, initialDelay: .seconds(3600)))
-        let outcome = await center.groupRecording(batch: { batch in
-            batch.add { $0.api = "fine" }
-            batch.add { $0.api = "flaky" }
-        }, afterSending: { id in
-            Task {
-                await waitUntil { clock.sleeping == 1 && stub.statistics.inFlight == 0 }
-                center.cancel(id)
-            }
-        })
+        let outcome = await center.groupRecording(
+            batch: { batch in
+                batch.add { $0.api = "fine" }
+                batch.add { $0.api = "flaky" }
+            },
+            afterSending: { id in
+                Task {
+                    await waitUntil { clock.sleeping == 1 && stub.statistics.inFlight == 0 }
+                    center.cancel(id)
+                }
+            })
         #expect(outcome.summary == ["ok", "cancelled"])
         #expect(stub.statistics.calls == 2)
         #expect(clock.sleeping == 0)

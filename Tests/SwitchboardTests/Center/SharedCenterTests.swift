@@ -47,7 +47,9 @@ import Testing
 
         let center = testCenter { $0.server = "https://a.example/" }
         let snapshot = center.configuration
-        center.setup { $0.server = "https://b.example/"; $0.headers["X-Late"] = "1" }
+        center.setup {
+            $0.server = "https://b.example/"; $0.headers["X-Late"] = "1"
+        }
         #expect(snapshot.server == "https://a.example/")
         #expect(snapshot.headers["X-Late"] == nil)
         #expect(center.configuration.server == "https://b.example/")

@@ -17,7 +17,9 @@ final class ManualDate: Sendable {
         let stub = StubEngine()
         let calls = Locked(0)
         stub.on(nil, "/v1/feed") { request in
-            let call = calls.withLock { $0 += 1; return $0 }
+            let call = calls.withLock {
+                $0 += 1; return $0
+            }
             if request.urlRequest.value(forHTTPHeaderField: "If-None-Match") == "\"v1\"" {
                 return .status(304, headers: ["ETag": "\"v1\""])
             }
@@ -33,7 +35,9 @@ final class ManualDate: Sendable {
         _ = try await center.send { $0.api = "feed" }
         _ = try await center.send { $0.api = "feed" }
         #expect(calls.snapshot == 2)
-        let miss = await center.sendRecording { $0.api = "feed"; $0.cachePolicy = .cacheOnly }
+        let miss = await center.sendRecording {
+            $0.api = "feed"; $0.cachePolicy = .cacheOnly
+        }
         #expect(miss.error?.code == .cacheMiss)
     }
 
@@ -41,16 +45,22 @@ final class ManualDate: Sendable {
         let date = ManualDate()
         let (center, stub, _, calls) = setup(date: date)
         let policy = CachePolicy.cacheElseNetwork(maxAge: .seconds(60))
-        let first = try await center.send { $0.api = "feed"; $0.cachePolicy = policy }
+        let first = try await center.send {
+            $0.api = "feed"; $0.cachePolicy = policy
+        }
         #expect(first.source == .network)
         date.advance(30)
-        let second = try await center.send { $0.api = "feed"; $0.cachePolicy = policy }
+        let second = try await center.send {
+            $0.api = "feed"; $0.cachePolicy = policy
+        }
         #expect(second.source == .cache)
         #expect(second.json?["call"] == 1)
         #expect(calls.snapshot == 1)
         // Past its age: the server is asked, with the ETag, and its 304 serves the cached body.
         date.advance(60)
-        let third = try await center.send { $0.api = "feed"; $0.cachePolicy = policy }
+        let third = try await center.send {
+            $0.api = "feed"; $0.cachePolicy = policy
+        }
         #expect(calls.snapshot == 2)
         #expect(stub.requests.last?.urlRequest.value(forHTTPHeaderField: "If-None-Match") == "\"v1\"")
         #expect(third.source == .cache)
@@ -58,7 +68,9 @@ final class ManualDate: Sendable {
         #expect(third.json?["call"] == 1)
         // The 304 restamped the entry: fresh again.
         date.advance(30)
-        _ = try await center.send { $0.api = "feed"; $0.cachePolicy = policy }
+        _ = try await center.send {
+            $0.api = "feed"; $0.cachePolicy = policy
+        }
         #expect(calls.snapshot == 2)
     }
 
@@ -66,14 +78,25 @@ final class ManualDate: Sendable {
         let (center, stub, _, _) = setup()
         // No ETag here, so the second round's network response is new, not a 304.
         let calls = Locked(0)
-        stub.on(nil, "/v1/feed") { _ in .json(["call": .number(JSON.Number(calls.withLock { $0 += 1; return $0 }))]) }
+        stub.on(nil, "/v1/feed") { _ in
+            .json([
+                "call": .number(
+                    JSON.Number(
+                        calls.withLock {
+                            $0 += 1; return $0
+                        }))
+            ])
+        }
         let log = EventLog()
         for round in 1...2 {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                center.send { $0.api = "feed"; $0.cachePolicy = .cacheThenNetwork; $0.headers["X-Round"] = "\(round)" }
-                    onSuccess: { response in
-                        log.record("round \(round): \(response.source) call \(response.json?["call"]?.int ?? 0)")
-                    } onFinished: { _ in continuation.resume() }
+                center.send {
+                    $0.api = "feed"; $0.cachePolicy = .cacheThenNetwork; $0.headers["X-Round"] = "\(round)"
+                } onSuccess: { response in
+                    log.record("round \(round): \(response.source) call \(response.json?["call"]?.int ?? 0)")
+                } onFinished: { _ in
+                    continuation.resume()
+                }
             }
         }
         #expect(log.all == ["round 1: network call 1", "round 2: cache call 1", "round 2: network call 2"])
@@ -82,9 +105,13 @@ final class ManualDate: Sendable {
 
     @Test func cacheThenNetworkAsAStream() async throws {
         let (center, _, _, _) = setup()
-        _ = try await center.send { $0.api = "feed"; $0.cachePolicy = .cacheElseNetwork(maxAge: .zero) }
+        _ = try await center.send {
+            $0.api = "feed"; $0.cachePolicy = .cacheElseNetwork(maxAge: .zero)
+        }
         var sources: [Response.Source] = []
-        for try await response in center.responses({ $0.api = "feed"; $0.cachePolicy = .cacheThenNetwork }) {
+        for try await response in center.responses({
+            $0.api = "feed"; $0.cachePolicy = .cacheThenNetwork
+        }) {
             sources.append(response.source)
         }
         // The second delivery is the server's 304, which confirms the cached body: the network's word, not a second
@@ -94,8 +121,12 @@ final class ManualDate: Sendable {
 
     @Test func cacheOnlyNeverTouchesTheNetwork() async throws {
         let (center, stub, _, _) = setup()
-        _ = try await center.send { $0.api = "feed"; $0.cachePolicy = .cacheElseNetwork(maxAge: .seconds(1)) }
-        let cached = try await center.send { $0.api = "feed"; $0.cachePolicy = .cacheOnly }
+        _ = try await center.send {
+            $0.api = "feed"; $0.cachePolicy = .cacheElseNetwork(maxAge: .seconds(1))
+        }
+        let cached = try await center.send {
+            $0.api = "feed"; $0.cachePolicy = .cacheOnly
+        }
         #expect(cached.source == .cache)
         #expect(stub.requests.count == 1)
     }
@@ -104,18 +135,29 @@ final class ManualDate: Sendable {
         let (center, _, cache, calls) = setup()
         let policy = CachePolicy.cacheElseNetwork(maxAge: .seconds(3600))
         cache.userKey = "ada"
-        _ = try await center.send { $0.api = "feed"; $0.cachePolicy = policy }
-        _ = try await center.send { $0.api = "feed"; $0.cachePolicy = policy }
+        _ = try await center.send {
+            $0.api = "feed"; $0.cachePolicy = policy
+        }
+        _ = try await center.send {
+            $0.api = "feed"; $0.cachePolicy = policy
+        }
         #expect(calls.snapshot == 1)
         cache.userKey = "bob"
-        _ = try await center.send { $0.api = "feed"; $0.cachePolicy = policy }
+        _ = try await center.send {
+            $0.api = "feed"; $0.cachePolicy = policy
+        }
         #expect(calls.snapshot == 2)
         cache.version = "2.0"
-        _ = try await center.send { $0.api = "feed"; $0.cachePolicy = policy }
+        _ = try await center.send {
+            $0.api = "feed"; $0.cachePolicy = policy
+        }
         #expect(calls.snapshot == 3)
         cache.userKey = "ada"
         cache.version = ""
-        #expect(try await center.send { $0.api = "feed"; $0.cachePolicy = policy }.source == .cache)
+        #expect(
+            try await center.send {
+                $0.api = "feed"; $0.cachePolicy = policy
+            }.source == .cache)
     }
 
     @Test func postIsCachedOnlyWhenAsked() async throws {
@@ -124,7 +166,11 @@ final class ManualDate: Sendable {
         let cache = ResponseCache()
         let (center, _) = stubCenter(stub) { $0.cache = cache }
         let policy = CachePolicy.cacheElseNetwork(maxAge: .seconds(60))
-        for _ in 0..<2 { _ = try await center.send { $0.api = "search"; $0.method = .post; $0.cachePolicy = policy } }
+        for _ in 0..<2 {
+            _ = try await center.send {
+                $0.api = "search"; $0.method = .post; $0.cachePolicy = policy
+            }
+        }
         #expect(stub.statistics.calls == 2)
         for query in ["a", "a", "b"] {
             _ = try await center.send { request in
@@ -141,12 +187,18 @@ final class ManualDate: Sendable {
     @Test func invalidationByKeyAndPrefix() async throws {
         let (center, _, cache, calls) = setup()
         let policy = CachePolicy.cacheElseNetwork(maxAge: .seconds(3600))
-        _ = try await center.send { $0.api = "feed"; $0.cachePolicy = policy }
+        _ = try await center.send {
+            $0.api = "feed"; $0.cachePolicy = policy
+        }
         cache.invalidate(key: ResponseCache.key(method: .get, url: "https://api.example.com/v1/feed"))
-        _ = try await center.send { $0.api = "feed"; $0.cachePolicy = policy }
+        _ = try await center.send {
+            $0.api = "feed"; $0.cachePolicy = policy
+        }
         #expect(calls.snapshot == 2)
         cache.invalidate(prefix: "GET https://api.example.com/v1/")
-        _ = try await center.send { $0.api = "feed"; $0.cachePolicy = policy }
+        _ = try await center.send {
+            $0.api = "feed"; $0.cachePolicy = policy
+        }
         #expect(calls.snapshot == 3)
     }
 
@@ -156,10 +208,14 @@ final class ManualDate: Sendable {
         let scratch = Scratch()
         let policy = CachePolicy.cacheElseNetwork(maxAge: .seconds(3600))
         let (first, _, _, calls) = setup(cache: ResponseCache(directory: scratch.url))
-        _ = try await first.send { $0.api = "feed"; $0.cachePolicy = policy }
+        _ = try await first.send {
+            $0.api = "feed"; $0.cachePolicy = policy
+        }
         // As after a restart: a new cache on the same directory (memory empty), and a new center.
         let (second, stub, _, _) = setup(cache: ResponseCache(directory: scratch.url))
-        let response = try await second.send { $0.api = "feed"; $0.cachePolicy = policy }
+        let response = try await second.send {
+            $0.api = "feed"; $0.cachePolicy = policy
+        }
         #expect(response.source == .cache)
         #expect(response.json?["call"] == 1)
         #expect(calls.snapshot == 1)
@@ -190,14 +246,21 @@ final class ManualDate: Sendable {
         let scratch = Scratch()
         let policy = CachePolicy.cacheElseNetwork(maxAge: .seconds(3600))
         let (center, _, _, calls) = setup(cache: ResponseCache(memoryCapacity: 0, directory: scratch.url))
-        _ = try await center.send { $0.api = "feed"; $0.cachePolicy = policy }
+        _ = try await center.send {
+            $0.api = "feed"; $0.cachePolicy = policy
+        }
         let file = try #require(scratch.contents.first)
         try Data("not a cache file at all".utf8).write(to: scratch.file(file))
-        let response = try await center.send { $0.api = "feed"; $0.cachePolicy = policy }
+        let response = try await center.send {
+            $0.api = "feed"; $0.cachePolicy = policy
+        }
         #expect(response.source == .network)
         #expect(calls.snapshot == 2)
         // Replaced by the fresh response, which now serves from the cache.
-        #expect(try await center.send { $0.api = "feed"; $0.cachePolicy = policy }.source == .cache)
+        #expect(
+            try await center.send {
+                $0.api = "feed"; $0.cachePolicy = policy
+            }.source == .cache)
         // A new cache over a directory with a corrupt file drops it at start-up.
         try Data([0, 1, 2]).write(to: scratch.file("broken.response"))
         _ = ResponseCache(directory: scratch.url)

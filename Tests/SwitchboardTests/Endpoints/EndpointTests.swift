@@ -72,7 +72,9 @@ struct StubbedProfile: Endpoint {
         let name = await withCheckedContinuation { (continuation: CheckedContinuation<String?, Never>) in
             center().send(HeadersEndpoint(trace: "t-2")) { value in
                 continuation.resume(returning: value.headers["X-Trace"])
-            } onFailure: { _ in continuation.resume(returning: nil) }
+            } onFailure: { _ in
+                continuation.resume(returning: nil)
+            }
         }
         #expect(name == "t-2")
     }
@@ -107,10 +109,11 @@ struct StubbedProfile: Endpoint {
         center.setNode("payment", to: "https://pay.staging.example.com/v2/")
         _ = try await center.send(Charge())
         _ = try await center.send { $0.api = "me" }
-        #expect(stub.requests.map { $0.url!.absoluteString } == [
-            "https://pay.example.com/v2/charges", "https://pay.staging.example.com/v2/charges",
-            "https://api.example.com/v1/me",
-        ])
+        #expect(
+            stub.requests.map { $0.url!.absoluteString } == [
+                "https://pay.example.com/v2/charges", "https://pay.staging.example.com/v2/charges",
+                "https://api.example.com/v1/me",
+            ])
     }
 
     @Test func anEndpointCanRejectItsResponse() async {
@@ -133,7 +136,9 @@ struct StubbedProfile: Endpoint {
             config.engine = stub
             config.server = "https://api.example.com/"
             config.usesEndpointStubs = true
-            config.onResponse = { _, response in hooked.withLock { $0 += 1 }; return response }
+            config.onResponse = { _, response in
+                hooked.withLock { $0 += 1 }; return response
+            }
         }
         let transfer = center.transfer { $0 = StubbedProfile().request }
         let response = try await transfer.response()

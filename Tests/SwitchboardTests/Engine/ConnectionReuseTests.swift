@@ -35,7 +35,9 @@ import SwitchboardTestSupport
             #expect(echo(get).headers["X-Only-Post"] == nil, "and its header")
             #expect(echo(get).headers["Content-Length"] == nil)
 
-            let head = try await center.send { $0.api = "anything/head"; $0.method = .head; $0.responseSerializer = .raw }
+            let head = try await center.send {
+                $0.api = "anything/head"; $0.method = .head; $0.responseSerializer = .raw
+            }
             #expect(head.status == 200)
             #expect(head.data.isEmpty)
 
@@ -48,7 +50,9 @@ import SwitchboardTestSupport
             #expect(echo(put).method == "PUT", "a GET after a HEAD, then a PUT: no option of the HEAD stays")
             #expect(echo(put).data == #"{"n":\#(round)}"#)
 
-            let delete = try await center.send { $0.api = "anything/delete"; $0.method = .delete }
+            let delete = try await center.send {
+                $0.api = "anything/delete"; $0.method = .delete
+            }
             #expect(echo(delete).method == "DELETE")
             #expect(echo(delete).data == "")
         }
@@ -68,7 +72,9 @@ import SwitchboardTestSupport
         }
 
         for index in 0..<4 {
-            let response = try await center.send { $0.api = "get"; $0.parameters = ["i": index] }
+            let response = try await center.send {
+                $0.api = "get"; $0.parameters = ["i": index]
+            }
             #expect(response.status == 200)
             #expect(response.json?["args"]?["i"]?.string == String(index))
         }
@@ -95,7 +101,11 @@ import SwitchboardTestSupport
             try await withThrowingTaskGroup(of: Int.self) { group in
                 var sent = 0
                 func add() {
-                    group.addTask { try await center.send { $0.api = "get"; $0.responseSerializer = .raw }.status }
+                    group.addTask {
+                        try await center.send {
+                            $0.api = "get"; $0.responseSerializer = .raw
+                        }.status
+                    }
                     sent += 1
                 }
                 for _ in 0..<min(32, count) { add() }

@@ -17,10 +17,14 @@ struct SelfSignedCertificate {
     init(in scratch: Scratch) throws {
         certificate = scratch.file("cert.pem")
         key = scratch.file("key.pem")
-        try TLSServer.run("openssl req -x509 -newkey rsa:2048 -nodes -keyout \(key.path) -out \(certificate.path) "
-            + "-days 1 -subj /CN=localhost -addext subjectAltName=DNS:localhost,IP:127.0.0.1")
-        pin = "sha256//" + (try TLSServer.run("openssl x509 -in \(certificate.path) -pubkey -noout "
-            + "| openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64"))
+        try TLSServer.run(
+            "openssl req -x509 -newkey rsa:2048 -nodes -keyout \(key.path) -out \(certificate.path) "
+                + "-days 1 -subj /CN=localhost -addext subjectAltName=DNS:localhost,IP:127.0.0.1")
+        pin =
+            "sha256//"
+            + (try TLSServer.run(
+                "openssl x509 -in \(certificate.path) -pubkey -noout "
+                    + "| openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64"))
             .trimmingCharacters(in: .whitespacesAndNewlines)
     }
 }
@@ -135,14 +139,17 @@ struct CurlTLSTests {
         let metrics = try #require(outcome.response?.metrics)
         let handshake = try #require(metrics.secureConnection)
         #expect(handshake > .zero)
-        #expect((metrics.nameLookup ?? .zero) + (metrics.connect ?? .zero) + handshake <= metrics.timeToFirstByte ?? .zero)
+        #expect(
+            (metrics.nameLookup ?? .zero) + (metrics.connect ?? .zero) + handshake <= metrics.timeToFirstByte ?? .zero)
     }
 
     @Test func theRightPinIsAccepted() async throws {
         let server = try TLSServer()
         await server.ready()
-        let outcome = await send(server, tls: .init(
-            caCertificates: server.certificate, pinnedPublicKeys: ["localhost": [server.pin]]))
+        let outcome = await send(
+            server,
+            tls: .init(
+                caCertificates: server.certificate, pinnedPublicKeys: ["localhost": [server.pin]]))
         #expect(outcome.response?.status == 200)
     }
 
@@ -150,8 +157,10 @@ struct CurlTLSTests {
         let server = try TLSServer()
         await server.ready()
         let wrong = "sha256//" + Data(repeating: 7, count: 32).base64EncodedString()
-        let outcome = await send(server, tls: .init(
-            caCertificates: server.certificate, pinnedPublicKeys: ["LOCALHOST": [wrong]]))
+        let outcome = await send(
+            server,
+            tls: .init(
+                caCertificates: server.certificate, pinnedPublicKeys: ["LOCALHOST": [wrong]]))
         #expect(outcome.error?.code == .pinning)
         #expect(outcome.error?.message.contains("localhost") == true)
     }
@@ -162,7 +171,8 @@ struct CurlTLSTests {
         let server = try TLSServer()
         await server.ready()
         let wrong = "sha256//" + Data(repeating: 7, count: 32).base64EncodedString()
-        let outcome = await send(server, tls: .init(caCertificates: server.certificate, pinnedPublicKeys: [host: [wrong]]))
+        let outcome = await send(
+            server, tls: .init(caCertificates: server.certificate, pinnedPublicKeys: [host: [wrong]]))
         #expect(outcome.error?.code == .pinning)
     }
 }
@@ -187,8 +197,10 @@ struct CurlTLSTests {
 
     @Test func hostsThatNameTheSameHostAreMerged() throws {
         let other = "sha256//" + Data(repeating: 8, count: 32).base64EncodedString()
-        let tls = try CurlEngine.TLS(pinnedPublicKeys: ["API.example.com.": [Self.key], "api.example.com": [other], "::1": [other]])
-            .validated()
+        let tls = try CurlEngine.TLS(pinnedPublicKeys: [
+            "API.example.com.": [Self.key], "api.example.com": [other], "::1": [other],
+        ])
+        .validated()
         #expect(Set(tls.pinnedPublicKeys["api.example.com"] ?? []) == [Self.key, other])
         #expect(tls.pinnedPublicKeys["::1"] == [other])
         #expect(tls.pinnedPublicKeys.count == 2)
@@ -240,4 +252,3 @@ struct CurlTLSTests {
         #expect(Scratch.sha256(of: scratch.file("curl.bin")) == GeneratedContent(seed: 1).sha256(length: 3_000_000))
     }
 }
-

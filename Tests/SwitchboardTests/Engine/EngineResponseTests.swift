@@ -33,8 +33,9 @@ import Testing
     }
 
     @Test func aFoundationResponseIsKeptUntilTheHeadChanges() throws {
-        let source = try #require(HTTPURLResponse(
-            url: url, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: ["Location": "/next", "X-Id": "7"]))
+        let source = try #require(
+            HTTPURLResponse(
+                url: url, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: ["Location": "/next", "X-Id": "7"]))
         var response = EngineResponse(response: source, body: Data("ok".utf8))
         #expect(response.response === source, "the engine's own object comes back")
         #expect(response.status == 200)
@@ -51,8 +52,9 @@ import Testing
 
     @Test func settingTheFoundationResponseReplacesTheHead() throws {
         var response = EngineResponse(status: 500, url: nil, headers: ["X-Old": "1"], body: Data())
-        let replacement = try #require(HTTPURLResponse(
-            url: url, statusCode: 204, httpVersion: "HTTP/1.1", headerFields: ["X-New": "2"]))
+        let replacement = try #require(
+            HTTPURLResponse(
+                url: url, statusCode: 204, httpVersion: "HTTP/1.1", headerFields: ["X-New": "2"]))
         response.response = replacement
         #expect(response.status == 204)
         #expect(response.url == url)
@@ -78,8 +80,11 @@ import Testing
 
     @Test func theCenterReadsTheHeadWithoutFoundation() async throws {
         let stub = StubEngine().on(
-            .get, "/v1/items", reply: StubEngine.Reply(status: 203, headers: ["X-Z": "z", "X-A": "a"], body: Data("[]".utf8)))
-        let center = Center { $0.engine = stub; $0.server = "https://api.example.com/v1/" }
+            .get, "/v1/items",
+            reply: StubEngine.Reply(status: 203, headers: ["X-Z": "z", "X-A": "a"], body: Data("[]".utf8)))
+        let center = Center {
+            $0.engine = stub; $0.server = "https://api.example.com/v1/"
+        }
         let response = try await center.send { $0.api = "items" }
         #expect(response.status == 203)
         #expect(response.headers.map(\.name) == ["X-Z", "X-A"], "the order the engine gave is kept")

@@ -60,11 +60,12 @@ import SwitchboardTestSupport
         let transfer = SessionTransfer(
             request: request, progress: { _ in }, session: URLSession.shared, delegate: SessionDelegate(),
             segmentSize: nil)
-        let response = try #require(HTTPURLResponse(
-            url: URL(string: "https://secure.example.com/login")!, statusCode: 308, httpVersion: "HTTP/1.1",
-            headerFields: ["Location": "http://plain.example.com/login"]))
+        let response = try #require(
+            HTTPURLResponse(
+                url: URL(string: "https://secure.example.com/login")!, statusCode: 308, httpVersion: "HTTP/1.1",
+                headerFields: ["Location": "http://plain.example.com/login"]))
         let next = transfer.redirect(response, to: URLRequest(url: URL(string: "http://plain.example.com/login")!))
-        #expect(next == nil)   // a 308 with a body is always re-sent by hand, never by URLSession
+        #expect(next == nil)  // a 308 with a body is always re-sent by hand, never by URLSession
         if allowed {
             #expect(transfer.stopError == nil)
         } else {
@@ -74,11 +75,14 @@ import SwitchboardTestSupport
 
     @Test func theSharedRuleRefusesOnlyHTTPSToHTTP() {
         var request = EngineRequest(urlRequest: URLRequest(url: URL(string: "https://a.example/")!))
-        let https = URL(string: "https://a.example/")!, http = URL(string: "http://b.example/")!
+        let https = URL(string: "https://a.example/")!
+        let http = URL(string: "http://b.example/")!
         #expect(Redirects.refusal(from: https, to: http, for: request)?.code == .insecureRedirect)
         #expect(Redirects.refusal(from: https, to: https, for: request) == nil)
         #expect(Redirects.refusal(from: http, to: http, for: request) == nil)
-        #expect(Redirects.refusal(from: URL(string: "HTTPS://a.example/"), to: URL(string: "HTTP://b.example/"), for: request) != nil)
+        #expect(
+            Redirects.refusal(
+                from: URL(string: "HTTPS://a.example/"), to: URL(string: "HTTP://b.example/"), for: request) != nil)
         request.allowsInsecureRedirects = true
         #expect(Redirects.refusal(from: https, to: http, for: request) == nil)
     }

@@ -14,7 +14,8 @@ import SwitchboardTestSupport
 /// CurlEngine); URLSession on Linux cannot be made to trust a test certificate authority.
 @Suite struct FaultTests {
     static func center(_ engineName: String, _ configure: (inout Center.Configuration) -> Void = { _ in }) throws
-        -> Center {
+        -> Center
+    {
         let engine = try namedEngine(engineName)
         return Center { config in
             config.engine = engine
@@ -32,8 +33,9 @@ import SwitchboardTestSupport
             request.responseSerializer = .raw
         }
         #expect(outcome.response == nil, "\(engineName), \(api): a response", sourceLocation: sourceLocation)
-        #expect(outcome.error?.code == code, "\(engineName), \(api): \(String(describing: outcome.error))",
-                sourceLocation: sourceLocation)
+        #expect(
+            outcome.error?.code == code, "\(engineName), \(api): \(String(describing: outcome.error))",
+            sourceLocation: sourceLocation)
     }
 
     /// A broken answer is a `.transport` failure on both engines, never a response: a garbage status line, a reset
@@ -75,7 +77,9 @@ import SwitchboardTestSupport
                 request.api = "downgrade"
                 request.parameters = ["to": target, "status": "302"]
             }
-            #expect(outcome.error?.code == .unacceptableStatus, "\(engineName), \(target): \(String(describing: outcome.error))")
+            #expect(
+                outcome.error?.code == .unacceptableStatus,
+                "\(engineName), \(target): \(String(describing: outcome.error))")
             #expect(outcome.error?.status == 302, "\(engineName), \(target)")
             #expect(outcome.error?.response?.headers["Location"] == target, "\(engineName), \(target)")
         }

@@ -107,7 +107,7 @@ struct HTTP2Tests {
         let outcome = await center.sendRecording { request in
             request.url = server.baseURL + "redirect?status=307&to=" + target
             request.method = .post
-            request.body = .json(["password": "pw-HHH"])     // must not cross to plain http unasked
+            request.body = .json(["password": "pw-HHH"])  // must not cross to plain http unasked
         }
         if allowed {
             #expect(outcome.response?.json?["method"]?.string == "POST")

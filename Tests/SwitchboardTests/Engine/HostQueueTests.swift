@@ -53,7 +53,9 @@ import SwitchboardTestSupport
         await withTaskGroup(of: Void.self) { group in
             for _ in 0..<12 {
                 group.addTask {
-                    _ = await center.sendRecording { $0.url = LoopbackServer.shared.baseURL + "/arrivals/\(key)?delay=1" }
+                    _ = await center.sendRecording {
+                        $0.url = LoopbackServer.shared.baseURL + "/arrivals/\(key)?delay=1"
+                    }
                 }
             }
         }

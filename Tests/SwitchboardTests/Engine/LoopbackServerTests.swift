@@ -87,23 +87,33 @@ import SwitchboardTestSupport
         let server = try LoopbackServer()
         defer { server.stop() }
         let engine = try namedEngine(engineName)
-        let center = testCenter { $0.server = server.baseURL + "/"; $0.engine = engine }
+        let center = testCenter {
+            $0.server = server.baseURL + "/"; $0.engine = engine
+        }
         for _ in 0..<20 { _ = try await center.send { $0.api = "get" } }
         #expect(server.acceptedConnections == 1)
     }
 
     @Test func seededBytesAreDeterministic() async throws {
         let center = testCenter { $0.server = LoopbackServer.shared.baseURL + "/" }
-        let first = try await center.send { $0.api = "bytes/4096"; $0.parameters = ["seed": 3]; $0.responseSerializer = .raw }
-        let second = try await center.send { $0.api = "bytes/4096"; $0.parameters = ["seed": 3]; $0.responseSerializer = .raw }
+        let first = try await center.send {
+            $0.api = "bytes/4096"; $0.parameters = ["seed": 3]; $0.responseSerializer = .raw
+        }
+        let second = try await center.send {
+            $0.api = "bytes/4096"; $0.parameters = ["seed": 3]; $0.responseSerializer = .raw
+        }
         #expect(first.data.count == 4096)
         #expect(first.data == second.data)
     }
 
     @Test(arguments: [200, 201, 204, 400, 418, 500, 503])
     func statusRoutes(_ status: Int) async throws {
-        let center = testCenter { $0.server = LoopbackServer.shared.baseURL + "/"; $0.acceptableStatusCodes = Set(100...599) }
-        let response = try await center.send { $0.api = "status/\(status)"; $0.responseSerializer = .raw }
+        let center = testCenter {
+            $0.server = LoopbackServer.shared.baseURL + "/"; $0.acceptableStatusCodes = Set(100...599)
+        }
+        let response = try await center.send {
+            $0.api = "status/\(status)"; $0.responseSerializer = .raw
+        }
         #expect(response.status == status)
     }
 }

@@ -61,8 +61,10 @@ import SwitchboardTestSupport
     func aDownloadCountsTheBodyBytesAndRedirectsAreCounted(engine: String) async throws {
         let center = try loopbackCenter(engine)
         // With a progress handler, so that URLSessionEngine reads the body chunk by chunk and sees the head first.
-        let bytes = try await center.sendCollectingProgress { $0.api = "bytes/200000"; $0.responseSerializer = .raw }
-            .response
+        let bytes = try await center.sendCollectingProgress {
+            $0.api = "bytes/200000"; $0.responseSerializer = .raw
+        }
+        .response
         let metrics = try #require(bytes.metrics)
         #expect(bytes.data.count == 200_000)
         #expect(metrics.bytesReceived == 200_000)
@@ -80,9 +82,13 @@ import SwitchboardTestSupport
     @Test func aStubOrACachedResponseHasNoMetrics() async throws {
         let (center, stub) = stubCenter { $0.cache = ResponseCache() }
         stub.on(nil, "/v1/a", reply: .json(["ok": true]))
-        let response = try await center.send { $0.api = "a"; $0.cachePolicy = .cacheElseNetwork(maxAge: .seconds(60)) }
+        let response = try await center.send {
+            $0.api = "a"; $0.cachePolicy = .cacheElseNetwork(maxAge: .seconds(60))
+        }
         #expect(response.metrics == nil, "StubEngine measures nothing, and says so")
-        let cached = try await center.send { $0.api = "a"; $0.cachePolicy = .cacheElseNetwork(maxAge: .seconds(60)) }
+        let cached = try await center.send {
+            $0.api = "a"; $0.cachePolicy = .cacheElseNetwork(maxAge: .seconds(60))
+        }
         #expect(cached.source == .cache)
         #expect(cached.metrics == nil)
     }

@@ -10,7 +10,7 @@ import Testing
     private let t0 = ContinuousClock.now
 
     @Test func theFirstBurstPassesAndLaterChunksWaitTheirTurn() {
-        var pacer = ReceivePacer(rate: 10_000)       // burst: a tenth of a second, 1,000 bytes
+        var pacer = ReceivePacer(rate: 10_000)  // burst: a tenth of a second, 1,000 bytes
         #expect(pacer.burst == 1_000)
         let first = pacer.admit(1_000, at: t0)
         #expect(first == nil, "the burst passes at once")
@@ -65,9 +65,10 @@ import Testing
     @Test func theNextSegmentWaitsUntilTheBytesSoFarAreWithinTheLimit() throws {
         var plan = try #require(segments(rate: 1 << 20))
         #expect(plan.delay(after: .zero) == .zero, "nothing fetched yet")
-        let head = try #require(HTTPURLResponse(
-            url: URL(string: "http://127.0.0.1/files/1")!, statusCode: 206, httpVersion: "HTTP/1.1",
-            headerFields: ["Content-Range": "bytes 0-262143/1048576", "ETag": "\"v1\""]))
+        let head = try #require(
+            HTTPURLResponse(
+                url: URL(string: "http://127.0.0.1/files/1")!, statusCode: 206, httpVersion: "HTTP/1.1",
+                headerFields: ["Content-Range": "bytes 0-262143/1048576", "ETag": "\"v1\""]))
         let more = plan.advance(after: head)
         #expect(more)
         #expect(plan.delay(after: .milliseconds(50)) == .milliseconds(200), "256 KiB at 1 MiB/s: 0.25 s")

@@ -25,7 +25,9 @@ import SwitchboardTestSupport
     }
 
     @Test func getWithGeneralServerAndAPI() async throws {
-        let response = try await center().send { $0.api = "get"; $0.parameters = ["q": "a b&c", "n": 3] }
+        let response = try await center().send {
+            $0.api = "get"; $0.parameters = ["q": "a b&c", "n": 3]
+        }
         #expect(response.status == 200)
         let json = try #require(response.json)
         #expect(json["url"]?.string == Server.base + "/get?app_version=1.2&n=3&q=a%20b%26c")
@@ -109,7 +111,9 @@ import SwitchboardTestSupport
     }
 
     @Test func rawResponse() async throws {
-        let response = try await center().send { $0.api = "bytes/2048"; $0.parameters = ["seed": 7]; $0.responseSerializer = .raw }
+        let response = try await center().send {
+            $0.api = "bytes/2048"; $0.parameters = ["seed": 7]; $0.responseSerializer = .raw
+        }
         guard case .data(let data) = response.value else { Issue.record("expected raw data"); return }
         #expect(data.count == 2048)
         #expect(data == response.data)
@@ -123,7 +127,9 @@ import SwitchboardTestSupport
     }
 
     @Test func xmlResponse() async throws {
-        let response = try await center().send { $0.api = "xml"; $0.responseSerializer = .xml }
+        let response = try await center().send {
+            $0.api = "xml"; $0.responseSerializer = .xml
+        }
         guard case .xml(let root) = response.value else { Issue.record("expected XML"); return }
         #expect(root.name == "slideshow")
         #expect(root.attributes["title"] == "Sample Slide Show")
@@ -132,13 +138,17 @@ import SwitchboardTestSupport
     }
 
     @Test func stringResponse() async throws {
-        let response = try await center().send { $0.api = "html"; $0.responseSerializer = .string }
+        let response = try await center().send {
+            $0.api = "html"; $0.responseSerializer = .string
+        }
         guard case .string(let text) = response.value else { Issue.record("expected text"); return }
         #expect(text.contains("Herman Melville - Moby-Dick"))
     }
 
     @Test func headIsASuccessWithAnEmptyBody() async throws {
-        let response = try await center().send { $0.api = "get"; $0.method = .head }
+        let response = try await center().send {
+            $0.api = "get"; $0.method = .head
+        }
         #expect(response.status == 200)
         #expect(response.value == .empty)
         #expect(response.data.isEmpty)
@@ -147,10 +157,14 @@ import SwitchboardTestSupport
     @Test(arguments: [(HTTPMethod.head, "get", 200), (.get, "status/204", 204), (.get, "status/205", 205)])
     func responsesWithoutABodyDecodeAsEmptyBody(method: HTTPMethod, api: String, status: Int) async throws {
         let center = center()
-        try await center.send(EmptyBody.self) { $0.api = api; $0.method = method }
+        try await center.send(EmptyBody.self) {
+            $0.api = api; $0.method = method
+        }
         try await center.send(NoBodyEndpoint(path: api, method: method))
         do {
-            _ = try await center.send(JSON.self) { $0.api = api; $0.method = method }
+            _ = try await center.send(JSON.self) {
+                $0.api = api; $0.method = method
+            }
             Issue.record("an empty \(status) body decoded as JSON")
         } catch {
             #expect(error.code == .decoding)
@@ -178,12 +192,16 @@ import SwitchboardTestSupport
     }
 
     @Test func put() async throws {
-        let response = try await center().send { $0.api = "put"; $0.method = .put; $0.parameters = ["k": "v"] }
+        let response = try await center().send {
+            $0.api = "put"; $0.method = .put; $0.parameters = ["k": "v"]
+        }
         #expect(response.json?["form"]?["k"]?.string == "v")
     }
 
     @Test func deleteSendsParametersInTheQuery() async throws {
-        let response = try await center().send { $0.api = "delete"; $0.method = .delete; $0.parameters = ["id": 42] }
+        let response = try await center().send {
+            $0.api = "delete"; $0.method = .delete; $0.parameters = ["id": 42]
+        }
         let json = try #require(response.json)
         #expect(json["args"]?["id"]?.string == "42")
         #expect(json["data"]?.string == "")
@@ -199,7 +217,9 @@ import SwitchboardTestSupport
     @Test func defaultAndCustomUserAgent() async throws {
         let standard = try await center().send { $0.api = "user-agent" }
         #expect(standard.json?["user-agent"]?.string?.hasPrefix("Switchboard/") == true)
-        let custom = try await center().send { $0.api = "user-agent"; $0.headers["user-agent"] = "MyApp/2.0" }
+        let custom = try await center().send {
+            $0.api = "user-agent"; $0.headers["user-agent"] = "MyApp/2.0"
+        }
         #expect(custom.json?["user-agent"]?.string == "MyApp/2.0")
     }
 
@@ -209,12 +229,15 @@ import SwitchboardTestSupport
         let error = outcome.error
         #expect(error?.status == 404)
         #expect(error?.response?.string?.contains("Not Found") == true)
-        #expect(error?.description.contains("HTTPError.unacceptableStatus (404) GET \(Server.base)/no/such/route") == true)
+        #expect(
+            error?.description.contains("HTTPError.unacceptableStatus (404) GET \(Server.base)/no/such/route") == true)
     }
 
     @Test func aSlowServerTimesOut() async {
         // The server answers after 10 s; only the 1 s timeout can make this fail with `.timedOut`.
-        let outcome = await center().sendRecording { $0.api = "delay/10"; $0.timeout = .seconds(1) }
+        let outcome = await center().sendRecording {
+            $0.api = "delay/10"; $0.timeout = .seconds(1)
+        }
         #expect(outcome.error?.code == .timedOut)
         #expect(outcome.events == ["failure:timedOut", "finished"])
     }
@@ -264,7 +287,9 @@ import SwitchboardTestSupport
     @Test func cancellingARunningRequestByIdentifier() async {
         let center = center()
         let cancelled = Locked<Request?>(nil)
-        let outcome = await center.sendRecording { $0.api = "delay/10" } afterSending: { id in
+        let outcome = await center.sendRecording {
+            $0.api = "delay/10"
+        } afterSending: { id in
             Task {
                 // Once the URL is composed, the request is on its way to the server.
                 await waitUntil { center.request(for: id)?.request?.url != nil }
@@ -282,7 +307,9 @@ import SwitchboardTestSupport
         DispatchQueue.main.setSpecific(key: key, value: "main")
         let center = center { $0.callbackQueue = .main }
         let seen = await withCheckedContinuation { (continuation: CheckedContinuation<String?, Never>) in
-            center.send { $0.api = "get" } onFinished: { _ in
+            center.send {
+                $0.api = "get"
+            } onFinished: { _ in
                 continuation.resume(returning: DispatchQueue.getSpecific(key: key))
             }
         }
@@ -341,7 +368,8 @@ import SwitchboardTestSupport
 
     @Test func aCrossOriginRedirectDoesNotCarryCredentials() async throws {
         // 127.0.0.1 and localhost are different origins for the same server.
-        let other = Server.base.contains("127.0.0.1")
+        let other =
+            Server.base.contains("127.0.0.1")
             ? Server.base.replacingOccurrences(of: "127.0.0.1", with: "localhost")
             : Server.base.replacingOccurrences(of: "localhost", with: "127.0.0.1")
         let response = try await center().send { request in
@@ -419,7 +447,9 @@ import SwitchboardTestSupport
 
     @Test func typedDecoding() async throws {
         struct Echo: Decodable { var url: String; var args: [String: String] }
-        let echo = try await center().send(Echo.self) { $0.api = "get"; $0.parameters = ["a": "1"] }
+        let echo = try await center().send(Echo.self) {
+            $0.api = "get"; $0.parameters = ["a": "1"]
+        }
         #expect(echo.args["a"] == "1")
         #expect(echo.url.hasPrefix(Server.base + "/get?"))
     }
@@ -428,7 +458,8 @@ import SwitchboardTestSupport
 /// Cookies kept between requests, on the engine's cookie storage (a private one here, so other tests never see it).
 @Suite struct CookieRequestTests {
     func engine() -> any Engine {
-        let storage = HTTPCookieStorage.sharedCookieStorage(forGroupContainerIdentifier: "switchboard-\(UUID().uuidString)")
+        let storage = HTTPCookieStorage.sharedCookieStorage(
+            forGroupContainerIdentifier: "switchboard-\(UUID().uuidString)")
         if TestEngine.isCurl {
             return try! CurlEngine(cookies: storage)
         }
@@ -440,7 +471,9 @@ import SwitchboardTestSupport
     @Test func aCookieSetByTheServerIsSentBack() async throws {
         let center = Server.center { $0.engine = engine() }
         // httpbin sets the cookie on a redirect to /cookies, which already carries it.
-        let set = try await center.send { $0.api = "cookies/set"; $0.parameters = ["flavour": "oat"] }
+        let set = try await center.send {
+            $0.api = "cookies/set"; $0.parameters = ["flavour": "oat"]
+        }
         #expect(set.json?["cookies"]?["flavour"]?.string == "oat")
         let later = try await center.send { $0.api = "cookies" }
         #expect(later.json?["cookies"]?["flavour"]?.string == "oat")

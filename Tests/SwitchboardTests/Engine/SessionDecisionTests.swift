@@ -14,9 +14,10 @@ import Testing
 
     @Test func aStopWinsOverEverything() {
         #expect(completion(stopped: true) == .stopped)
-        #expect(completion(
-            stopped: true, challenged: true, redirects: Redirects.maximum + 1, heldRedirect: true, taskFailed: true)
-            == .stopped)
+        #expect(
+            completion(
+                stopped: true, challenged: true, redirects: Redirects.maximum + 1, heldRedirect: true, taskFailed: true)
+                == .stopped)
     }
 
     @Test func aChallengedFourOhOneIsTheAnswerEvenWhenTheTaskFailed() {
@@ -48,8 +49,9 @@ import Testing
             #expect(SessionDecision.redirect(status: status, redirects: 1, hasBody: false) == .follow)
         }
         for status in [301, 302, 303] {
-            #expect(SessionDecision.redirect(status: status, redirects: 1, hasBody: true) == .follow,
-                    "URLSession turns these into a GET without body, as browsers do")
+            #expect(
+                SessionDecision.redirect(status: status, redirects: 1, hasBody: true) == .follow,
+                "URLSession turns these into a GET without body, as browsers do")
         }
     }
 

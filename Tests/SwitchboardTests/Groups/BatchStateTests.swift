@@ -124,8 +124,9 @@ import Testing
         let second = report(1, 5, of: 50)
         #expect(second == TransferProgress(direction: .download, completed: 15, expected: 150))
         let replaced = report(0, 60, of: 100)
-        #expect(replaced == TransferProgress(direction: .download, completed: 65, expected: 150),
-                "a member's new report replaces its old one")
+        #expect(
+            replaced == TransferProgress(direction: .download, completed: 65, expected: 150),
+            "a member's new report replaces its old one")
         let unknown = report(2, 7, of: nil)
         #expect(unknown.expected == nil, "a member without a total leaves the sum without one")
         let known = report(2, 9, of: 9)

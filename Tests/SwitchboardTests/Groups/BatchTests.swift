@@ -86,11 +86,13 @@ import Testing
     @Test func membersThatAllFailInstantlyStillFinishOnceWithAValidIdentifier() async {
         let (center, stub) = stubCenter()
         let seenDuringRun = Locked<AnyRequest?>(nil)
-        let outcome = await center.groupRecording(batch: { batch in
-            for _ in 0..<5 { batch.add { $0.url = "ht tp://not a url" } }
-        }, afterSending: { id in
-            seenDuringRun.withLock { $0 = center.request(for: id) }
-        })
+        let outcome = await center.groupRecording(
+            batch: { batch in
+                for _ in 0..<5 { batch.add { $0.url = "ht tp://not a url" } }
+            },
+            afterSending: { id in
+                seenDuringRun.withLock { $0 = center.request(for: id) }
+            })
         #expect(outcome.events == ["failure(5)", "finished"])
         #expect(outcome.summary == Array(repeating: "invalidURL", count: 5))
         #expect(stub.requests.isEmpty)
@@ -116,7 +118,9 @@ import Testing
         }
         let outcome = await center.groupRecording(batch: { batch in
             batch.add { $0.api = "a" }
-            batch.add { $0.api = "b"; $0.useGeneralHeaders = false }
+            batch.add {
+                $0.api = "b"; $0.useGeneralHeaders = false
+            }
         })
         #expect(hooked.snapshot == 2)
         let headers = outcome.results.map { (try? $0.get())?.json?["headers"] }
@@ -130,19 +134,21 @@ import Testing
         stub.on(nil, "/v1/slow", reply: .status(200).delayed(by: .seconds(30)))
         let (center, _) = stubCenter(stub)
         let cancelled = Locked<AnyRequest?>(nil)
-        let outcome = await center.groupRecording(batch: { batch in
-            batch.maxConcurrent = 2
-            batch.add { $0.api = "quick" }
-            batch.add { $0.api = "slow" }
-            batch.add { $0.api = "slow" }
-            batch.add { $0.api = "slow" }
-        }, afterSending: { id in
-            Task {
-                // The quick member has finished and the next slow one started: three calls, two in flight.
-                await waitUntil { stub.statistics.calls == 3 && stub.statistics.inFlight == 2 }
-                center.cancel(id) { work in cancelled.withLock { $0 = work } }
-            }
-        })
+        let outcome = await center.groupRecording(
+            batch: { batch in
+                batch.maxConcurrent = 2
+                batch.add { $0.api = "quick" }
+                batch.add { $0.api = "slow" }
+                batch.add { $0.api = "slow" }
+                batch.add { $0.api = "slow" }
+            },
+            afterSending: { id in
+                Task {
+                    // The quick member has finished and the next slow one started: three calls, two in flight.
+                    await waitUntil { stub.statistics.calls == 3 && stub.statistics.inFlight == 2 }
+                    center.cancel(id) { work in cancelled.withLock { $0 = work } }
+                }
+            })
         #expect(outcome.events == ["failure(4)", "finished"])
         #expect(outcome.summary == ["ok", "cancelled", "cancelled", "notSent"])
         #expect(cancelled.snapshot?.batch?.id == outcome.id)
@@ -155,17 +161,19 @@ import Testing
         let stub = StubEngine()
         stub.on(nil, "*", reply: .status(200).delayed(by: .milliseconds(300)))
         let (center, _) = stubCenter(stub)
-        let outcome = await center.groupRecording(batch: { batch in
-            batch.add { $0.api = "a" }
-            batch.add { $0.api = "b" }
-        }, afterSending: { id in
-            Task {
-                await waitUntil { stub.statistics.inFlight == 2 }
-                let second = center.request(for: id)?.batch?.memberIDs[1]
-                #expect(center.request(for: second!)?.request?.api == "b")
-                center.cancel(second!)
-            }
-        })
+        let outcome = await center.groupRecording(
+            batch: { batch in
+                batch.add { $0.api = "a" }
+                batch.add { $0.api = "b" }
+            },
+            afterSending: { id in
+                Task {
+                    await waitUntil { stub.statistics.inFlight == 2 }
+                    let second = center.request(for: id)?.batch?.memberIDs[1]
+                    #expect(center.request(for: second!)?.request?.api == "b")
+                    center.cancel(second!)
+                }
+            })
         #expect(outcome.summary == ["ok", "cancelled"])
     }
 
@@ -267,11 +275,17 @@ import Testing
         let reports = Locked<[Int64]>([])
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             center.sendBatch { batch in
-                batch.add { $0.api = "a"; $0.responseSerializer = .raw }
-                batch.add { $0.api = "b"; $0.responseSerializer = .raw }
+                batch.add {
+                    $0.api = "a"; $0.responseSerializer = .raw
+                }
+                batch.add {
+                    $0.api = "b"; $0.responseSerializer = .raw
+                }
             } onProgress: { progress in
                 reports.withLock { $0.append(progress.completed) }
-            } onFinished: { _ in continuation.resume() }
+            } onFinished: { _ in
+                continuation.resume()
+            }
         }
         #expect(reports.snapshot == [100, 400])
     }

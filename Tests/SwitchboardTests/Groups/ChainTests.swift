@@ -17,7 +17,9 @@ import Testing
     @Test func eachStepIsBuiltFromThePreviousResponses() async {
         let (center, stub) = stubCenter(loginStub())
         let outcome = await center.groupRecording(chain: { chain in
-            chain.first { $0.api = "login"; $0.method = .post }
+            chain.first {
+                $0.api = "login"; $0.method = .post
+            }
             chain.next { request, previous in
                 request.api = "profile/" + (previous.json?["id"]?.string ?? "")
                 request.headers["Authorization"] = "Bearer " + (previous.json?["token"]?.string ?? "")
@@ -39,7 +41,9 @@ import Testing
         struct NoAvatar: Error {}
         let (center, stub) = stubCenter(loginStub())
         let outcome = await center.groupRecording(chain: { chain in
-            chain.first { $0.api = "login"; $0.method = .post }
+            chain.first {
+                $0.api = "login"; $0.method = .post
+            }
             chain.next { request, previous in request.api = "profile/42" }
             chain.next { _, _ in throw NoAvatar() }
             chain.next { request, _ in request.api = "never" }
@@ -60,7 +64,9 @@ import Testing
         stub.on(.get, "/v1/profile/42", reply: .status(500))
         let (center, _) = stubCenter(stub)
         let outcome = await center.groupRecording(chain: { chain in
-            chain.first { $0.api = "login"; $0.method = .post }
+            chain.first {
+                $0.api = "login"; $0.method = .post
+            }
             chain.next { request, _ in request.api = "profile/42" }
             chain.next { request, _ in request.api = "avatar/Ada" }
         })
@@ -73,16 +79,20 @@ import Testing
         stub.on(.get, "/v1/profile/42", reply: .status(200).delayed(by: .seconds(30)))
         let (center, _) = stubCenter(stub)
         let cancelled = Locked<AnyRequest?>(nil)
-        let outcome = await center.groupRecording(chain: { chain in
-            chain.first { $0.api = "login"; $0.method = .post }
-            chain.next { request, _ in request.api = "profile/42" }
-            chain.next { request, _ in request.api = "avatar/Ada" }
-        }, afterSending: { id in
-            Task {
-                await waitUntil { stub.statistics.inFlight == 1 && stub.statistics.calls == 2 }
-                center.cancel(id) { work in cancelled.withLock { $0 = work } }
-            }
-        })
+        let outcome = await center.groupRecording(
+            chain: { chain in
+                chain.first {
+                    $0.api = "login"; $0.method = .post
+                }
+                chain.next { request, _ in request.api = "profile/42" }
+                chain.next { request, _ in request.api = "avatar/Ada" }
+            },
+            afterSending: { id in
+                Task {
+                    await waitUntil { stub.statistics.inFlight == 1 && stub.statistics.calls == 2 }
+                    center.cancel(id) { work in cancelled.withLock { $0 = work } }
+                }
+            })
         #expect(outcome.events == ["failure(3)", "finished"])
         #expect(outcome.summary == ["ok", "cancelled", "notSent"])
         #expect(cancelled.snapshot?.chain?.memberIDs.count == 3)
@@ -95,7 +105,9 @@ import Testing
         let (center, _) = stubCenter(stub)
         let finished = Locked<[[String]]>([])
         let id = center.sendChain { chain in
-            chain.first { $0.api = "login"; $0.method = .post }
+            chain.first {
+                $0.api = "login"; $0.method = .post
+            }
             chain.next { request, previous in request.api = "profile/" + (previous.json?["id"]?.string ?? "") }
         } onFinished: { results in
             finished.withLock { $0.append(results.map { $0.isSuccess ? "ok" : "failed" }) }
@@ -124,7 +136,9 @@ import Testing
     @Test func asyncChain() async throws {
         let (center, _) = stubCenter(loginStub())
         let responses = try await center.chain { chain in
-            chain.first { $0.api = "login"; $0.method = .post }
+            chain.first {
+                $0.api = "login"; $0.method = .post
+            }
             chain.next { request, previous in request.api = "profile/" + (previous.json?["id"]?.string ?? "") }
         }
         #expect(responses.last?.json?["name"]?.string == "Ada")
@@ -138,7 +152,9 @@ import Testing
         stub.on(nil, "*", replies: [.status(503), .json(["ok": true])])
         let (center, _) = stubCenter(stub)
         let events = EventLog()
-        let id = center.send { $0.api = "x" } onSuccess: { response in
+        let id = center.send {
+            $0.api = "x"
+        } onSuccess: { response in
             events.record("success \(response.request.id!)")
         } onFailure: { error in
             events.record("failure \(error.request!.id!)")
@@ -155,7 +171,10 @@ import Testing
         stub.on(nil, "/v1/slow", reply: .status(200).delayed(by: .seconds(30)))
         stub.on(nil, "/v1/fail", reply: .status(500))
         let (center, _) = stubCenter(stub)
-        let id = center.send { $0.api = "slow" } onFinished: { _ in }
+        let id = center.send {
+            $0.api = "slow"
+        } onFinished: { _ in
+        }
         #expect(center.retry(id) == .running)
         center.cancel(id)
         #expect(center.retry(RequestID(rawValue: .max)) == .unknown)
@@ -169,7 +188,13 @@ import Testing
         stub.on(nil, "*", reply: .status(500))
         let (center, _) = stubCenter(stub) { $0.retainedFailures = 2 }
         let done = Locked(0)
-        let ids = (0..<3).map { _ in center.send { $0.api = "x" } onFinished: { _ in done.withLock { $0 += 1 } } }
+        let ids = (0..<3).map { _ in
+            center.send {
+                $0.api = "x"
+            } onFinished: { _ in
+                done.withLock { $0 += 1 }
+            }
+        }
         await waitUntil { done.snapshot == 3 }
         let answers = ids.map { center.retry($0) }
         #expect(answers.filter { $0 == .unknown }.count == 1)

@@ -11,9 +11,15 @@ import Testing
 
     @Test func batchOfGetPostAndPutInMemberOrder() async {
         let outcome = await center().groupRecording(batch: { batch in
-            batch.add { $0.api = "get"; $0.parameters = ["n": 1] }
-            batch.add { $0.api = "post"; $0.method = .post; $0.parameters = ["n": 2] }
-            batch.add { $0.api = "put"; $0.method = .put; $0.requestSerializer = .json; $0.parameters = ["n": 3] }
+            batch.add {
+                $0.api = "get"; $0.parameters = ["n": 1]
+            }
+            batch.add {
+                $0.api = "post"; $0.method = .post; $0.parameters = ["n": 2]
+            }
+            batch.add {
+                $0.api = "put"; $0.method = .put; $0.requestSerializer = .json; $0.parameters = ["n": 3]
+            }
         })
         #expect(outcome.events == ["success(3)", "finished"])
         let echoes = outcome.results.compactMap { try? $0.get().json }
@@ -27,8 +33,12 @@ import Testing
     @Test func aBatchWithATimeoutKeepsTheOtherResultsInPlace() async {
         let outcome = await center().groupRecording(batch: { batch in
             batch.add { $0.api = "get" }
-            batch.add { $0.api = "delay/10"; $0.timeout = .seconds(1) }
-            batch.add { $0.api = "anything"; $0.method = .post }
+            batch.add {
+                $0.api = "delay/10"; $0.timeout = .seconds(1)
+            }
+            batch.add {
+                $0.api = "anything"; $0.method = .post
+            }
         })
         #expect(outcome.events == ["failure(3)", "finished"])
         #expect(outcome.summary == ["ok", "timedOut", "ok"])
@@ -36,22 +46,24 @@ import Testing
 
     @Test func cancellingARunningBatch() async {
         let center = center()
-        let outcome = await center.groupRecording(batch: { batch in
-            batch.add { $0.api = "get" }
-            batch.add { $0.api = "delay/10" }
-        }, afterSending: { id in
-            Task {
-                // Members start in order: once the slow one is running, the quick one has started, and once the
-                // quick one has left the registry, it has finished.
-                await waitUntil {
-                    // Read each time: the members are listed once the batch has started them.
-                    let members = center.request(for: id)?.batch?.memberIDs ?? []
-                    return members.count == 2 && center.request(for: members[1]) != nil
-                        && center.request(for: members[0]) == nil
+        let outcome = await center.groupRecording(
+            batch: { batch in
+                batch.add { $0.api = "get" }
+                batch.add { $0.api = "delay/10" }
+            },
+            afterSending: { id in
+                Task {
+                    // Members start in order: once the slow one is running, the quick one has started, and once the
+                    // quick one has left the registry, it has finished.
+                    await waitUntil {
+                        // Read each time: the members are listed once the batch has started them.
+                        let members = center.request(for: id)?.batch?.memberIDs ?? []
+                        return members.count == 2 && center.request(for: members[1]) != nil
+                            && center.request(for: members[0]) == nil
+                    }
+                    center.cancel(id)
                 }
-                center.cancel(id)
-            }
-        })
+            })
         #expect(outcome.events == ["failure(2)", "finished"])
         #expect(outcome.summary == ["ok", "cancelled"])
         #expect((try? outcome.results[0].get())?.status == 200)
@@ -59,7 +71,9 @@ import Testing
 
     @Test func chainGetPostPutEachReadingThePreviousEcho() async {
         let outcome = await center().groupRecording(chain: { chain in
-            chain.first { $0.api = "get"; $0.parameters = ["step": "one"] }
+            chain.first {
+                $0.api = "get"; $0.parameters = ["step": "one"]
+            }
             chain.next { request, previous in
                 request.api = "post"
                 request.method = .post
@@ -80,7 +94,9 @@ import Testing
         struct Declined: Error {}
         let outcome = await center().groupRecording(chain: { chain in
             chain.first { $0.api = "get" }
-            chain.next { request, _ in request.api = "post"; request.method = .post }
+            chain.next { request, _ in
+                request.api = "post"; request.method = .post
+            }
             chain.next { _, _ in throw Declined() }
         })
         #expect(outcome.events == ["failure(3)", "finished"])
@@ -90,7 +106,9 @@ import Testing
     @Test func aChainWhoseSecondStepTimesOut() async {
         let outcome = await center().groupRecording(chain: { chain in
             chain.first { $0.api = "get" }
-            chain.next { request, _ in request.api = "delay/10"; request.timeout = .seconds(1) }
+            chain.next { request, _ in
+                request.api = "delay/10"; request.timeout = .seconds(1)
+            }
             chain.next { request, _ in request.api = "get" }
         })
         #expect(outcome.summary == ["ok", "timedOut", "notSent"])
@@ -98,18 +116,20 @@ import Testing
 
     @Test func cancellingARunningChain() async {
         let center = center()
-        let outcome = await center.groupRecording(chain: { chain in
-            chain.first { $0.api = "get" }
-            chain.next { request, _ in request.api = "delay/10" }
-            chain.next { request, _ in request.api = "get" }
-        }, afterSending: { id in
-            Task {
-                let second = center.request(for: id)?.chain?.memberIDs[1]
-                await waitUntil { second.map { center.request(for: $0)?.request?.url != nil } ?? true }
-                try await Task.sleep(for: .milliseconds(100))
-                center.cancel(id)
-            }
-        })
+        let outcome = await center.groupRecording(
+            chain: { chain in
+                chain.first { $0.api = "get" }
+                chain.next { request, _ in request.api = "delay/10" }
+                chain.next { request, _ in request.api = "get" }
+            },
+            afterSending: { id in
+                Task {
+                    let second = center.request(for: id)?.chain?.memberIDs[1]
+                    await waitUntil { second.map { center.request(for: $0)?.request?.url != nil } ?? true }
+                    try await Task.sleep(for: .milliseconds(100))
+                    center.cancel(id)
+                }
+            })
         #expect(outcome.events == ["failure(3)", "finished"])
         #expect(outcome.summary == ["ok", "cancelled", "notSent"])
     }

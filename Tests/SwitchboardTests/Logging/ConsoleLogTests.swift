@@ -13,8 +13,11 @@ import Testing
 
     @Test func requestAndResponseBannersRedactSecrets() async throws {
         let stub = StubEngine()
-        stub.on(nil, "*", reply: .json(["access_token": "tok-123", "user": "ada"],
-                                       headers: ["Set-Cookie": "session=s3cr3t"]))
+        stub.on(
+            nil, "*",
+            reply: .json(
+                ["access_token": "tok-123", "user": "ada"],
+                headers: ["Set-Cookie": "session=s3cr3t"]))
         let log = EventLog()
         let center = loggingCenter(stub, log)
         _ = try await center.send { request in
@@ -22,7 +25,9 @@ import Testing
             request.method = .post
             request.headers["Cookie"] = "c=cookie-value"
             request.headers["Proxy-Authorization"] = "Basic proxy-secret"
-            request.parameters = ["user": "ada", "password": "hunter2", "profile": ["api_token": "t0k"] as [String: any Sendable]]
+            request.parameters = [
+                "user": "ada", "password": "hunter2", "profile": ["api_token": "t0k"] as [String: any Sendable],
+            ]
         }
         let banners = log.all
         #expect(banners.count == 2)
@@ -79,7 +84,8 @@ import Testing
     @Test(arguments: [100, 5_000, 300_000])
     func jsonBodiesAreRedactedAtEverySize(padding: Int) async throws {
         let stub = StubEngine()
-        let body = "{\"access_token\":\"tok-AAA\",\"filler\":\"" + String(repeating: "x", count: padding)
+        let body =
+            "{\"access_token\":\"tok-AAA\",\"filler\":\"" + String(repeating: "x", count: padding)
             + "\",\"refresh_token\":\"ref-CCC\",\"nested\":{\"client_secret\":\"key-DDD\"}}"
         stub.on(nil, "*", reply: .data(Data(body.utf8), headers: ["Content-Type": "application/json"]))
         let log = EventLog()
@@ -93,17 +99,26 @@ import Testing
     @Test(arguments: [100, 5_000])
     func jsonCutShortAndFormBodiesAreRedacted(padding: Int) async throws {
         let stub = StubEngine()
-        let broken = "{\"access_token\": \"tok-AAA\", \"x\": \"" + String(repeating: "y", count: padding)
-            + "\", \"api_key\": \"key-DDD"                        // cut off: not JSON
+        let broken =
+            "{\"access_token\": \"tok-AAA\", \"x\": \"" + String(repeating: "y", count: padding)
+            + "\", \"api_key\": \"key-DDD"  // cut off: not JSON
         let form = "refresh_token=ref-CCC&user=ada&" + String(repeating: "z", count: padding) + "=1&signature=sig-FFF"
         stub.on(nil, "/v1/broken", reply: .data(Data(broken.utf8)))
-        stub.on(nil, "/v1/form", reply: .data(Data(form.utf8), headers: ["Content-Type": "application/x-www-form-urlencoded"]))
+        stub.on(
+            nil, "/v1/form",
+            reply: .data(Data(form.utf8), headers: ["Content-Type": "application/x-www-form-urlencoded"]))
         let log = EventLog()
         let center = loggingCenter(stub, log)
-        _ = try await center.send { $0.api = "broken"; $0.responseSerializer = .raw }
-        _ = try await center.send { $0.api = "form"; $0.responseSerializer = .raw }
+        _ = try await center.send {
+            $0.api = "broken"; $0.responseSerializer = .raw
+        }
+        _ = try await center.send {
+            $0.api = "form"; $0.responseSerializer = .raw
+        }
         let printed = log.all.joined()
-        for secret in ["tok-AAA", "key-DDD", "ref-CCC", "sig-FFF"] { #expect(!printed.contains(secret), "\(secret) leaked") }
+        for secret in ["tok-AAA", "key-DDD", "ref-CCC", "sig-FFF"] {
+            #expect(!printed.contains(secret), "\(secret) leaked")
+        }
         #expect(printed.contains("user=ada"))
     }
 
@@ -135,12 +150,19 @@ import Testing
     @Test func urlsInsideUnderlyingErrorsAreRedacted() async throws {
         let stub = StubEngine()
         let failing = URL(string: "https://user:pw-HHH@api.example.com/v1/x?token=tok-AAA&page=2")!
-        stub.on(nil, "*", reply: .failure(URLError(.timedOut, userInfo: [
-            NSURLErrorFailingURLErrorKey: failing, "NSErrorFailingURLStringKey": failing.absoluteString,
-            NSLocalizedDescriptionKey: "timed out loading \(failing.absoluteString)",
-        ])))
+        stub.on(
+            nil, "*",
+            reply: .failure(
+                URLError(
+                    .timedOut,
+                    userInfo: [
+                        NSURLErrorFailingURLErrorKey: failing, "NSErrorFailingURLStringKey": failing.absoluteString,
+                        NSLocalizedDescriptionKey: "timed out loading \(failing.absoluteString)",
+                    ])))
         let log = EventLog()
-        _ = await loggingCenter(stub, log).sendRecording { $0.url = "https://api.example.com/v1/x?token=tok-AAA&page=2" }
+        _ = await loggingCenter(stub, log).sendRecording {
+            $0.url = "https://api.example.com/v1/x?token=tok-AAA&page=2"
+        }
         let printed = log.all.joined()
         #expect(printed.contains("underlying:"))
         for secret in ["tok-AAA", "pw-HHH"] { #expect(!printed.contains(secret), "\(secret) leaked:\n\(printed)") }

@@ -8,16 +8,18 @@ final class TimelineObserver: RequestObserver {
     private let events = Locked<[(RequestID, String)]>([])
 
     func observe(_ event: RequestEvent) async {
-        let text: String = switch event.kind {
-        case .created: "created"
-        case .sent: "sent"
-        case .responseHead(let status, _): "head \(status)"
-        case .redirected(let status, _, let to): "redirected \(status) to \(to?.path ?? "?")"
-        case .retried(let attempt, let error, _): "retried \(attempt) after \(error.status.map(String.init) ?? "\(error.code)")"
-        case .finished(.success(let response)): "finished \(response.status)"
-        case .finished(.failure(let error)): "failed \(error.code)"
-        case .cancelled: "cancelled"
-        }
+        let text: String =
+            switch event.kind {
+            case .created: "created"
+            case .sent: "sent"
+            case .responseHead(let status, _): "head \(status)"
+            case .redirected(let status, _, let to): "redirected \(status) to \(to?.path ?? "?")"
+            case .retried(let attempt, let error, _):
+                "retried \(attempt) after \(error.status.map(String.init) ?? "\(error.code)")"
+            case .finished(.success(let response)): "finished \(response.status)"
+            case .finished(.failure(let error)): "failed \(error.code)"
+            case .cancelled: "cancelled"
+            }
         events.withLock { $0.append((event.id, text)) }
     }
 
@@ -49,9 +51,10 @@ struct ObserverTests {
     func redirectsAreSeenWithEachHeadOnBothEngines(engine: String) async throws {
         let (center, observer) = try center(engine)
         let get = try await center.send { $0.api = "redirect/1" }
-        #expect(observer.timeline(get.request.id!) == [
-            "created", "sent", "head 302", "redirected 302 to /get", "head 200", "finished 200",
-        ])
+        #expect(
+            observer.timeline(get.request.id!) == [
+                "created", "sent", "head 302", "redirected 302 to /get", "head 200", "finished 200",
+            ])
         // A 307 keeps the method and body: URLSessionEngine sends it again by hand, CurlEngine as any redirect.
         let post = try await center.send { request in
             request.api = "redirect-to?url=%2Fanything&status_code=307"
@@ -59,9 +62,10 @@ struct ObserverTests {
             request.body = .data(Data("kept".utf8), contentType: "text/plain")
         }
         #expect(post.json?["data"]?.string == "kept")
-        #expect(observer.timeline(post.request.id!) == [
-            "created", "sent", "head 307", "redirected 307 to /anything", "head 200", "finished 200",
-        ])
+        #expect(
+            observer.timeline(post.request.id!) == [
+                "created", "sent", "head 307", "redirected 307 to /anything", "head 200", "finished 200",
+            ])
     }
 
     @Test(arguments: bothEngines)
@@ -70,9 +74,10 @@ struct ObserverTests {
         center.setup { $0.retryPolicy = RetryPolicy(maxAttempts: 3, initialDelay: .milliseconds(1)) }
         let key = UUID().uuidString
         let response = try await center.send { $0.api = "fail-times/1/\(key)" }
-        #expect(observer.timeline(response.request.id!) == [
-            "created", "sent", "head 503", "retried 1 after 503", "sent", "head 200", "finished 200",
-        ])
+        #expect(
+            observer.timeline(response.request.id!) == [
+                "created", "sent", "head 503", "retried 1 after 503", "sent", "head 200", "finished 200",
+            ])
         let outcome = await center.sendRecording { $0.api = "status/404" }
         #expect(observer.timeline(outcome.id) == ["created", "sent", "head 404", "failed unacceptableStatus"])
     }
@@ -82,12 +87,14 @@ struct ObserverTests {
         let (center, observer) = try center(engine)
         // Cancelled once it is on the network (before that, it would end as cancelled without being sent).
         // Watched from a thread of its own, which a busy test run holds up less than a task.
-        let outcome = await center.sendRecording({ $0.api = "delay/10" }, afterSending: { id in
-            DispatchQueue.global().async {
-                while !observer.timeline(id).contains("sent") { usleep(1000) }
-                center.cancel(id)
-            }
-        })
+        let outcome = await center.sendRecording(
+            { $0.api = "delay/10" },
+            afterSending: { id in
+                DispatchQueue.global().async {
+                    while !observer.timeline(id).contains("sent") { usleep(1000) }
+                    center.cancel(id)
+                }
+            })
         #expect(outcome.error?.code == .cancelled)
         // The head may have come first on a busy machine (observers run in tasks); the end is `cancelled`, once,
         // and never `finished`.
@@ -123,10 +130,11 @@ struct ObserverTests {
         let ids = observer.ids
         #expect(ids.count == 2)
         let timelines = Set(ids.map { observer.timeline($0) })
-        #expect(timelines == [
-            ["created", "sent", "head 200", "finished 200"],
-            ["created", "sent", "head 500", "failed unacceptableStatus"],
-        ])
+        #expect(
+            timelines == [
+                ["created", "sent", "head 200", "finished 200"],
+                ["created", "sent", "head 500", "failed unacceptableStatus"],
+            ])
     }
 
     /// No observer, no relay: a center with other plugins only posts nothing.

@@ -14,7 +14,9 @@ private struct Recorder: Plugin {
     func prepare(_ request: inout Request) async throws { log.record("\(name) prepare") }
     func adapt(_ request: inout EngineRequest, for original: Request) async throws { log.record("\(name) adapt") }
     func willSend(_ request: EngineRequest, for original: Request) async { log.record("\(name) willSend") }
-    func didReceive(_ result: Result<Response, HTTPError>, for original: Request) async { log.record("\(name) didReceive") }
+    func didReceive(_ result: Result<Response, HTTPError>, for original: Request) async {
+        log.record("\(name) didReceive")
+    }
     func process(_ result: Result<Response, HTTPError>, for original: Request) async -> Result<Response, HTTPError> {
         log.record("\(name) process")
         return result
@@ -34,13 +36,14 @@ private struct Recorder: Plugin {
             request.api = "users"
             request.plugins = [Recorder(name: "request", log: log)]
         }
-        #expect(log.all == [
-            "center prepare", "node prepare", "request prepare",
-            "center adapt", "node adapt", "request adapt",
-            "center willSend", "node willSend", "request willSend",
-            "request didReceive", "node didReceive", "center didReceive",
-            "request process", "node process", "center process",
-        ])
+        #expect(
+            log.all == [
+                "center prepare", "node prepare", "request prepare",
+                "center adapt", "node adapt", "request adapt",
+                "center willSend", "node willSend", "request willSend",
+                "request didReceive", "node didReceive", "center didReceive",
+                "request process", "node process", "center process",
+            ])
     }
 
     @Test func nodePluginsApplyToTheirNodeOnly() async throws {
@@ -52,7 +55,9 @@ private struct Recorder: Plugin {
         stub.on(nil, "*") { _ in .json(["ok": true]) }
         _ = try await center.send { $0.api = "users" }
         #expect(log.all.isEmpty)
-        _ = try await center.send { $0.api = "charges"; $0.node = "payments" }
+        _ = try await center.send {
+            $0.api = "charges"; $0.node = "payments"
+        }
         #expect(log.all.first == "payments prepare")
     }
 
@@ -114,7 +119,9 @@ private struct Recorder: Plugin {
         let (center, stub) = stubCenter { $0.plugins = [RetryUnavailableOnce(), NotFoundIsEmpty()] }
         let calls = Locked(0)
         stub.on(nil, "/v1/flaky") { _ in
-            calls.withLock { count -> Int in count += 1; return count } == 1 ? .status(503) : .json(["ok": true])
+            calls.withLock { count -> Int in
+                count += 1; return count
+            } == 1 ? .status(503) : .json(["ok": true])
         }
         stub.on(nil, "/v1/missing") { _ in .status(404) }
         let flaky = try await center.send { $0.api = "flaky" }
@@ -128,13 +135,15 @@ private struct Recorder: Plugin {
     /// RFC 4231, test cases 2 and 6.
     @Test func hmacMatchesTheRFCVectors() {
         let short = SHA256Hasher.hmac(key: Data("Jefe".utf8), message: Data("what do ya want for nothing?".utf8))
-        #expect(short.map { String(format: "%02x", $0) }.joined()
-            == "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843")
+        #expect(
+            short.map { String(format: "%02x", $0) }.joined()
+                == "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843")
         let long = SHA256Hasher.hmac(
             key: Data(repeating: 0xaa, count: 131),
             message: Data("Test Using Larger Than Block-Size Key - Hash Key First".utf8))
-        #expect(long.map { String(format: "%02x", $0) }.joined()
-            == "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54")
+        #expect(
+            long.map { String(format: "%02x", $0) }.joined()
+                == "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54")
     }
 
     /// The loopback server recomputes each signature from the request as it arrived, on both engines: a query with
@@ -211,8 +220,12 @@ private struct Recorder: Plugin {
             config.plugins = [activity]
             config.cache = cache
         }
-        _ = try await cached.send { $0.api = "get"; $0.cachePolicy = .cacheElseNetwork(maxAge: .seconds(60)) }
-        _ = try await cached.send { $0.api = "get"; $0.cachePolicy = .cacheElseNetwork(maxAge: .seconds(60)) }
+        _ = try await cached.send {
+            $0.api = "get"; $0.cachePolicy = .cacheElseNetwork(maxAge: .seconds(60))
+        }
+        _ = try await cached.send {
+            $0.api = "get"; $0.cachePolicy = .cacheElseNetwork(maxAge: .seconds(60))
+        }
         await waitUntil({ seen.withLock { $0.count } == 14 }, timeout: .seconds(120))
         #expect(seen.withLock { $0.count } == 14)
     }

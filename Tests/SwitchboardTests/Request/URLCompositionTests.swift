@@ -15,8 +15,9 @@ import Testing
 
     static let cases: [Case] = [
         // An explicit url wins over everything.
-        Case(general: "https://a.com/v1/", server: "https://b.com/", api: "users", url: "https://c.com/x",
-             expected: "https://c.com/x"),
+        Case(
+            general: "https://a.com/v1/", server: "https://b.com/", api: "users", url: "https://c.com/x",
+            expected: "https://c.com/x"),
         // General server + api.
         Case(general: "https://httpbin.org/", api: "get", expected: "https://httpbin.org/get"),
         // A server with a path and no trailing slash gets one.
@@ -29,8 +30,9 @@ import Testing
         // An absolute api wins over the server.
         Case(general: "http://x.com/v1/", api: "https://other.org/path", expected: "https://other.org/path"),
         // The request's own server beats the general one.
-        Case(general: "http://general.com/", server: "http://own.com/api", api: "users",
-             expected: "http://own.com/api/users"),
+        Case(
+            general: "http://general.com/", server: "http://own.com/api", api: "users",
+            expected: "http://own.com/api/users"),
         // No api: the server alone.
         Case(general: "http://x.com/ping", expected: "http://x.com/ping"),
         // Query in api survives.
@@ -59,11 +61,15 @@ import Testing
         let (center, stub) = stubCenter()
         stub.on(nil, "*", reply: .status(204))
         let error = await #expect(throws: HTTPError.self) {
-            _ = try await center.send { $0.api = "users"; $0.useGeneralServer = false }
+            _ = try await center.send {
+                $0.api = "users"; $0.useGeneralServer = false
+            }
         }
         #expect(error?.code == .invalidURL)
         #expect(error?.description.contains("no server") == true)
-        _ = try await center.send { $0.server = "http://own.com/"; $0.api = "users"; $0.useGeneralServer = false }
+        _ = try await center.send {
+            $0.server = "http://own.com/"; $0.api = "users"; $0.useGeneralServer = false
+        }
         #expect(stub.requests.map { $0.url?.absoluteString } == ["http://own.com/users"])
     }
 
@@ -95,10 +101,14 @@ import Testing
 
     /// A plain relative path is joined to the server without parsing; the result must be what RFC 3986 resolution
     /// gives.
-    @Test(arguments: ["users", "users/42/posts", "a-b_c~d/e.f", "...", "x/.../y", "v1//double", ".", "..", "a/./b",
-                      "a/../b", "a/..", "with space", "ümlaut", "q?x=1", "f#frag", "colon:path"])
+    @Test(arguments: [
+        "users", "users/42/posts", "a-b_c~d/e.f", "...", "x/.../y", "v1//double", ".", "..", "a/./b",
+        "a/../b", "a/..", "with space", "ümlaut", "q?x=1", "f#frag", "colon:path",
+    ])
     func joiningAPlainPathAgreesWithResolution(api: String) throws {
-        for server in ["http://x.com/", "http://x.com/v1/", "https://h:8443/a/b/", "http://x.com/v1", "http://x.com/.well/"] {
+        for server in [
+            "http://x.com/", "http://x.com/v1/", "https://h:8443/a/b/", "http://x.com/v1", "http://x.com/.well/",
+        ] {
             var request = Request()
             request.server = server
             request.api = api
@@ -134,4 +144,3 @@ import Testing
         #expect(stub.requests.last?.url?.absoluteString == expected)
     }
 }
-

@@ -35,7 +35,9 @@ import Testing
         let stub = StubEngine()
         stub.on(nil, "*", reply: .data(plist))
         let (center, _) = stubCenter(stub)
-        let response = try await center.send { $0.api = "p"; $0.responseSerializer = .plist }
+        let response = try await center.send {
+            $0.api = "p"; $0.responseSerializer = .plist
+        }
         #expect(response.json == ["flag": true, "count": 3, "name": "x"])
     }
 }
@@ -103,9 +105,10 @@ import Testing
         request.url = "https://api.example.com/v1/users/9?token=abc"
         let response = Response(request: request, status: 404)
         let error = HTTPError(.unacceptableStatus, "the server answered 404", request: request, response: response)
-        #expect(error.description
-            == "HTTPError.unacceptableStatus (404) DELETE https://api.example.com/v1/users/9?token=<redacted>: "
-            + "the server answered 404")
+        #expect(
+            error.description
+                == "HTTPError.unacceptableStatus (404) DELETE https://api.example.com/v1/users/9?token=<redacted>: "
+                + "the server answered 404")
     }
 
     @Test func mapsPlatformErrors() {

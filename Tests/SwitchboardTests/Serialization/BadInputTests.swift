@@ -12,75 +12,106 @@ import Testing
         stub.on(nil, "*", reply: .status(200))
         let outcome = await center.sendRecording(configure)
         #expect(outcome.error?.code == .encoding, sourceLocation: sourceLocation)
-        #expect(outcome.error?.message.contains(mentions) == true, "\(outcome.error?.message ?? "no error")",
-                sourceLocation: sourceLocation)
+        #expect(
+            outcome.error?.message.contains(mentions) == true, "\(outcome.error?.message ?? "no error")",
+            sourceLocation: sourceLocation)
         #expect(outcome.error?.request?.id == outcome.id, sourceLocation: sourceLocation)
         #expect(outcome.events == ["failure:encoding", "finished"], sourceLocation: sourceLocation)
         #expect(stub.requests.isEmpty, sourceLocation: sourceLocation)
     }
 
     @Test func aDateParameter() async {
-        await expectEncodingError({ $0.api = "x"; $0.parameters = ["since": Date() as any Sendable] }, mentions: "\"since\" is a Date")
+        await expectEncodingError(
+            {
+                $0.api = "x"; $0.parameters = ["since": Date() as any Sendable]
+            }, mentions: "\"since\" is a Date")
     }
 
     @Test func aNestedDateParameterIsNamedByItsPath() async {
         await expectEncodingError(
-            { $0.api = "x"; $0.parameters = ["filter": ["range": [1, Date()] as [any Sendable]] as [String: any Sendable]] },
+            {
+                $0.api = "x";
+                $0.parameters = ["filter": ["range": [1, Date()] as [any Sendable]] as [String: any Sendable]]
+            },
             mentions: "\"filter.range[1]\" is a Date")
     }
 
     @Test func nanInJSON() async {
         await expectEncodingError(
-            { $0.api = "x"; $0.method = .post; $0.requestSerializer = .json; $0.parameters = ["ratio": Double.nan] },
+            {
+                $0.api = "x"; $0.method = .post; $0.requestSerializer = .json; $0.parameters = ["ratio": Double.nan]
+            },
             mentions: "\"ratio\" is nan")
     }
 
     @Test func infinityInJSON() async {
         await expectEncodingError(
-            { $0.api = "x"; $0.method = .post; $0.requestSerializer = .json; $0.parameters = ["v": [Double.infinity]] },
+            {
+                $0.api = "x"; $0.method = .post; $0.requestSerializer = .json; $0.parameters = ["v": [Double.infinity]]
+            },
             mentions: "\"v[0]\" is inf")
     }
 
     @Test func aNilParameter() async {
         let missing: String? = nil
-        await expectEncodingError({ $0.api = "x"; $0.parameters = ["name": missing] }, mentions: "\"name\" is nil")
+        await expectEncodingError(
+            {
+                $0.api = "x"; $0.parameters = ["name": missing]
+            }, mentions: "\"name\" is nil")
     }
 
     @Test func aParameterOfAnUnsupportedType() async {
         struct Point: Sendable { var x = 1 }
-        await expectEncodingError({ $0.api = "x"; $0.parameters = ["p": Point()] }, mentions: "of type Point")
+        await expectEncodingError(
+            {
+                $0.api = "x"; $0.parameters = ["p": Point()]
+            }, mentions: "of type Point")
     }
 
     @Test func nullInAPropertyList() async {
         await expectEncodingError(
-            { $0.api = "x"; $0.method = .post; $0.requestSerializer = .plist; $0.parameters = ["n": JSON.null] },
+            {
+                $0.api = "x"; $0.method = .post; $0.requestSerializer = .plist; $0.parameters = ["n": JSON.null]
+            },
             mentions: "\"n\" is null")
     }
 
     @Test func anEncodableBodyThatFailsToEncode() async {
         struct Reading: Encodable, Sendable { var value = Double.nan }
         await expectEncodingError(
-            { $0.api = "x"; $0.method = .post; $0.body = .json(Reading()) }, mentions: "could not be encoded")
+            {
+                $0.api = "x"; $0.method = .post; $0.body = .json(Reading())
+            }, mentions: "could not be encoded")
     }
 
     @Test func aBodyOnAGet() async {
-        await expectEncodingError({ $0.api = "x"; $0.body = .string("hi") }, mentions: "GET request cannot carry a body")
+        await expectEncodingError(
+            {
+                $0.api = "x"; $0.body = .string("hi")
+            }, mentions: "GET request cannot carry a body")
     }
 
     @Test func aHeaderWithALineBreak() async {
         await expectEncodingError(
-            { $0.api = "x"; $0.headers["X-Evil"] = "a\r\nInjected: yes" }, mentions: "header \"X-Evil\"")
+            {
+                $0.api = "x"; $0.headers["X-Evil"] = "a\r\nInjected: yes"
+            }, mentions: "header \"X-Evil\"")
     }
 
     @Test func anInvalidMethodToken() async {
-        await expectEncodingError({ $0.api = "x"; $0.method = "GE T" }, mentions: "not a valid HTTP method")
+        await expectEncodingError(
+            {
+                $0.api = "x"; $0.method = "GE T"
+            }, mentions: "not a valid HTTP method")
     }
 
     @Test func aResponseThatIsNotAPropertyList() async {
         let stub = StubEngine()
         stub.on(nil, "*", reply: .string("not a plist"))
         let (center, _) = stubCenter(stub)
-        let outcome = await center.sendRecording { $0.api = "x"; $0.responseSerializer = .plist }
+        let outcome = await center.sendRecording {
+            $0.api = "x"; $0.responseSerializer = .plist
+        }
         #expect(outcome.error?.code == .decoding)
         #expect(outcome.error?.message.contains("not a property list") == true)
     }
@@ -89,7 +120,9 @@ import Testing
         let stub = StubEngine()
         stub.on(nil, "*", reply: .string("<open><unclosed></open>"))
         let (center, _) = stubCenter(stub)
-        let outcome = await center.sendRecording { $0.api = "x"; $0.responseSerializer = .xml }
+        let outcome = await center.sendRecording {
+            $0.api = "x"; $0.responseSerializer = .xml
+        }
         #expect(outcome.error?.code == .decoding)
         #expect(outcome.error?.message.contains("not well-formed XML") == true)
     }
@@ -129,12 +162,15 @@ import Testing
             ]
         }
         #expect(body(request) == "list%5B%5D=1&list%5B%5D=2&map%5Bk%5D=v&name=a%20b%26c%3Dd%2B%C3%A9&pi=3.5&yes=true")
-        #expect(request.urlRequest.value(forHTTPHeaderField: "Content-Type")
-            == "application/x-www-form-urlencoded; charset=utf-8")
+        #expect(
+            request.urlRequest.value(forHTTPHeaderField: "Content-Type")
+                == "application/x-www-form-urlencoded; charset=utf-8")
     }
 
     @Test func queryParametersJoinAnExistingQuery() throws {
-        let request = try encoded { $0.url = "http://x.com/p?a=1"; $0.parameters = ["b": 2] }
+        let request = try encoded {
+            $0.url = "http://x.com/p?a=1"; $0.parameters = ["b": 2]
+        }
         #expect(request.url?.absoluteString == "http://x.com/p?a=1&b=2")
         #expect(request.body == .none)
     }
@@ -150,7 +186,9 @@ import Testing
     }
 
     @Test func idleTimeoutAndTotalTimeoutReachTheEngine() throws {
-        let request = try encoded { $0.url = "http://x.com"; $0.timeout = .milliseconds(1500); $0.totalTimeout = .seconds(9) }
+        let request = try encoded {
+            $0.url = "http://x.com"; $0.timeout = .milliseconds(1500); $0.totalTimeout = .seconds(9)
+        }
         #expect(request.urlRequest.timeoutInterval == 1.5)
         #expect(request.totalTimeout == .seconds(9))
     }

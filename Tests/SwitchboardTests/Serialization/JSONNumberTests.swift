@@ -18,8 +18,11 @@ import Testing
     func differential<T: Decodable & Sendable>(_ type: T.Type, _ literal: String, same: (T, T) -> Bool) async throws {
         let direct = Result { try JSONDecoder().decode(Value<T>.self, from: Data("{\"v\":\(literal)}".utf8)).v }
         let stub = StubEngine()
-        stub.on(nil, "*", reply: .data(Data("{\"code\":0,\"data\":{\"v\":\(literal)}}".utf8),
-                                       headers: ["Content-Type": "application/json"]))
+        stub.on(
+            nil, "*",
+            reply: .data(
+                Data("{\"code\":0,\"data\":{\"v\":\(literal)}}".utf8),
+                headers: ["Content-Type": "application/json"]))
         let (center, _) = stubCenter(stub) { config in
             config.onResponse = { _, response in try response.unwrapping(code: "code", ok: 0, data: "data") }
         }
@@ -48,7 +51,7 @@ import Testing
     func aJSONValueKeepsEveryNumberExactly(literal: String) throws {
         let json = try JSON(data: Data("[\(literal)]".utf8))
         let number = try #require(json[0]?.number)
-        #expect(json.description == "[\(literal)]")              // printed as it came, in full
+        #expect(json.description == "[\(literal)]")  // printed as it came, in full
         #expect(try JSON(data: Data(json.description.utf8)) == json)
         // An integral value is an integer whatever its spelling: `-0.0` is 0.
         #expect(number.int64 == Int64(literal) ?? (literal == "-0.0" ? 0 : nil))
@@ -57,22 +60,23 @@ import Testing
     }
 
     @Test func integersAcrossBothRangesAreExact() throws {
-        let json = try JSON(data: Data(#"{"a":9007199254740993,"b":-9223372036854775808,"c":18446744073709551615}"#.utf8))
+        let json = try JSON(
+            data: Data(#"{"a":9007199254740993,"b":-9223372036854775808,"c":18446744073709551615}"#.utf8))
         #expect(json["a"]?.int64 == 9_007_199_254_740_993)
         #expect(json["a"]?.int == 9_007_199_254_740_993)
         #expect(json["b"]?.int64 == .min)
         #expect(json["c"]?.uint64 == .max)
         #expect(json["c"]?.int64 == nil)
-        #expect(json["a"] != JSON.number(9_007_199_254_740_992))   // the same Double, not the same number
+        #expect(json["a"] != JSON.number(9_007_199_254_740_992))  // the same Double, not the same number
         #expect(JSON.number(1) == (try JSON(data: Data("1.0".utf8))))
         #expect(Set([JSON.number(1), try JSON(data: Data("1e0".utf8))]).count == 1)
         #expect(try JSON(data: Data("19.99".utf8)).decimal == Decimal(string: "19.99"))
         // Beyond 38 significant digits a Decimal would be rounded: none is given, and equality is not fooled.
-        let long = try JSON(data: Data("1234567890123456789012345678901234567891".utf8))      // 40 digits
-        let rounded = try JSON(data: Data("1234567890123456789012345678901234567900".utf8))   // 38, then zeros
+        let long = try JSON(data: Data("1234567890123456789012345678901234567891".utf8))  // 40 digits
+        let rounded = try JSON(data: Data("1234567890123456789012345678901234567900".utf8))  // 38, then zeros
         #expect(long.decimal == nil)
         #expect(rounded.decimal != nil)
-        #expect(try JSON(data: Data("1e45".utf8)).decimal != nil)     // trailing zeros are not significant
+        #expect(try JSON(data: Data("1e45".utf8)).decimal != nil)  // trailing zeros are not significant
         #expect(long != rounded)
         #expect(try JSON(data: Data("1.50e2".utf8)) == JSON.number(150))
         #expect(try JSON(data: Data("0.000150E6".utf8)) == JSON.number(150))
@@ -90,7 +94,8 @@ import Testing
         request.parameters = ["filter": filter]
         let encoded = try RequestEncoding.encode(request)
         guard case .data(let body) = encoded.body else { Issue.record("no body"); return }
-        #expect(String(decoding: body, as: UTF8.self)
-            == #"{"filter":{"id":9007199254740993,"max":18446744073709551615,"ratio":0.1}}"#)
+        #expect(
+            String(decoding: body, as: UTF8.self)
+                == #"{"filter":{"id":9007199254740993,"max":18446744073709551615,"ratio":0.1}}"#)
     }
 }

@@ -50,7 +50,9 @@ import Testing
     @Test func deepNestingFailsInsteadOfOverflowingTheStack() {
         let deep = String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000)
         #expect(throws: HTTPError.self) { try JSON(data: Data(deep.utf8)) }
-        let allowed = String(repeating: "[", count: JSONParser.maximumDepth) + String(repeating: "]", count: JSONParser.maximumDepth)
+        let allowed =
+            String(repeating: "[", count: JSONParser.maximumDepth)
+            + String(repeating: "]", count: JSONParser.maximumDepth)
         #expect((try? JSON(data: Data(allowed.utf8))) != nil)
     }
 

@@ -29,11 +29,12 @@ struct EventSourceTests {
             updates.append(describe(update))
             if case .event(let event) = update { data.append(event.data) }
         }
-        #expect(updates == [
-            "open 200", "event 1", "event 2", "reconnect 1 from 2 after 0.02 seconds",
-            "open 200", "event 3", "event 4", "reconnect 1 from 4 after 0.02 seconds",
-            "open 200", "event 5", "reconnect 1 from 5 after 0.02 seconds",
-        ])
+        #expect(
+            updates == [
+                "open 200", "event 1", "event 2", "reconnect 1 from 2 after 0.02 seconds",
+                "open 200", "event 3", "event 4", "reconnect 1 from 4 after 0.02 seconds",
+                "open 200", "event 5", "reconnect 1 from 5 after 0.02 seconds",
+            ])
         #expect(data == (1...5).map { "tick \($0)\nof 5" }, "every event once, none cut off")
         await waitUntil { center.registry.count == 0 }
         #expect(center.registry.count == 0, "the source and its connections left the registry")
@@ -53,10 +54,11 @@ struct EventSourceTests {
             #expect(error.code == .unacceptableStatus)
             #expect(error.status == 503)
         }
-        #expect(updates == [
-            "reconnect 1 from  after 0.005 seconds (unacceptableStatus)",
-            "reconnect 2 from  after 0.01 seconds (unacceptableStatus)",
-        ])
+        #expect(
+            updates == [
+                "reconnect 1 from  after 0.005 seconds (unacceptableStatus)",
+                "reconnect 2 from  after 0.01 seconds (unacceptableStatus)",
+            ])
     }
 
     @Test(arguments: bothEngines)
@@ -74,7 +76,9 @@ struct EventSourceTests {
     func aPostIsNotReconnected(engineName: String) async throws {
         let center = try loopbackCenter(engineName)
         var updates: [String] = []
-        for try await update in center.events({ $0.api = "sse?count=3&drop=1"; $0.method = .post }) {
+        for try await update in center.events({
+            $0.api = "sse?count=3&drop=1"; $0.method = .post
+        }) {
             updates.append(describe(update))
         }
         #expect(updates == ["open 200", "event 1"])
@@ -127,15 +131,20 @@ struct EventSourceTests {
         let center = try loopbackCenter(engineName)
         let log = Locked<[String]>([])
         let finished: HTTPError?? = await withCheckedContinuation { continuation in
-            center.events({ $0.api = "sse?count=3&drop=2&retry=10" }, onEvent: { event in
-                log.withLock { $0.append("event \(event.id)") }
-            }, onReconnect: { reconnection in
-                log.withLock { $0.append("reconnect from \(reconnection.lastEventID)") }
-            }, onFailure: { error in
-                log.withLock { $0.append("failure \(error.code)") }
-            }, onFinished: { error in
-                continuation.resume(returning: error)
-            })
+            center.events(
+                { $0.api = "sse?count=3&drop=2&retry=10" },
+                onEvent: { event in
+                    log.withLock { $0.append("event \(event.id)") }
+                },
+                onReconnect: { reconnection in
+                    log.withLock { $0.append("reconnect from \(reconnection.lastEventID)") }
+                },
+                onFailure: { error in
+                    log.withLock { $0.append("failure \(error.code)") }
+                },
+                onFinished: { error in
+                    continuation.resume(returning: error)
+                })
         }
         #expect(finished.map { $0 == nil } == true, "the server ended the source with a 204: no error")
         #expect(log.snapshot == ["event 1", "event 2", "reconnect from 2", "event 3", "reconnect from 3"])
@@ -145,11 +154,14 @@ struct EventSourceTests {
         let center = try loopbackCenter("CurlEngine")
         let failures = Locked<[HTTPError.Code]>([])
         let finished: HTTPError?? = await withCheckedContinuation { continuation in
-            let id = center.events({ $0.api = "sse?count=5&interval=0.2" }, onEvent: { _ in }, onFailure: { error in
-                failures.withLock { $0.append(error.code) }
-            }, onFinished: { error in
-                continuation.resume(returning: error)
-            })
+            let id = center.events(
+                { $0.api = "sse?count=5&interval=0.2" }, onEvent: { _ in },
+                onFailure: { error in
+                    failures.withLock { $0.append(error.code) }
+                },
+                onFinished: { error in
+                    continuation.resume(returning: error)
+                })
             center.cancel(id)
         }
         #expect(finished??.code == .cancelled)

@@ -25,19 +25,22 @@ struct ServerSentEventParserTests {
     }
 
     @Test func fieldsCommentsAndMultiLineData() {
-        let parsed = events(": a comment\nid: 7\nevent: update\ndata: first\ndata: second\nretry: 2500\n\ndata: plain\n\n")
-        #expect(parsed == [
-            ServerSentEvent(type: "update", data: "first\nsecond", id: "7", retry: .milliseconds(2500)),
-            ServerSentEvent(type: "message", data: "plain", id: "7"),
-        ])
+        let parsed = events(
+            ": a comment\nid: 7\nevent: update\ndata: first\ndata: second\nretry: 2500\n\ndata: plain\n\n")
+        #expect(
+            parsed == [
+                ServerSentEvent(type: "update", data: "first\nsecond", id: "7", retry: .milliseconds(2500)),
+                ServerSentEvent(type: "message", data: "plain", id: "7"),
+            ])
     }
 
     @Test(arguments: ["\n", "\r\n", "\r"])
     func everyLineEndingSeparatesLines(newline: String) {
         let text = ["id: 1", "data: a", "", "data: b", "data: c", "", ""].joined(separator: newline)
-        #expect(events(text) == [
-            ServerSentEvent(data: "a", id: "1"), ServerSentEvent(data: "b\nc", id: "1"),
-        ])
+        #expect(
+            events(text) == [
+                ServerSentEvent(data: "a", id: "1"), ServerSentEvent(data: "b\nc", id: "1"),
+            ])
     }
 
     @Test func aByteOrderMarkAtTheStartIsSkippedOnlyThere() {
@@ -67,9 +70,10 @@ struct ServerSentEventParserTests {
     }
 
     @Test func anIDWithNULIsIgnoredAndAnEmptyOneResets() {
-        #expect(events("id: 5\n\nid: a\u{0}b\ndata: x\n\nid\ndata: y\n\n") == [
-            ServerSentEvent(data: "x", id: "5"), ServerSentEvent(data: "y", id: ""),
-        ])
+        #expect(
+            events("id: 5\n\nid: a\u{0}b\ndata: x\n\nid\ndata: y\n\n") == [
+                ServerSentEvent(data: "x", id: "5"), ServerSentEvent(data: "y", id: ""),
+            ])
     }
 
     @Test func retryCountsOnlyWhenAllDigits() {

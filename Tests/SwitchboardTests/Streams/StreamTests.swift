@@ -23,7 +23,9 @@ struct StreamTests {
     func linesAndJSONLines(engineName: String) async throws {
         let center = try loopbackCenter(engineName)
         struct Item: Decodable { var id: Int; var url: String }
-        let items = try await center.stream { $0.api = "stream/5"; $0.parameters = ["q": "x"] }.jsonLines(Item.self)
+        let items = try await center.stream {
+            $0.api = "stream/5"; $0.parameters = ["q": "x"]
+        }.jsonLines(Item.self)
         var ids: [Int] = []
         for try await item in items {
             ids.append(item.id)
@@ -139,7 +141,9 @@ struct StreamTests {
         let center = try loopbackCenter(engineName)
         let length = 8 << 20
         let buffer = 256 << 10
-        let stream = try await center.stream { $0.api = "files/\(length)"; $0.streamBufferSize = buffer }
+        let stream = try await center.stream {
+            $0.api = "files/\(length)"; $0.streamBufferSize = buffer
+        }
         var received = Data()
         var failure: HTTPError?
         do {
@@ -171,7 +175,9 @@ struct StreamTests {
             }
         }
         let engine = Collecting()
-        let center = Center { $0.engine = engine; $0.server = "http://stub.invalid/" }
+        let center = Center {
+            $0.engine = engine; $0.server = "http://stub.invalid/"
+        }
         await #expect(throws: HTTPError.self) { _ = try await center.stream { $0.api = "feed" } }
         do {
             _ = try await center.stream { $0.api = "feed" }

@@ -7,7 +7,8 @@ import Darwin
 import Testing
 import SwitchboardTestSupport
 
-private let canSuperviseProcesses = FileManager.default.fileExists(atPath: "/proc/self/stat")
+private let canSuperviseProcesses =
+    FileManager.default.fileExists(atPath: "/proc/self/stat")
     && ((try? TLSServer.run("command -v python3")) ?? "").contains("python3")
 
 /// The servers the suites start end with them: `ChildProcess` ends the program's whole process group, workers
@@ -41,7 +42,7 @@ struct ChildProcessTests {
         process.stop()
         #expect(!process.isRunning)
         #expect(!pids.contains(where: isAlive), "still running: \(pids.filter(isAlive))")
-        process.stop()     // a second stop does nothing
+        process.stop()  // a second stop does nothing
     }
 
     @Test func releasingTheLastReferenceStopsIt() throws {

@@ -36,7 +36,8 @@ extension Center {
         let log = EventLog()
         let queue = callbackQueue(configuration)
         var sentID: RequestID?
-        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Response, HTTPError>, Never>) in
+        let result = await withCheckedContinuation {
+            (continuation: CheckedContinuation<Result<Response, HTTPError>, Never>) in
             let id = send(configure) { _ in
                 log.record("progress")
             } onSuccess: { _ in
@@ -63,7 +64,8 @@ extension Center {
         _ configure: (inout Request) -> Void
     ) async throws -> (response: Response, progress: [TransferProgress]) {
         let reports = Locked<[TransferProgress]>([])
-        let response = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Response, any Error>) in
+        let response = try await withCheckedThrowingContinuation {
+            (continuation: CheckedContinuation<Response, any Error>) in
             send(configure) { progress in
                 reports.withLock { $0.append(progress) }
             } onSuccess: {
@@ -140,7 +142,7 @@ final class Gate: Sendable {
             defer { state.waiters = [] }
             return state.waiters
         }
-        waiters.forEach { $0.resume() }
+        for waiter in waiters { waiter.resume() }
     }
 }
 
@@ -170,7 +172,8 @@ extension Center {
     ) async -> GroupOutcome {
         let log = EventLog()
         let sent = Locked<RequestID?>(nil)
-        let results = await withCheckedContinuation { (continuation: CheckedContinuation<[Result<Response, HTTPError>], Never>) in
+        let results = await withCheckedContinuation {
+            (continuation: CheckedContinuation<[Result<Response, HTTPError>], Never>) in
             let onSuccess: @Sendable ([Response]) -> Void = { responses in log.record("success(\(responses.count))") }
             let onFailure: @Sendable ([Result<Response, HTTPError>]) -> Void = { results in
                 log.record("failure(\(results.count))")
@@ -179,11 +182,12 @@ extension Center {
                 log.record("finished")
                 continuation.resume(returning: results)
             }
-            let id = if let configureBatch {
-                sendBatch(configureBatch, onSuccess: onSuccess, onFailure: onFailure, onFinished: onFinished)
-            } else {
-                sendChain(configureChain!, onSuccess: onSuccess, onFailure: onFailure, onFinished: onFinished)
-            }
+            let id =
+                if let configureBatch {
+                    sendBatch(configureBatch, onSuccess: onSuccess, onFailure: onFailure, onFinished: onFinished)
+                } else {
+                    sendChain(configureChain!, onSuccess: onSuccess, onFailure: onFailure, onFinished: onFinished)
+                }
             sent.withLock { $0 = id }
             afterSending(id)
         }

@@ -66,7 +66,8 @@ import SwitchboardTestSupport
         #expect(scratch.contents == ["resumed.bin"])
         // Progress continues from the offset and ends at the whole length.
         #expect(reports.first.map { $0.completed > Int64(dropAt) } == true)
-        #expect(reports.last == TransferProgress(direction: .download, completed: Int64(length), expected: Int64(length)))
+        #expect(
+            reports.last == TransferProgress(direction: .download, completed: Int64(length), expected: Int64(length)))
     }
 
     @Test func aResumeWorksFromANewCenterAsAfterARestart() async throws {
@@ -91,7 +92,8 @@ import SwitchboardTestSupport
         let key = UUID().uuidString
         _ = try? await center.send { request in
             request.kind = .download
-            request.url = Server.loopback.baseURL + "/files/\(self.length)?drop_at=1000000&ignore_range=1&drop_once=\(key)"
+            request.url =
+                Server.loopback.baseURL + "/files/\(self.length)?drop_at=1000000&ignore_range=1&drop_once=\(key)"
             request.destination = .file(destination)
             request.resumable = true
         }
@@ -99,7 +101,8 @@ import SwitchboardTestSupport
         // The same URL (so the partial file is used), and the server answers 200 in full, from zero.
         let response = try await center.send { request in
             request.kind = .download
-            request.url = Server.loopback.baseURL + "/files/\(self.length)?drop_at=1000000&ignore_range=1&drop_once=\(key)"
+            request.url =
+                Server.loopback.baseURL + "/files/\(self.length)?drop_at=1000000&ignore_range=1&drop_once=\(key)"
             request.destination = .file(destination)
             request.resumable = true
         }
@@ -114,7 +117,8 @@ import SwitchboardTestSupport
         let center = center()
         let configure: @Sendable (inout Request) -> Void = { request in
             request.kind = .download
-            request.url = Server.loopback.baseURL
+            request.url =
+                Server.loopback.baseURL
                 + "/files/\(self.length)?version_key=\(key)&drop_at=2000000&drop_once=\(key)"
             request.destination = .file(destination)
             request.resumable = true
@@ -175,7 +179,8 @@ import SwitchboardTestSupport
         let record = DownloadPlan.Record(url: url, etag: "\"seed1-\(length)\"", lastModified: nil, total: Int64(length))
         try JSONEncoder().encode(record).write(to: URL(fileURLWithPath: destination.path + ".switchboard-resume"))
         let response = try await center().send { request in
-            request.kind = .download; request.url = url; request.destination = .file(destination); request.resumable = true
+            request.kind = .download; request.url = url; request.destination = .file(destination);
+            request.resumable = true
         }
         #expect(response.status == 416)
         #expect(response.fileURL == destination)
@@ -192,7 +197,8 @@ import SwitchboardTestSupport
         let record = DownloadPlan.Record(url: url, etag: nil, lastModified: nil, total: nil)
         try JSONEncoder().encode(record).write(to: URL(fileURLWithPath: destination.path + ".switchboard-resume"))
         let response = try await center().send { request in
-            request.kind = .download; request.url = url; request.destination = .file(destination); request.resumable = true
+            request.kind = .download; request.url = url; request.destination = .file(destination);
+            request.resumable = true
         }
         #expect(response.status == 200)
         #expect(Scratch.sha256(of: destination) == expectedSHA())
@@ -246,17 +252,21 @@ import SwitchboardTestSupport
             request.destination = .file(destination)
             request.resumable = true
         }
-        let outcome = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Response, HTTPError>, Never>) in
+        let outcome = await withCheckedContinuation {
+            (continuation: CheckedContinuation<Result<Response, HTTPError>, Never>) in
             let id = Locked<RequestID?>(nil)
             let newID = center.send(configure) { progress in
                 if progress.completed >= Int64(pauseAt), let id = id.snapshot { center.cancel(id) }
-            } onFinished: { continuation.resume(returning: $0) }
+            } onFinished: {
+                continuation.resume(returning: $0)
+            }
             id.withLock { $0 = newID }
         }
         guard case .failure(let error) = outcome else { Issue.record("expected a cancellation"); return }
         #expect(error.code == .cancelled)
         #expect(scratch.contents == ["cancelled.bin.switchboard-partial", "cancelled.bin.switchboard-resume"])
-        #expect(DownloadPlan.size(of: URL(fileURLWithPath: destination.path + ".switchboard-partial")) == Int64(pauseAt))
+        #expect(
+            DownloadPlan.size(of: URL(fileURLWithPath: destination.path + ".switchboard-partial")) == Int64(pauseAt))
         // The resumed request asks for the rest; the server pauses only before 5 MiB, so it flows straight through.
         let response = try await center.send(configure)
         #expect(response.status == 206)
@@ -348,7 +358,9 @@ import SwitchboardTestSupport
     }
 
     @Test func aDownloadWithoutDestination() async {
-        let outcome = await center().sendRecording { $0.kind = .download; $0.api = "files/100" }
+        let outcome = await center().sendRecording {
+            $0.kind = .download; $0.api = "files/100"
+        }
         #expect(outcome.error?.code == .fileSystem)
         #expect(outcome.error?.message.contains("destination") == true)
     }

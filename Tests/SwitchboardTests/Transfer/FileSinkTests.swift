@@ -36,8 +36,9 @@ import Testing
         defer { try? FileManager.default.removeItem(at: folder) }
         let file = folder.appendingPathComponent("blob")
         try Data("0123456789junk".utf8).write(to: file)
-        let sink = try #require(try request(to: file, offset: 10).fileSink(
-            for: head(206, ["Content-Range": "bytes 10-14/15"]), synchronous: true))
+        let sink = try #require(
+            try request(to: file, offset: 10).fileSink(
+                for: head(206, ["Content-Range": "bytes 10-14/15"]), synchronous: true))
         try sink.write(Data("abcde".utf8))
         #expect(try sink.close() == 15)
         #expect(try String(contentsOf: file, encoding: .utf8) == "0123456789abcde")

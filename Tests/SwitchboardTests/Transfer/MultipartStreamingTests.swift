@@ -29,14 +29,16 @@ import SwitchboardTestSupport
         let prefix = "data:application/octet-stream;base64,"
         let bigEcho = try #require(files["big"]?.string)
         #expect(bigEcho.hasPrefix(prefix))
-        #expect(Data(base64Encoded: String(bigEcho.dropFirst(prefix.count))) == (try Data(contentsOf: big)),
-                "\(engineName): the 6 MiB part")
+        #expect(
+            Data(base64Encoded: String(bigEcho.dropFirst(prefix.count))) == (try Data(contentsOf: big)),
+            "\(engineName): the 6 MiB part")
         #expect(files["tiny"]?.string == "abc")
         #expect(files["inline"]?.string == "from memory")
-        #expect(MultipartCopies.holding( marker).isEmpty, "no temporary copy is left")
+        #expect(MultipartCopies.holding(marker).isEmpty, "no temporary copy is left")
         let headers = try #require(json["headers"])
-        #expect(headers["Content-Length"]?.string.flatMap { Int($0) }.map { $0 > 6 << 20 } == true,
-                "\(engineName): the length is known from the parts")
+        #expect(
+            headers["Content-Length"]?.string.flatMap { Int($0) }.map { $0 > 6 << 20 } == true,
+            "\(engineName): the length is known from the parts")
         #expect(headers["Transfer-Encoding"] == nil, "\(engineName): never chunked")
     }
 
@@ -54,8 +56,9 @@ import SwitchboardTestSupport
         #expect(json["url"]?.string?.hasSuffix("/anything") == true)
         let echo = try #require(json["files"]?["file"]?.string)
         let prefix = "data:application/octet-stream;base64,"
-        #expect(Data(base64Encoded: String(echo.dropFirst(prefix.count))) == (try Data(contentsOf: file)),
-                "\(engineName): the body after the 307")
+        #expect(
+            Data(base64Encoded: String(echo.dropFirst(prefix.count))) == (try Data(contentsOf: file)),
+            "\(engineName): the body after the 307")
     }
 
     @Test func curlEngineMakesNoCopyWhileTheBodyIsOnItsWay() async throws {
@@ -69,18 +72,20 @@ import SwitchboardTestSupport
                 request.api = "sink"
                 request.parameters = ["marker": marker]
                 request.addFormData(name: "file", fileURL: file)
-                request.maxUploadBytesPerSecond = 256 << 10     // two seconds on the way
+                request.maxUploadBytesPerSecond = 256 << 10  // two seconds on the way
             }
         }
         try await Task.sleep(for: .milliseconds(500))
-        #expect(MultipartCopies.holding( marker).isEmpty, "mid-upload, no copy of the body exists")
+        #expect(MultipartCopies.holding(marker).isEmpty, "mid-upload, no copy of the body exists")
         let response = try await upload.value
         #expect(response.json?["length"]?.int.map { $0 > 512 << 10 } == true)
     }
 
     @Test func aMissingFilePartFailsBeforeAnythingIsSent() async throws {
         let stub = StubEngine()
-        let center = Center { $0.engine = stub; $0.server = "https://api.example.com/" }
+        let center = Center {
+            $0.engine = stub; $0.server = "https://api.example.com/"
+        }
         let outcome = await center.sendRecording { request in
             request.kind = .upload
             request.api = "upload"
@@ -93,8 +98,10 @@ import SwitchboardTestSupport
     @Test func theStreamReadsThePiecesInOrderWhateverTheBufferSize() throws {
         let scratch = Scratch()
         let file = scratch.write("middle.bin", bytes: 100_000, seed: 44)
-        let pieces: [MultipartStream.Piece] = [.data(Data("head-".utf8)), .file(file), .data(Data(count: 0)),
-                                               .data(Data("-tail".utf8))]
+        let pieces: [MultipartStream.Piece] = [
+            .data(Data("head-".utf8)), .file(file), .data(Data(count: 0)),
+            .data(Data("-tail".utf8)),
+        ]
         let expected = Data("head-".utf8) + (try Data(contentsOf: file)) + Data("-tail".utf8)
         for size in [1, 7, 4096, 1 << 20] {
             let stream = MultipartStream(pieces)

@@ -83,7 +83,8 @@ import SwitchboardTestSupport
     func partial(_ range: String, etag: String? = "\"v1\"") -> HTTPURLResponse {
         var headers = ["Content-Range": range, "Content-Length": "1"]
         headers["ETag"] = etag
-        return HTTPURLResponse(url: URL(string: "http://x.com/f")!, statusCode: 206, httpVersion: nil, headerFields: headers)!
+        return HTTPURLResponse(
+            url: URL(string: "http://x.com/f")!, statusCode: 206, httpVersion: nil, headerFields: headers)!
     }
 
     @Test func onlyPlainGetsIntoFilesAreSplit() {

@@ -20,7 +20,7 @@ import SwitchboardTestSupport
             request.kind = .download
             request.api = "files/\(length)"
             request.destination = .file(destination)
-            request.maxBytesPerSecond = 256 << 10           // one second for the file
+            request.maxBytesPerSecond = 256 << 10  // one second for the file
         }
         let elapsed = ContinuousClock.now - start
         #expect(response.fileURL == destination)
@@ -37,7 +37,7 @@ import SwitchboardTestSupport
             request.kind = .download
             request.api = "files/\(1 << 20)"
             request.destination = .file(destination)
-            request.maxBytesPerSecond = 64 << 10            // 16 seconds for the file
+            request.maxBytesPerSecond = 64 << 10  // 16 seconds for the file
         } afterSending: { id in
             Task {
                 try await Task.sleep(for: .milliseconds(400))
@@ -92,10 +92,16 @@ import SwitchboardTestSupport
     }
 
     @Test func aLimitBelowOneByteASecondIsAnEncodingError() async {
-        let center = testCenter { $0.engine = StubEngine(); $0.server = "https://api.example.com/" }
-        let outcome = await center.sendRecording { $0.api = "x"; $0.maxBytesPerSecond = 0 }
+        let center = testCenter {
+            $0.engine = StubEngine(); $0.server = "https://api.example.com/"
+        }
+        let outcome = await center.sendRecording {
+            $0.api = "x"; $0.maxBytesPerSecond = 0
+        }
         #expect(outcome.error?.code == .encoding)
-        let upload = await center.sendRecording { $0.api = "x"; $0.maxUploadBytesPerSecond = -5 }
+        let upload = await center.sendRecording {
+            $0.api = "x"; $0.maxUploadBytesPerSecond = -5
+        }
         #expect(upload.error?.code == .encoding)
     }
 
@@ -109,8 +115,12 @@ import SwitchboardTestSupport
     }
 
     @Test func anEngineThatDoesNotHonourLimitsNeverRunsALimitedRequest() async {
-        let center = Center { $0.engine = PlainEngine(); $0.server = "https://api.example.com/" }
-        let limited = await center.sendRecording { $0.api = "x"; $0.maxBytesPerSecond = 1_000 }
+        let center = Center {
+            $0.engine = PlainEngine(); $0.server = "https://api.example.com/"
+        }
+        let limited = await center.sendRecording {
+            $0.api = "x"; $0.maxBytesPerSecond = 1_000
+        }
         #expect(limited.error?.code == .unsupported)
         #expect(limited.error?.message.contains("PlainEngine") == true)
         let unlimited = await center.sendRecording { $0.api = "x" }
@@ -121,15 +131,17 @@ import SwitchboardTestSupport
         let clock = ManualClock()
         let stub = StubEngine(clock: clock)
         stub.on(.post, "/upload", reply: .data(Data(count: 2_000)))
-        let center = Center { $0.engine = stub; $0.server = "https://api.example.com/" }
+        let center = Center {
+            $0.engine = stub; $0.server = "https://api.example.com/"
+        }
         let task = Task {
             try await center.send { request in
                 request.api = "upload"
                 request.method = .post
                 request.body = .data(Data(count: 500), contentType: "application/octet-stream")
                 request.responseSerializer = .raw
-                request.maxBytesPerSecond = 1_000               // 2 s for the reply's 2,000 bytes
-                request.maxUploadBytesPerSecond = 100           // 5 s for the 500 bytes sent
+                request.maxBytesPerSecond = 1_000  // 2 s for the reply's 2,000 bytes
+                request.maxUploadBytesPerSecond = 100  // 5 s for the 500 bytes sent
             }
         }
         while clock.sleeping == 0 { try await Task.sleep(for: .milliseconds(1)) }

@@ -28,7 +28,9 @@ import SwitchboardTestSupport
         #expect(json["files"]?["notes"]?.string == "hello from a file")
         let photo = try #require(json["files"]?["photo"]?.string)
         #expect(photo.hasPrefix("data:image/png;base64,"))
-        #expect(Data(base64Encoded: String(photo.dropFirst("data:image/png;base64,".count))) == (try Data(contentsOf: binary)))
+        #expect(
+            Data(base64Encoded: String(photo.dropFirst("data:image/png;base64,".count)))
+                == (try Data(contentsOf: binary)))
         #expect(json["headers"]?["Content-Type"]?.string?.hasPrefix("multipart/form-data; boundary=") == true)
         let upload = reports.filter { $0.direction == .upload }
         #expect(upload.last?.isComplete == true)
@@ -132,7 +134,9 @@ import SwitchboardTestSupport
 
     @Test func aMissingUploadFile() async {
         let stub = StubEngine()
-        let center = testCenter { $0.engine = stub; $0.server = "https://example.com/" }
+        let center = testCenter {
+            $0.engine = stub; $0.server = "https://example.com/"
+        }
         let missing = URL(fileURLWithPath: "/no/such/file.bin")
         let asBody = await center.sendRecording { request in
             request.kind = .upload; request.api = "up"; request.method = .put; request.body = .file(missing)
@@ -147,7 +151,9 @@ import SwitchboardTestSupport
     }
 
     @Test func formPartsAndABodyTogetherAreRefused() async {
-        let center = testCenter { $0.engine = StubEngine(); $0.server = "https://example.com/" }
+        let center = testCenter {
+            $0.engine = StubEngine(); $0.server = "https://example.com/"
+        }
         let outcome = await center.sendRecording { request in
             request.kind = .upload
             request.api = "up"
@@ -162,8 +168,10 @@ import SwitchboardTestSupport
     @Test(arguments: [
         ("", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"),
         ("abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"),
-        ("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",
-         "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"),
+        (
+            "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"
+        ),
     ])
     func knownVectors(_ input: String, _ digest: String) {
         #expect(SHA256Hasher.hex(Data(input.utf8)) == digest)
@@ -182,7 +190,8 @@ import SwitchboardTestSupport
     }
 
     @Test func aMillionAs() {
-        #expect(SHA256Hasher.hex(Data(repeating: UInt8(ascii: "a"), count: 1_000_000))
-            == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
+        #expect(
+            SHA256Hasher.hex(Data(repeating: UInt8(ascii: "a"), count: 1_000_000))
+                == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
     }
 }

@@ -92,9 +92,11 @@ final class CurlBodyStream: @unchecked Sendable {
 
     private func mismatch(_ count: Int64) -> HTTPError {
         let length = stream.length ?? 0
-        return HTTPError(.encoding, count > length
-            ? "the body stream yielded more than the \(length) bytes it announced"
-            : "the body stream ended after \(count) of the \(length) bytes it announced")
+        return HTTPError(
+            .encoding,
+            count > length
+                ? "the body stream yielded more than the \(length) bytes it announced"
+                : "the body stream ended after \(count) of the \(length) bytes it announced")
     }
 
     private func pump() {
@@ -118,12 +120,16 @@ final class CurlBodyStream: @unchecked Sendable {
             let count = input.read(&scratch, maxLength: scratch.count)
             if count < 0 {
                 let error = input.streamError
-                finish(failure: HTTPError(
-                    .fileSystem, "the body stream failed: \(error.map { "\($0)" } ?? "read error")", underlying: error))
+                finish(
+                    failure: HTTPError(
+                        .fileSystem, "the body stream failed: \(error.map { "\($0)" } ?? "read error")",
+                        underlying: error))
                 return
             }
             condition.lock()
-            if count == 0 { ended = true } else {
+            if count == 0 {
+                ended = true
+            } else {
                 chunks.append(Data(scratch[0..<count]))
                 buffered += count
             }

@@ -26,7 +26,8 @@ extension CurlEngine.TLS {
                 throw refuse("give a host name alone, without a scheme, path or wildcard")
             }
             if let colon = host.lastIndex(of: ":"), !host.contains("::"), host.filter({ $0 == ":" }).count == 1,
-               host[host.index(after: colon)...].allSatisfy(\.isNumber) {
+                host[host.index(after: colon)...].allSatisfy(\.isNumber)
+            {
                 throw refuse("a pin applies to a host on every port; leave the port out")
             }
             if keys.isEmpty { throw refuse("no keys are given") }

@@ -117,7 +117,9 @@ public final class CurlEngine: Engine {
             let began = ContinuousClock.now
             if let deadline { current.totalTimeout = HostQueue.remaining(until: deadline) }
             var sent = current
-            if let cookies, !ownCookieHeader, let url = sent.url, let stored = cookies.cookies(for: url), !stored.isEmpty {
+            if let cookies, !ownCookieHeader, let url = sent.url, let stored = cookies.cookies(for: url),
+                !stored.isEmpty
+            {
                 for (name, value) in HTTPCookie.requestHeaderFields(with: stored) {
                     sent.headers[name] = value
                 }
@@ -125,7 +127,8 @@ public final class CurlEngine: Engine {
             var response = try await exchange(sent, progress: progress)
             response.metrics = response.metrics?.starting(earlier: began - start, redirects: redirects)
             if let cookies, let url = response.url, response.value(forHTTPHeaderField: "Set-Cookie") != nil {
-                let received = HTTPCookie.cookies(withResponseHeaderFields: response.headers?.dictionary ?? [:], for: url)
+                let received = HTTPCookie.cookies(
+                    withResponseHeaderFields: response.headers?.dictionary ?? [:], for: url)
                 if !received.isEmpty { cookies.setCookies(received, for: url, mainDocumentURL: nil) }
             }
             guard let next = Redirects.next(after: response, for: current) else { return response }
@@ -219,9 +222,14 @@ final class CurlWorker: @unchecked Sendable {
             for transfer in starts {
                 if transfer.cancelledEarly { transfer.finish(.failure(CancellationError())); continue }
                 guard let easy = spareHandles.popLast() ?? sb_easy_init() else {
-                    transfer.finish(.failure(URLError(.unknown, userInfo: [
-                        NSLocalizedDescriptionKey: "libcurl could not create a transfer handle (out of memory?)",
-                    ])))
+                    transfer.finish(
+                        .failure(
+                            URLError(
+                                .unknown,
+                                userInfo: [
+                                    NSLocalizedDescriptionKey:
+                                        "libcurl could not create a transfer handle (out of memory?)"
+                                ])))
                     continue
                 }
                 do {

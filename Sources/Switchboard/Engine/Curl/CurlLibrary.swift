@@ -98,8 +98,10 @@ struct CurlLibrary: Sendable {
         for option in Option.allCases {
             let id = sb_curl_option_id(option.name)
             if id != -1 && id != option.rawValue {
-                return .failure(HTTPError(
-                    .unsupported, "CurlEngine: libcurl \(version) numbers CURLOPT_\(option.name) \(id), not \(option.rawValue)"))
+                return .failure(
+                    HTTPError(
+                        .unsupported,
+                        "CurlEngine: libcurl \(version) numbers CURLOPT_\(option.name) \(id), not \(option.rawValue)"))
             }
         }
         return .success(CurlLibrary(version: version))

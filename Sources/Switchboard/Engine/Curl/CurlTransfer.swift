@@ -85,7 +85,7 @@ final class CurlTransfer: @unchecked Sendable {
         set(easy, .url, url.absoluteString)
         set(easy, .noSignal, 1)
         set(easy, .followLocation, 0)
-        set(easy, .protocols, CurlLibrary.httpProtocols)   // never file://, dict:// or any other scheme
+        set(easy, .protocols, CurlLibrary.httpProtocols)  // never file://, dict:// or any other scheme
         set(easy, .errorBuffer, UnsafeRawPointer(errorBuffer))
         sb_easy_setopt_data_callback(easy, CurlLibrary.Option.writeFunction.rawValue, curlWrite)
         sb_easy_setopt_pointer(easy, CurlLibrary.Option.writeData.rawValue, context)
@@ -114,7 +114,8 @@ final class CurlTransfer: @unchecked Sendable {
             set(easy, .caInfo, authorities.path)
         }
         if let host = url.host, let pins = tls.pinnedPublicKeys[CurlEngine.TLS.pinHost(host)],
-           !pins.isEmpty {
+            !pins.isEmpty
+        {
             set(easy, .pinnedPublicKey, pins.joined(separator: ";"))
         }
 
@@ -133,7 +134,8 @@ final class CurlTransfer: @unchecked Sendable {
             sb_easy_setopt_offset(easy, CurlLibrary.Option.postFieldSizeLarge.rawValue, Int64(data.count))
             data.withUnsafeBytes { bytes in
                 _ = sb_easy_setopt_pointer(
-                    easy, CurlLibrary.Option.copyPostFields.rawValue, bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!)
+                    easy, CurlLibrary.Option.copyPostFields.rawValue,
+                    bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!)
             }
         case .file(let file):
             upload = try FileHandle(forReadingFrom: file)
@@ -146,7 +148,8 @@ final class CurlTransfer: @unchecked Sendable {
             // Wait for a connection that may multiplex (HTTP/2) rather than open one per request.
             set(easy, .pipeWait, 1)
         }
-        if method != .get && method != .head && !(method == .post && request.body != .none && !request.body.isStreamed) {
+        if method != .get && method != .head && !(method == .post && request.body != .none && !request.body.isStreamed)
+        {
             set(easy, .customRequest, method.rawValue)
         }
 
@@ -231,9 +234,11 @@ final class CurlTransfer: @unchecked Sendable {
             body.reset(expectedLength: sink == nil ? SessionTransfer.expectedLength(head) : nil)
             request.onResponseHead?(head.response)
         } else if let colon = text.firstIndex(of: UInt8(ascii: ":")) {
-            headers.append((
-                String(decoding: text[..<colon], as: UTF8.self),
-                String(decoding: Self.trimmed(text[(colon + 1)...]), as: UTF8.self)))
+            headers.append(
+                (
+                    String(decoding: text[..<colon], as: UTF8.self),
+                    String(decoding: Self.trimmed(text[(colon + 1)...]), as: UTF8.self)
+                ))
         }
         return line.count
     }
@@ -363,9 +368,13 @@ final class CurlTransfer: @unchecked Sendable {
         sink?.abandon()
         sink = nil
         let limit = String(format: "%.3g s", idleLimit.seconds)
-        finish(.failure(URLError(.timedOut, userInfo: [
-            NSLocalizedDescriptionKey: "nothing was sent or received for \(limit), the idle timeout",
-        ])))
+        finish(
+            .failure(
+                URLError(
+                    .timedOut,
+                    userInfo: [
+                        NSLocalizedDescriptionKey: "nothing was sent or received for \(limit), the idle timeout"
+                    ])))
     }
 
     func complete(code: Int32) {
@@ -384,7 +393,8 @@ final class CurlTransfer: @unchecked Sendable {
             do {
                 length = try sink.close()
             } catch {
-                finish(.failure(HTTPError(.fileSystem, "the download could not be written: \(error)", underlying: error)))
+                finish(
+                    .failure(HTTPError(.fileSystem, "the download could not be written: \(error)", underlying: error)))
                 return
             }
         }
@@ -458,27 +468,31 @@ final class CurlTransfer: @unchecked Sendable {
         if detail.isEmpty { detail = String(cString: sb_easy_strerror(code)) }
         if code == 28, detail.hasPrefix("Operation timed out"), let total = request.totalTimeout {
             // CURLOPT_TIMEOUT_MS fired: the total timeout (the idle one is measured by the worker, `isIdle`).
-            detail = String(format: "the exchange did not complete within its total timeout of %.3g s", total.seconds)
+            detail =
+                String(format: "the exchange did not complete within its total timeout of %.3g s", total.seconds)
                 + " (\(detail))"
         }
-        let urlCode: URLError.Code = switch code {
-        case 6: .cannotFindHost
-        case 7: .cannotConnectToHost
-        case 28: .timedOut
-        case 35: .secureConnectionFailed
-        case 47: .httpTooManyRedirects
-        case 52: .zeroByteResource
-        case 18, 55, 56: .networkConnectionLost
-        case 60, 77: .serverCertificateUntrusted
-        case 90: .serverCertificateUntrusted
-        default: .unknown
-        }
+        let urlCode: URLError.Code =
+            switch code {
+            case 6: .cannotFindHost
+            case 7: .cannotConnectToHost
+            case 28: .timedOut
+            case 35: .secureConnectionFailed
+            case 47: .httpTooManyRedirects
+            case 52: .zeroByteResource
+            case 18, 55, 56: .networkConnectionLost
+            case 60, 77: .serverCertificateUntrusted
+            case 90: .serverCertificateUntrusted
+            default: .unknown
+            }
         if code == 60 || code == 77 {
             return HTTPError(.serverTrust, "the server's certificate is not trusted: \(detail) (libcurl error \(code))")
         }
         if code == 90 {
-            return HTTPError(.pinning, "the server's public key matches none of the pins for \(request.url?.host ?? "the host"): "
-                + "\(detail) (libcurl error \(code))")
+            return HTTPError(
+                .pinning,
+                "the server's public key matches none of the pins for \(request.url?.host ?? "the host"): "
+                    + "\(detail) (libcurl error \(code))")
         }
         return URLError(urlCode, userInfo: [NSLocalizedDescriptionKey: "\(detail) (libcurl error \(code))"])
     }

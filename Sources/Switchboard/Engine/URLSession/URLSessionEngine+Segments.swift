@@ -33,7 +33,7 @@ struct Segments: Sendable {
         let rate = request.maxReceiveBytesPerSecond
         let paced = rate.map { max(4096, $0 / 4) }
         guard let size = [size.map(Int64.init), paced].compactMap({ $0 }).min(), size > 0,
-              case .file(_, let offset) = request.destination, request.body == .none, request.method == .get
+            case .file(_, let offset) = request.destination, request.body == .none, request.method == .get
         else { return nil }
         let range = request.headers["Range"]
         guard range == nil || range == "bytes=\(offset)-" else { return nil }
@@ -61,7 +61,7 @@ struct Segments: Sendable {
     mutating func advance(after response: HTTPURLResponse) -> Bool {
         count += 1
         guard response.statusCode == 206, let range = ContentRange(response.value(forHTTPHeaderField: "Content-Range")),
-              let end = range.end, let total = range.total
+            let end = range.end, let total = range.total
         else { return false }
         self.total = total
         if validator == nil {
@@ -85,7 +85,9 @@ struct Segments: Sendable {
     /// a `206` from the resume offset.
     func overall(_ last: HTTPURLResponse) -> HTTPURLResponse {
         guard count > 1 || !resumed, last.statusCode == 206, let total, let url = last.url else { return last }
-        var headers = last.headerFields.filter { $0.key.lowercased() != "content-range" && $0.key.lowercased() != "content-length" }
+        var headers = last.headerFields.filter {
+            $0.key.lowercased() != "content-range" && $0.key.lowercased() != "content-length"
+        }
         headers["Content-Length"] = String(total - startOffset)
         var status = 200
         if resumed {

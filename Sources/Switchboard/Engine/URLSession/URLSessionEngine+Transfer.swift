@@ -64,7 +64,8 @@ final class SessionTransfer: Sendable {
         self.progress = progress
         self.session = session
         self.delegate = delegate
-        let quick = request.destination == .memory && !request.observesProgress && request.body == .none
+        let quick =
+            request.destination == .memory && !request.observesProgress && request.body == .none
             && (request.method == .get || request.method == .head) && request.onResponseHead == nil
             && request.maxReceiveBytesPerSecond == nil && request.receiver == nil
         state.withLock { state in
@@ -247,7 +248,8 @@ final class SessionTransfer: Sendable {
     func sent(_ total: Int64, of expected: Int64) {
         state.withLock { $0.bytesSent = total }
         let expected = expected > 0 ? expected : request.body.count
-        progress(TransferProgress(direction: .upload, completed: total, expected: expected.flatMap { $0 > 0 ? $0 : nil }))
+        progress(
+            TransferProgress(direction: .upload, completed: total, expected: expected.flatMap { $0 > 0 ? $0 : nil }))
     }
 
     /// A fresh body stream, when URLSession asks for one (to send the body again).
@@ -263,8 +265,9 @@ final class SessionTransfer: Sendable {
         // answer otherwise, as on CurlEngine. The Location header decides: URLSession on Linux proposes an http URL
         // with the path of a `file:` target, and the current host for `http:///path`.
         let from = response.url ?? request.url
-        guard Redirects.isFollowable(proposed.url), Redirects.isFollowable(
-            Redirects.target(of: response.value(forHTTPHeaderField: "Location"), from: from))
+        guard Redirects.isFollowable(proposed.url),
+            Redirects.isFollowable(
+                Redirects.target(of: response.value(forHTTPHeaderField: "Location"), from: from))
         else {
             return nil
         }
@@ -279,17 +282,21 @@ final class SessionTransfer: Sendable {
         // URLSession on Linux does not send cookies that the redirect response itself set: store them and send what
         // the storage has for the next URL (unless the caller set its own `Cookie` header).
         if request.headers["Cookie"] == nil,
-           let storage = session.configuration.httpCookieStorage, let from = response.url, let to = proposed.url {
+            let storage = session.configuration.httpCookieStorage, let from = response.url, let to = proposed.url
+        {
             let received = HTTPCookie.cookies(withResponseHeaderFields: response.headerFields, for: from)
             storage.setCookies(received, for: from, mainDocumentURL: nil)
             if let cookies = storage.cookies(for: to), !cookies.isEmpty {
-                for (name, value) in HTTPCookie.requestHeaderFields(with: cookies) { next.setValue(value, forHTTPHeaderField: name) }
+                for (name, value) in HTTPCookie.requestHeaderFields(with: cookies) {
+                    next.setValue(value, forHTTPHeaderField: name)
+                }
             }
         }
         let followed = state.withLock { state -> URLRequest? in
             state.redirects += 1
             switch SessionDecision.redirect(
-                status: response.statusCode, redirects: state.redirects, hasBody: !request.body.isEmpty) {
+                status: response.statusCode, redirects: state.redirects, hasBody: !request.body.isEmpty)
+            {
             case .refuse:
                 return nil
             case .holdToResend:
@@ -310,9 +317,11 @@ final class SessionTransfer: Sendable {
     }
 
     func challenged(_ response: HTTPURLResponse?, url: URL?) {
-        let failure = response ?? HTTPURLResponse(
-            url: url ?? request.url ?? URL(string: "http://invalid")!, statusCode: 401, httpVersion: "HTTP/1.1",
-            headerFields: [:])
+        let failure =
+            response
+            ?? HTTPURLResponse(
+                url: url ?? request.url ?? URL(string: "http://invalid")!, statusCode: 401, httpVersion: "HTTP/1.1",
+                headerFields: [:])
         state.withLock { $0.challengeResponse = failure }
     }
 
@@ -324,7 +333,8 @@ final class SessionTransfer: Sendable {
         let next = state.withLock { state -> Next in
             switch SessionDecision.completion(
                 stopped: state.stopReason != nil, challenged: state.challengeResponse != nil,
-                redirects: state.redirects, heldRedirect: state.pendingRedirect != nil, taskFailed: error != nil) {
+                redirects: state.redirects, heldRedirect: state.pendingRedirect != nil, taskFailed: error != nil)
+            {
             case .stopped:
                 state.sink?.abandon()
                 state.sink = nil
@@ -338,8 +348,10 @@ final class SessionTransfer: Sendable {
                 return .finish(.failure(Redirects.tooMany))
             case .resend:
                 let redirect = state.pendingRedirect!
-                request.onEvent?(.redirected(
-                    status: state.response?.statusCode ?? 307, from: state.response?.url ?? request.url, to: redirect.url))
+                request.onEvent?(
+                    .redirected(
+                        status: state.response?.statusCode ?? 307, from: state.response?.url ?? request.url,
+                        to: redirect.url))
                 state.pendingRedirect = nil
                 state.response = nil
                 state.firstByte = nil
@@ -368,8 +380,11 @@ final class SessionTransfer: Sendable {
                 do {
                     fileLength = try sink.close()
                 } catch {
-                    return .finish(.failure(HTTPError(.fileSystem, "the download could not be written: \(error)",
-                                                      underlying: error)))
+                    return .finish(
+                        .failure(
+                            HTTPError(
+                                .fileSystem, "the download could not be written: \(error)",
+                                underlying: error)))
                 }
             }
             if var segments = state.segments {
@@ -381,9 +396,11 @@ final class SessionTransfer: Sendable {
                 }
                 let overall = segments.overall(response)
                 state.segments = nil
-                return .finish(.success(EngineResponse(response: overall, body: state.body.take(), fileLength: fileLength)))
+                return .finish(
+                    .success(EngineResponse(response: overall, body: state.body.take(), fileLength: fileLength)))
             }
-            return .finish(.success(EngineResponse(response: response, body: state.body.take(), fileLength: fileLength)))
+            return .finish(
+                .success(EngineResponse(response: response, body: state.body.take(), fileLength: fileLength)))
         }
         state.withLock { $0.bodyStream }?.close()
         switch next {
@@ -405,7 +422,7 @@ final class SessionTransfer: Sendable {
         guard delay > .zero else { return launch(next) }
         DispatchQueue.global().asyncAfter(deadline: .now() + delay.seconds) { [self] in
             let goes = state.withLock { state -> Bool in
-                guard state.pacing == id else { return false }   // a stop ended the exchange meanwhile
+                guard state.pacing == id else { return false }  // a stop ended the exchange meanwhile
                 state.pacing = nil
                 return true
             }
@@ -432,7 +449,8 @@ final class SessionTransfer: Sendable {
             }
             switch SessionDecision.completion(
                 stopped: state.stopReason != nil, challenged: false, redirects: state.redirects, heldRedirect: false,
-                taskFailed: error != nil) {
+                taskFailed: error != nil)
+            {
             case .stopped:
                 return .finish(.failure(SessionTransfer.error(for: state.stopReason!, request: request)))
             case .tooManyRedirects:
@@ -548,7 +566,8 @@ final class SessionTransfer: Sendable {
         while true {
             let count = input.read(&buffer, maxLength: buffer.count)
             if count < 0 {
-                throw HTTPError(.fileSystem, "the body stream failed: \(input.streamError.map { "\($0)" } ?? "no reason")")
+                throw HTTPError(
+                    .fileSystem, "the body stream failed: \(input.streamError.map { "\($0)" } ?? "no reason")")
             }
             if count == 0 { break }
             try handle.write(contentsOf: buffer[0..<count])
@@ -565,8 +584,8 @@ final class SessionTransfer: Sendable {
     /// The body length announced by the server, when it is the length of what will arrive (not compressed).
     static func expectedLength(_ response: some ResponseHeadFields) -> Int64? {
         guard response.value(forHTTPHeaderField: "Content-Encoding") == nil,
-              let text = response.value(forHTTPHeaderField: "Content-Length"),
-              let length = contentLength(text), length > 0
+            let text = response.value(forHTTPHeaderField: "Content-Length"),
+            let length = contentLength(text), length > 0
         else { return nil }
         return length
     }
@@ -591,9 +610,11 @@ final class SessionTransfer: Sendable {
             return CancellationError()
         case .deadline:
             let limit = request.totalTimeout.map { String(format: "%.3g s", $0.seconds) } ?? "its limit"
-            return URLError(.timedOut, userInfo: [
-                NSLocalizedDescriptionKey: "the exchange did not complete within its total timeout of \(limit)",
-            ])
+            return URLError(
+                .timedOut,
+                userInfo: [
+                    NSLocalizedDescriptionKey: "the exchange did not complete within its total timeout of \(limit)"
+                ])
         }
     }
 

@@ -75,12 +75,16 @@ public final class URLSessionEngine: Engine {
         progress: @escaping @Sendable (TransferProgress) -> Void
     ) async throws -> EngineResponse {
         if request.maxSendBytesPerSecond != nil {
-            throw HTTPError(.unsupported, "URLSessionEngine cannot limit upload speed (URLSession has no such "
-                + "control); use CurlEngine for maxUploadBytesPerSecond")
+            throw HTTPError(
+                .unsupported,
+                "URLSessionEngine cannot limit upload speed (URLSession has no such "
+                    + "control); use CurlEngine for maxUploadBytesPerSecond")
         }
         if request.maxReceiveBytesPerSecond != nil, Segments(for: request, size: downloadSegmentSize) == nil {
-            throw HTTPError(.unsupported, "URLSessionEngine limits download speed only for GET downloads into a "
-                + "file, by pacing their Range segments; use CurlEngine for maxBytesPerSecond on other requests")
+            throw HTTPError(
+                .unsupported,
+                "URLSessionEngine limits download speed only for GET downloads into a "
+                    + "file, by pacing their Range segments; use CurlEngine for maxBytesPerSecond on other requests")
         }
         // URLSession on Linux performs a request even when the task was cancelled before the call: `admit` checks.
         return try await queue.admit(request) { deadline in
