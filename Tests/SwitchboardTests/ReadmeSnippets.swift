@@ -486,6 +486,11 @@ extension ReadmeSnippets {
             request.retry = RetryPolicy(maxAttempts: 4, initialDelay: .seconds(1), methods: [.post])
         }
         try await Center.shared.send { $0.api = "feed"; $0.retryCount = 2 }   // XMNetworking's shorthand: 3 attempts
+        try await Center.shared.send { request in
+            request.api = "orders"
+            request.method = .post
+            request.retry = .xmNetworking(retryCount: 2)   // any failure, twice more, 2 s apart
+        }
     }
 
     static func errors() async throws {

@@ -70,6 +70,13 @@ public struct HTTPError: Error, Sendable, CustomStringConvertible, CustomDebugSt
         /// A stream's consumer fell further behind than its buffer (`Request.streamBufferSize`) allows, on an engine
         /// that cannot pause a transfer (URLSessionEngine); CurlEngine pauses instead.
         public static let streamOverflow = Code(rawValue: "streamOverflow")
+
+        /// Every code Switchboard itself gives.
+        static let builtIn: Set<Code> = [
+            .invalidURL, .encoding, .vetoed, .cannotConnect, .transport, .authentication, .timedOut, .cancelled,
+            .unacceptableStatus, .decoding, .business, .serverTrust, .pinning, .unsupported, .notSent, .cacheMiss,
+            .fileSystem, .invalidGroup, .insecureRedirect, .notRetryable, .streamOverflow,
+        ]
     }
 
     /// What kind of failure happened.

@@ -25,6 +25,7 @@ public struct CURLLogPlugin: Plugin {
     ///
     /// - Parameters:
     ///   - secretNames: words that make a name secret, beside the built-in ones.
+    ///   - bodyLimit: the longest body printed, in characters.
     ///   - handler: where the lines go; standard output by default.
     public init(
         secretNames: Set<String> = [], bodyLimit: Int = 4096,

@@ -69,6 +69,30 @@ public struct RetryPolicy: Sendable, Hashable {
     /// Three attempts in all, waiting about 0.5 s then 1 s.
     public static let `default` = RetryPolicy()
 
+    /// XMNetworking's `retryCount`, for code ported from it: `retryCount` more attempts after any failure, whatever
+    /// the method (`POST` included) and the status (`404` included), decoding and business errors too, each 2
+    /// seconds after the last, without backoff or jitter.
+    ///
+    /// ```swift
+    /// center.send { request in
+    ///     request.api = "orders"
+    ///     request.method = .post
+    ///     request.retry = .xmNetworking(retryCount: 2)   // as `request.retryCount = 2` did in XMNetworking
+    /// }
+    /// ```
+    ///
+    /// What it keeps from Switchboard rather than XMNetworking: a cancelled request is never sent again (XMNetworking
+    /// resent it 2 s later), the request keeps its identifier across attempts (so `cancel` still reaches it), a
+    /// server's `Retry-After` up to `maxRetryAfter` is honoured, and `onError` sees only the final error. Switchboard's
+    /// own `Request.retryCount` is not this: it adds attempts to the request's retry policy, which by default retries
+    /// only idempotent methods, for statuses and errors that say "try again".
+    public static func xmNetworking(retryCount: Int) -> RetryPolicy {
+        RetryPolicy(
+            maxAttempts: max(0, retryCount) + 1, initialDelay: .seconds(2), multiplier: 1, maxDelay: .seconds(2),
+            jitter: 0, methods: [.get, .post, .head, .delete, .put, .patch, .options, .trace, .connect],
+            statusCodes: Set(100...599), errorCodes: HTTPError.Code.builtIn.subtracting([.cancelled]))
+    }
+
     /// The wait before the attempt after `attempt` (1 for the first), or `nil` when the error is final.
     func delay(after attempt: Int, for error: HTTPError, method: HTTPMethod) -> Duration? {
         guard attempt < maxAttempts, isRetryable(error, method: method) else { return nil }

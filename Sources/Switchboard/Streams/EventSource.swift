@@ -32,7 +32,9 @@ extension Center {
     /// - for a method the retry policy does not retry (a `POST`, by default), at the first end: sending it again
     ///   could repeat what it did.
     ///
-    /// - Parameter maxReconnections: the most reconnections in a row without an event in between.
+    /// - Parameters:
+    ///   - configure: sets up the request (each connection sends it again, with `Last-Event-ID` when there is one).
+    ///   - maxReconnections: the most reconnections in a row without an event in between.
     public func events(_ configure: (inout Request) -> Void, maxReconnections: Int = 10) -> EventSource {
         let (request, _) = configured(configure)
         return EventSource(EventSource.Session(center: self, request: request, maxReconnections: maxReconnections))

@@ -89,8 +89,10 @@ extension EngineRequest {
     /// (from the start) or a `206` (from the destination's offset), else `nil`, and the body belongs in
     /// `EngineResponse.body`.
     ///
-    /// - Parameter synchronous: write in the calling thread, which then waits for the disk: what an engine wants
-    ///   when waiting is its backpressure. Otherwise writes go to a queue of the sink's own.
+    /// - Parameters:
+    ///   - head: the response head whose body is about to arrive.
+    ///   - synchronous: write in the calling thread, which then waits for the disk: what an engine wants when
+    ///     waiting is its backpressure. Otherwise writes go to a queue of the sink's own.
     /// - Throws: `HTTPError` `.transport` when a `206`'s `Content-Range` does not start at the offset asked for;
     ///   `.fileSystem` when the file cannot be opened.
     public func fileSink(for head: EngineResponse, synchronous: Bool = false) throws(HTTPError) -> FileSink? {

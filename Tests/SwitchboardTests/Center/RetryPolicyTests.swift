@@ -36,6 +36,49 @@ import Testing
         #expect(Set(stub.requests.map(\.id)) == [outcome.id])
     }
 
+    /// XMNetworking's retryCount, for ported code: a POST answered 404, then 500, is sent again, 2 s
+    /// after each failure; a cancel is not (XMNetworking resent a cancelled request).
+    @Test func theXMNetworkingPolicyRetriesAnyFailureEveryTwoSecondsButNotACancel() async throws {
+        let stub = StubEngine()
+        stub.on(.post, "/v1/orders", replies: [.status(404), .status(500), .json(["ok": true])])
+        let clock = ManualClock()
+        let center = center(stub, clock: clock, policy: .never)
+        let task = Task {
+            await center.sendRecording { request in
+                request.api = "orders"
+                request.method = .post
+                request.retry = .xmNetworking(retryCount: 2)
+            }
+        }
+        for retry in 1...2 {
+            await waitUntil { clock.sleeping == 1 && clock.sleeps.count == retry }
+            clock.advance(by: .seconds(2))
+        }
+        let outcome = await task.value
+        #expect(outcome.response?.attempts == 3)
+        #expect(clock.sleeps == [.seconds(2), .seconds(2)], "a fixed 2 s, no backoff, no jitter")
+
+        // Out of attempts: the last failure is the outcome.
+        stub.on(.post, "/v1/broken", reply: .status(404))
+        let failing = Task {
+            await center.sendRecording { $0.api = "broken"; $0.method = .post; $0.retry = .xmNetworking(retryCount: 1) }
+        }
+        await waitUntil { clock.sleeping == 1 }
+        clock.advance(by: .seconds(2))
+        #expect(await failing.value.error?.status == 404)
+        #expect(stub.requests.filter { $0.url?.path == "/v1/broken" }.count == 2)
+
+        // A cancel ends it: nothing is sent again.
+        stub.on(.post, "/v1/slow", reply: .status(200).delayed(by: .seconds(30)))
+        let cancelled = Task {
+            await center.sendRecording({ $0.api = "slow"; $0.method = .post; $0.retry = .xmNetworking(retryCount: 3) },
+                afterSending: { id in DispatchQueue.global().asyncAfter(deadline: .now() + 0.05) { center.cancel(id) } })
+        }
+        #expect(await cancelled.value.error?.code == .cancelled)
+        #expect(stub.requests.filter { $0.url?.path == "/v1/slow" }.count == 1)
+        #expect(RetryPolicy.xmNetworking(retryCount: 1).errorCodes.contains(.cancelled) == false)
+    }
+
     @Test func backoffGrowsWithinTheJitterBounds() async {
         let stub = StubEngine()
         stub.on(nil, "*", reply: .status(500))

@@ -228,6 +228,25 @@ import SwitchboardTestSupport
         #expect(Scratch.sha256(of: saved) == expectedSHA(length: 1000))
     }
 
+    /// Into a directory the file's name comes with the response, so the partial file is named after the URL (as the
+    /// README says), and a second request for it resumes.
+    @Test func aDroppedDownloadIntoADirectoryKeepsAPartialFileNamedAfterTheURL() async throws {
+        let scratch = Scratch()
+        let center = center()
+        let url = Server.loopback.baseURL + "/files/\(length)?drop_at=\(length / 2)"
+        let configure: @Sendable (inout Request) -> Void = { request in
+            request.kind = .download
+            request.url = url
+            request.destination = .directory(scratch.url)
+            request.resumable = true
+        }
+        let first = await center.sendRecording(configure)
+        #expect(first.error?.code == .transport)
+        let base = ".switchboard-" + String(SHA256Hasher.hex(Data(url.utf8)).prefix(24))
+        #expect(scratch.contents == [base + ".switchboard-partial", base + ".switchboard-resume"])
+        #expect(DownloadPlan.size(of: scratch.url.appendingPathComponent(base + ".switchboard-partial")) == Int64(length / 2))
+    }
+
     @Test func intoADirectoryUnderTheURLsName() async throws {
         let scratch = Scratch()
         let response = try await center().send { request in
