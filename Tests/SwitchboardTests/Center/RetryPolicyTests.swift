@@ -61,7 +61,9 @@ import Testing
         // Out of attempts: the last failure is the outcome.
         stub.on(.post, "/v1/broken", reply: .status(404))
         let failing = Task {
-            await center.sendRecording { $0.api = "broken"; $0.method = .post; $0.retry = .xmNetworking(retryCount: 1) }
+            await center.sendRecording {
+                $0.api = "broken"; $0.method = .post; $0.retry = .xmNetworking(retryCount: 1)
+            }
         }
         await waitUntil { clock.sleeping == 1 }
         clock.advance(by: .seconds(2))
@@ -71,8 +73,12 @@ import Testing
         // A cancel ends it: nothing is sent again.
         stub.on(.post, "/v1/slow", reply: .status(200).delayed(by: .seconds(30)))
         let cancelled = Task {
-            await center.sendRecording({ $0.api = "slow"; $0.method = .post; $0.retry = .xmNetworking(retryCount: 3) },
-                afterSending: { id in DispatchQueue.global().asyncAfter(deadline: .now() + 0.05) { center.cancel(id) } })
+            await center.sendRecording(
+                {
+                    $0.api = "slow"; $0.method = .post; $0.retry = .xmNetworking(retryCount: 3)
+                },
+                afterSending: { id in DispatchQueue.global().asyncAfter(deadline: .now() + 0.05) { center.cancel(id) } }
+            )
         }
         #expect(await cancelled.value.error?.code == .cancelled)
         #expect(stub.requests.filter { $0.url?.path == "/v1/slow" }.count == 1)

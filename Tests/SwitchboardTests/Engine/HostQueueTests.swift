@@ -82,10 +82,16 @@ import SwitchboardTestSupport
     func aCancelledWaiterNeverReachesTheServer(engineName: String) async throws {
         let center = testCenter { $0.engine = try! namedEngine(engineName, perHost: 1) }
         let key = "queue-cancel-\(engineName)-\(UUID().uuidString)"
-        async let first = center.sendRecording { $0.url = LoopbackServer.shared.baseURL + "/arrivals/\(key)?delay=1" }
-        try await Task.sleep(for: .milliseconds(200))
+        // The first holds the only place for 3 s from its arrival; the second is cancelled while it waits behind
+        // it. Each step waits for the one before (not for a fixed time), so a busy machine cannot reorder them.
+        async let first = center.sendRecording { $0.url = LoopbackServer.shared.baseURL + "/arrivals/\(key)?delay=3" }
+        var polls = 0
+        while try await Self.peak(key, window: 10).count == 0, polls < 500 {
+            polls += 1
+            try await Task.sleep(for: .milliseconds(10))
+        }
         let waiting = Task { try await center.send { $0.url = LoopbackServer.shared.baseURL + "/arrivals/\(key)" } }
-        try await Task.sleep(for: .milliseconds(200))
+        await waitUntil { center.registry.count == 2 }
         waiting.cancel()
         do {
             _ = try await waiting.value

@@ -244,7 +244,9 @@ import SwitchboardTestSupport
         #expect(first.error?.code == .transport)
         let base = ".switchboard-" + String(SHA256Hasher.hex(Data(url.utf8)).prefix(24))
         #expect(scratch.contents == [base + ".switchboard-partial", base + ".switchboard-resume"])
-        #expect(DownloadPlan.size(of: scratch.url.appendingPathComponent(base + ".switchboard-partial")) == Int64(length / 2))
+        #expect(
+            DownloadPlan.size(of: scratch.url.appendingPathComponent(base + ".switchboard-partial"))
+                == Int64(length / 2))
     }
 
     @Test func intoADirectoryUnderTheURLsName() async throws {
