@@ -7,12 +7,23 @@ public struct GeneratedContent: Sendable {
     /// Each repetition of the pattern starts at a different place in it, and the pattern is not a power of two long,
     /// so that a body resumed at a wrong offset never matches.
     private let pattern: [UInt8]
+    private let seed: UInt64
     private static let period = 65_537
     private static let stride = 7_919
+    /// Patterns and digests made once per process: a test run asks for the same ones again and again, and in a
+    /// debug build each costs the shared thread pool real time.
+    private static let patterns = ServerLock<[UInt64: [UInt8]]>([:])
+    private static let digests = ServerLock<[String: String]>([:])
 
     public init(seed: UInt64) {
+        self.seed = seed
+        if let known = GeneratedContent.patterns.withLock({ $0[seed] }) {
+            pattern = known
+            return
+        }
         var generator = SplitMix(seed: seed)
         pattern = (0..<GeneratedContent.period).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
+        GeneratedContent.patterns.withLock { $0[seed] = pattern }
     }
 
     /// The bytes at `offset..<offset + count`, copied in runs.
@@ -37,8 +48,10 @@ public struct GeneratedContent: Sendable {
         return data
     }
 
-    /// The SHA-256 of the first `length` bytes, as hex.
+    /// The SHA-256 of the first `length` bytes, as hex (worked out once per seed and length).
     public func sha256(length: Int) -> String {
+        let key = "\(seed):\(length)"
+        if let known = GeneratedContent.digests.withLock({ $0[key] }) { return known }
         var hasher = SHA256Hasher()
         var offset = 0
         while offset < length {
@@ -46,7 +59,9 @@ public struct GeneratedContent: Sendable {
             hasher.update(bytes(offset: offset, count: count))
             offset += count
         }
-        return hasher.hexDigest()
+        let digest = hasher.hexDigest()
+        GeneratedContent.digests.withLock { $0[key] = digest }
+        return digest
     }
 }
 

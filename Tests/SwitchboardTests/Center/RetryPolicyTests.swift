@@ -77,7 +77,13 @@ import Testing
                 {
                     $0.api = "slow"; $0.method = .post; $0.retry = .xmNetworking(retryCount: 3)
                 },
-                afterSending: { id in DispatchQueue.global().asyncAfter(deadline: .now() + 0.05) { center.cancel(id) } }
+                afterSending: { id in
+                    // Cancelled once it is on the (stub) network, so that there is something not to send again.
+                    DispatchQueue.global().async {
+                        while !stub.requests.contains(where: { $0.url?.path == "/v1/slow" }) { usleep(1000) }
+                        center.cancel(id)
+                    }
+                }
             )
         }
         #expect(await cancelled.value.error?.code == .cancelled)

@@ -8,15 +8,28 @@ import Testing
 @testable import Switchboard
 import SwitchboardTestSupport
 
-/// A self-signed certificate for `localhost` and `127.0.0.1`, made for one test, with its key and public-key pin.
-struct SelfSignedCertificate {
+/// A self-signed certificate for `localhost` and `127.0.0.1`, with its key and public-key pin.
+struct SelfSignedCertificate: Sendable {
     let certificate: URL
     let key: URL
     let pin: String
 
-    init(in scratch: Scratch) throws {
-        certificate = scratch.file("cert.pem")
-        key = scratch.file("key.pem")
+    /// One certificate for the whole run, made on first use: making an RSA key takes `openssl` a good part of a
+    /// second, during which the test's thread of the shared pool waits.
+    /// Removed when the test process exits.
+    static let shared: Result<SelfSignedCertificate, any Error> = Result {
+        try FileManager.default.createDirectory(at: sharedDirectory, withIntermediateDirectories: true)
+        atexit { try? FileManager.default.removeItem(at: SelfSignedCertificate.sharedDirectory) }
+        return try SelfSignedCertificate(in: sharedDirectory)
+    }
+
+    private static var sharedDirectory: URL {
+        FileManager.default.temporaryDirectory.appendingPathComponent("switchboard-test-certificate-\(getpid())")
+    }
+
+    private init(in directory: URL) throws {
+        certificate = directory.appendingPathComponent("cert.pem")
+        key = directory.appendingPathComponent("key.pem")
         try TLSServer.run(
             "openssl req -x509 -newkey rsa:2048 -nodes -keyout \(key.path) -out \(certificate.path) "
                 + "-days 1 -subj /CN=localhost -addext subjectAltName=DNS:localhost,IP:127.0.0.1")
@@ -43,7 +56,7 @@ final class TLSServer: @unchecked Sendable {
     }
 
     init() throws {
-        let made = try SelfSignedCertificate(in: scratch)
+        let made = try SelfSignedCertificate.shared.get()
         certificate = made.certificate
         pin = made.pin
         port = try FreePort.find()
@@ -101,12 +114,27 @@ final class TLSServer: @unchecked Sendable {
 }
 
 enum FreePort {
-    /// A port nothing listens on now.
+    /// A port nothing listens on now: one the system picks for a socket bound to port 0, then closed.
     static func find() throws -> Int {
-        let output = try TLSServer.run(
-            "python3 -c 'import socket; s = socket.socket(); s.bind((\"127.0.0.1\", 0)); print(s.getsockname()[1])'")
-        guard let port = Int(output.trimmingCharacters(in: .whitespacesAndNewlines)) else { throw URLError(.unknown) }
-        return port
+        #if canImport(Glibc)
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+        let fd = socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+        guard fd >= 0 else { throw URLError(.unknown) }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
+            }
+        }
+        guard bound else { throw URLError(.unknown) }
+        return Int(UInt16(bigEndian: address.sin_port))
     }
 }
 
@@ -249,6 +277,7 @@ struct CurlTLSTests {
             request.destination = .file(scratch.file("curl.bin"))
         }
         #expect(response.fileURL != nil)
-        #expect(Scratch.sha256(of: scratch.file("curl.bin")) == GeneratedContent(seed: 1).sha256(length: 3_000_000))
+        #expect(
+            await Scratch.sha256(of: scratch.file("curl.bin")) == GeneratedContent(seed: 1).sha256(length: 3_000_000))
     }
 }

@@ -39,7 +39,13 @@ final class Scratch: @unchecked Sendable {
         return url
     }
 
-    static func sha256(of url: URL) -> String {
-        (try? SHA256Hasher.hex(ofFile: url)) ?? "unreadable: \(url.path)"
+    /// The file's SHA-256, worked out on a dispatch queue: hashing megabytes in a debug build would hold a thread
+    /// of the shared pool (two on a 2-core machine) for seconds, and every other test's tasks with it.
+    static func sha256(of url: URL) async -> String {
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(returning: (try? SHA256Hasher.hex(ofFile: url)) ?? "unreadable: \(url.path)")
+            }
+        }
     }
 }

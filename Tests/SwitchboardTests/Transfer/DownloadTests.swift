@@ -26,7 +26,7 @@ import SwitchboardTestSupport
         }
         #expect(response.fileURL == destination)
         #expect(response.data.isEmpty)
-        #expect(Scratch.sha256(of: destination) == expectedSHA())
+        #expect(await Scratch.sha256(of: destination) == expectedSHA())
         #expect(scratch.contents == ["file.bin"])
     }
 
@@ -38,7 +38,7 @@ import SwitchboardTestSupport
             request.api = "files/\(length)"
             request.destination = .file(destination)
         }
-        #expect(Scratch.sha256(of: destination) == expectedSHA())
+        #expect(await Scratch.sha256(of: destination) == expectedSHA())
     }
 
     @Test func aDroppedDownloadResumesToAByteIdenticalFile() async throws {
@@ -62,7 +62,7 @@ import SwitchboardTestSupport
 
         let (response, reports) = try await center.sendCollectingProgress(configure)
         #expect(response.status == 206)
-        #expect(Scratch.sha256(of: destination) == expectedSHA())
+        #expect(await Scratch.sha256(of: destination) == expectedSHA())
         #expect(scratch.contents == ["resumed.bin"])
         // Progress continues from the offset and ends at the whole length.
         #expect(reports.first.map { $0.completed > Int64(dropAt) } == true)
@@ -82,7 +82,7 @@ import SwitchboardTestSupport
         _ = try? await center().send(configure)
         let response = try await center().send(configure)
         #expect(response.status == 206)
-        #expect(Scratch.sha256(of: destination) == expectedSHA())
+        #expect(await Scratch.sha256(of: destination) == expectedSHA())
     }
 
     @Test func aServerThatIgnoresRangeStillGivesTheRightFile() async throws {
@@ -107,7 +107,7 @@ import SwitchboardTestSupport
             request.resumable = true
         }
         #expect(response.status == 200)
-        #expect(Scratch.sha256(of: destination) == expectedSHA())
+        #expect(await Scratch.sha256(of: destination) == expectedSHA())
     }
 
     @Test func aChangedETagRestartsFromZero() async throws {
@@ -128,7 +128,7 @@ import SwitchboardTestSupport
         let response = try await center.send(configure)
         #expect(response.status == 200)
         #expect(response.headers["ETag"] == "\"seed1001-\(length)\"")
-        #expect(Scratch.sha256(of: destination) == expectedSHA(seed: 1001))
+        #expect(await Scratch.sha256(of: destination) == expectedSHA(seed: 1001))
     }
 
     @Test(arguments: [404, 500, 503])
@@ -159,12 +159,12 @@ import SwitchboardTestSupport
         }
         _ = try? await center.send(configure)
         let partial = URL(fileURLWithPath: destination.path + ".switchboard-partial")
-        let before = Scratch.sha256(of: partial)
+        let before = await Scratch.sha256(of: partial)
         // The same URL (so the same partial file), but now the server answers 503 with an error page.
         _ = try await center.send { $0.api = "files-fail/\(key)" }
         let failing = await center.sendRecording(configure)
         #expect(failing.error?.status == 503)
-        #expect(Scratch.sha256(of: partial) == before)
+        #expect(await Scratch.sha256(of: partial) == before)
         #expect(DownloadPlan.size(of: partial) == 1_500_000)
         #expect(!FileManager.default.fileExists(atPath: destination.path))
     }
@@ -184,7 +184,7 @@ import SwitchboardTestSupport
         }
         #expect(response.status == 416)
         #expect(response.fileURL == destination)
-        #expect(Scratch.sha256(of: destination) == expectedSHA())
+        #expect(await Scratch.sha256(of: destination) == expectedSHA())
         #expect(scratch.contents == ["complete.bin"])
     }
 
@@ -201,7 +201,7 @@ import SwitchboardTestSupport
             request.resumable = true
         }
         #expect(response.status == 200)
-        #expect(Scratch.sha256(of: destination) == expectedSHA())
+        #expect(await Scratch.sha256(of: destination) == expectedSHA())
     }
 
     @Test(arguments: [
@@ -225,7 +225,7 @@ import SwitchboardTestSupport
         #expect(saved.deletingLastPathComponent().standardizedFileURL.path == scratch.url.standardizedFileURL.path)
         #expect(saved.lastPathComponent == expected)
         #expect(scratch.contents == [expected])
-        #expect(Scratch.sha256(of: saved) == expectedSHA(length: 1000))
+        #expect(await Scratch.sha256(of: saved) == expectedSHA(length: 1000))
     }
 
     /// Into a directory the file's name comes with the response, so the partial file is named after the URL (as the
@@ -291,7 +291,7 @@ import SwitchboardTestSupport
         // The resumed request asks for the rest; the server pauses only before 5 MiB, so it flows straight through.
         let response = try await center.send(configure)
         #expect(response.status == 206)
-        #expect(Scratch.sha256(of: destination) == expectedSHA(length: big))
+        #expect(await Scratch.sha256(of: destination) == expectedSHA(length: big))
         #expect(scratch.contents == ["cancelled.bin"])
     }
 

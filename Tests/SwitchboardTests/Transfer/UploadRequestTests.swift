@@ -72,7 +72,7 @@ import SwitchboardTestSupport
     func aFiftyMegabyteUploadIsHashedByTheServer() async throws {
         let scratch = Scratch()
         let file = scratch.write("big.bin", bytes: 50_000_000, seed: 77)
-        let expected = Scratch.sha256(of: file)
+        let expected = await Scratch.sha256(of: file)
         let response = try await testCenter { $0.server = Server.loopback.baseURL + "/" }.send { request in
             request.kind = .upload
             request.api = "sink"
