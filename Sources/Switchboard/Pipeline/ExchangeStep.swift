@@ -92,10 +92,10 @@ extension Center {
     /// should start over (`mayStartOver`): a `416` for a partial file that does not match, which is dropped.
     func settle(
         _ download: DownloadPlan, _ response: Response, _ request: Request, mayStartOver: Bool
-    ) throws(HTTPError) -> Response? {
+    ) async throws(HTTPError) -> Response? {
         var response = response
         if download.isComplete(after: response) || (acceptable(response, for: request) && response.status != 416) {
-            response.fileURL = try download.complete(response)
+            response.fileURL = try await download.complete(response)
             return response
         }
         if response.status == 416 && mayStartOver && download.offset > 0 {

@@ -165,7 +165,9 @@ extension Center {
                 in: configuration.cache)
             if let cache { response = cache.afterNetwork(response) }
             if let download = exchange.download {
-                guard let settled = try settle(download, response, request, mayStartOver: pass == 1) else { continue }
+                guard let settled = try await settle(download, response, request, mayStartOver: pass == 1) else {
+                    continue
+                }
                 response = settled
             }
             return try await postProcess(response, request, configuration, log: log)

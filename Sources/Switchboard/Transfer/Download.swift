@@ -116,9 +116,23 @@ struct DownloadPlan: Sendable {
 
     /// Verifies the partial file and renames it to its destination; returns the final URL.
     ///
+    /// The file work (the checksum, flushing the file to disk, the rename) runs on a dispatch queue, not in the
+    /// calling task: a gigabyte's checksum takes seconds, and a thread of the shared pool would wait that long.
+    ///
     /// - Throws: `.fileSystem` when the file is shorter or longer than announced or fails its checksum; a resumable
     ///   download keeps a short file to continue from, and drops a corrupt one.
-    func complete(_ response: Response) throws(HTTPError) -> URL {
+    func complete(_ response: Response) async throws(HTTPError) -> URL {
+        let plan = self
+        let result = await withCheckedContinuation {
+            (continuation: CheckedContinuation<Result<URL, HTTPError>, Never>) in
+            DispatchQueue.global().async {
+                continuation.resume(returning: Result { () throws(HTTPError) in try plan.completeNow(response) })
+            }
+        }
+        return try result.get()
+    }
+
+    private func completeNow(_ response: Response) throws(HTTPError) -> URL {
         let length = DownloadPlan.size(of: partial) ?? 0
         let total = DownloadPlan.total(of: response) ?? (response.status == 416 ? offset : nil)
         if let total, total != length {
