@@ -65,13 +65,14 @@ struct ChildProcessTests {
         // The shell prints its ids just before it execs `sleep 301`; while a process execs, /proc may not show its
         // environment for an instant, so look again (for up to 2 s) until the exec is done.
         var running = LeftoverProcesses.find(name: "SWITCHBOARD_CHILD_PROCESS_TEST", value: marker)
-        for _ in 0..<100
-        where
+        var looks = 1
+        while looks < 100,
             !(pids.allSatisfy { pid in running.contains { $0.pid == pid } }
-            && running.contains { $0.command.contains("sleep 301") })
+                && running.contains { $0.command.contains("sleep 301") })
         {
             Thread.sleep(forTimeInterval: 0.02)
             running = LeftoverProcesses.find(name: "SWITCHBOARD_CHILD_PROCESS_TEST", value: marker)
+            looks += 1
         }
         for pid in pids {
             #expect(running.contains { $0.pid == pid }, "\(running)")

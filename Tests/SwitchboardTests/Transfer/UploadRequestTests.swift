@@ -130,6 +130,34 @@ import SwitchboardTestSupport
         #expect(MultipartCopies.holding(marker).isEmpty, "no temporary copy of this test's body remains")
     }
 
+    /// URLSessionEngine copies a multipart body into a file before sending it (URLSession gives a length only to a
+    /// file): the copy is made on a dispatch queue, so a cancel during it ends the request, and nothing is left.
+    @Test func aMultipartUploadCancelledWhileURLSessionEngineCopiesItEndsCancelledAndLeavesNoCopy() async throws {
+        let scratch = Scratch()
+        let file = scratch.write("big.bin", bytes: 64 << 20)
+        let marker = UUID().uuidString
+        let center = testCenter { config in
+            config.engine = URLSessionEngine()
+            config.server = Server.loopback.baseURL + "/"
+        }
+        let cancelled = await center.sendRecording { request in
+            request.kind = .upload
+            request.api = "discard"
+            request.parameters = ["marker": marker]
+            request.addFormData(name: "big", fileURL: file)
+        } afterSending: { id in
+            DispatchQueue.global().async {
+                // As soon as the copy has begun (or after 10 s, when the test fails anyway).
+                let deadline = Date().addingTimeInterval(10)
+                while MultipartCopies.holding(marker).isEmpty, Date() < deadline { usleep(500) }
+                center.cancel(id)
+            }
+        }
+        #expect(cancelled.error?.code == .cancelled)
+        await waitUntil { MultipartCopies.holding(marker).isEmpty }
+        #expect(MultipartCopies.holding(marker).isEmpty, "the copy was removed")
+    }
+
     // MARK: - Bad input
 
     @Test func aMissingUploadFile() async {

@@ -128,19 +128,30 @@ final class SessionTransfer: Sendable {
             urlRequest.httpBody = nil
             task = session.uploadTask(with: urlRequest, fromFile: url)
         case .stream(let stream) where stream.needsLength:
-            // URLSession can give a length only to a file body: copy the stream into one (once per exchange).
-            do {
-                let file = try spool(stream)
-                urlRequest.httpBody = nil
-                urlRequest.setValue(nil, forHTTPHeaderField: "Content-Length")
-                task = session.uploadTask(with: urlRequest, fromFile: file)
-            } catch {
-                state.withLock { state in
-                    if state.stopReason == nil { state.stopReason = .failed(error) }
+            // URLSession can give a length only to a file body: copy the stream into one (once per exchange). The
+            // copy is made on a dispatch queue, and the launch goes on from there once it is done: copying a large
+            // file part takes seconds, and the caller's thread may be one of the shared pool's.
+            guard let file = state.withLock({ $0.spooled }) else {
+                let pending = urlRequest
+                DispatchQueue.global().async { [self] in
+                    do {
+                        _ = try spool(stream)
+                    } catch {
+                        state.withLock { state in
+                            if state.stopReason == nil { state.stopReason = .failed(error) }
+                        }
+                        completed(nil)
+                        return
+                    }
+                    // Stopped (cancelled, out of time) while copying: end here rather than start a task to cancel.
+                    if state.withLock({ $0.stopReason != nil }) { return completed(nil) }
+                    launch(pending)
                 }
-                completed(nil)
                 return
             }
+            urlRequest.httpBody = nil
+            urlRequest.setValue(nil, forHTTPHeaderField: "Content-Length")
+            task = session.uploadTask(with: urlRequest, fromFile: file)
         case .stream(let stream):
             // URLSession sends a stream chunked, and sends both framings if given a `Content-Length` too.
             urlRequest.setValue(nil, forHTTPHeaderField: "Content-Length")
