@@ -115,11 +115,8 @@ import SwitchboardTestSupport
         let stub = StubEngine()
         stub.on(nil, "*", reply: .status(200).delayed(by: .seconds(30)))
         let center = testCenter { $0.engine = stub }
-        let cancelled = await center.sendRecording { request in
-            request.kind = .upload
-            request.url = "https://example.com/upload"
-            request.parameters = ["marker": marker]
-            request.addFormData(name: "doc", fileURL: file)
+        let cancelled = await upload(file, as: "doc", marker: marker, on: center) {
+            $0.url = "https://example.com/upload"
         } afterSending: { id in
             Task {
                 await waitUntil { stub.statistics.inFlight == 1 }
@@ -140,11 +137,8 @@ import SwitchboardTestSupport
             config.engine = URLSessionEngine()
             config.server = Server.loopback.baseURL + "/"
         }
-        let cancelled = await center.sendRecording { request in
-            request.kind = .upload
-            request.api = "discard"
-            request.parameters = ["marker": marker]
-            request.addFormData(name: "big", fileURL: file)
+        let cancelled = await upload(file, as: "big", marker: marker, on: center) {
+            $0.api = "discard"
         } afterSending: { id in
             DispatchQueue.global().async {
                 // As soon as the copy has begun (or after 10 s, when the test fails anyway).
@@ -156,6 +150,21 @@ import SwitchboardTestSupport
         #expect(cancelled.error?.code == .cancelled)
         await waitUntil { MultipartCopies.holding(marker).isEmpty }
         #expect(MultipartCopies.holding(marker).isEmpty, "the copy was removed")
+    }
+
+    /// Sends `file` as the form part `name` of an upload whose one field is `marker` (so that its temporary copies
+    /// can be told apart), to where `target` says, with every callback recorded.
+    private func upload(
+        _ file: URL, as name: String, marker: String, on center: Center, to target: (inout Request) -> Void,
+        afterSending: @escaping @Sendable (RequestID) -> Void
+    ) async -> Outcome {
+        await center.sendRecording(
+            { request in
+                request.kind = .upload
+                target(&request)
+                request.parameters = ["marker": marker]
+                request.addFormData(name: name, fileURL: file)
+            }, afterSending: afterSending)
     }
 
     // MARK: - Bad input
