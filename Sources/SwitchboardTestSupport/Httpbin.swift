@@ -349,12 +349,18 @@ public enum Httpbin {
 
     /// An IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), as servers write `Date`, `Expires` and `Last-Modified`.
     public static func httpDate(_ date: Date) -> String {
+        dateFormatter.withLock { $0.string(from: date) }
+    }
+
+    /// One formatter for every response's `Date` (the benchmark's server writes thousands a second); a formatter is
+    /// not safe to share unlocked.
+    private static let dateFormatter: ServerLock<DateFormatter> = {
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "GMT")
         formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
-        return formatter.string(from: date)
-    }
+        return ServerLock(formatter)
+    }()
 
     private static func redirect(to location: String, status: Int = 302) -> ServerResponse {
         ServerResponse(status: status, headers: [("Location", location), ("Content-Type", "text/html; charset=utf-8")])

@@ -178,14 +178,10 @@ public final class ResponseCache: Sendable {
 
     /// A stored entry after a `304`: its header fields updated from the `304`'s, its times from this exchange.
     func refresh(_ entry: Entry, with notModified: HTTPHeaders, requestedAt: Date) -> Entry {
-        var refreshed = entry
-        refreshed.headers = CacheRules.updated(HTTPHeaders(entry.headers), with: notModified).dictionary
-        refreshed.requestedAt = requestedAt
-        refreshed.storedAt = now()
         store(
-            key: entry.key, status: entry.status, headers: refreshed.headers, body: entry.body,
+            key: entry.key, status: entry.status,
+            headers: CacheRules.updated(HTTPHeaders(entry.headers), with: notModified).dictionary, body: entry.body,
             requestedAt: requestedAt, vary: entry.vary)
-        return refreshed
     }
 
     private static func fullKey(_ key: String, _ names: [String], _ headers: HTTPHeaders) -> String {
@@ -214,10 +210,12 @@ public final class ResponseCache: Sendable {
         }
     }
 
+    /// Stores an entry under a full key, stamped now; returns it.
+    @discardableResult
     func store(
         key: String, status: Int, headers: [String: String], body: Data, requestedAt: Date? = nil,
         vary: [String]? = nil
-    ) {
+    ) -> Entry {
         state.withLock { state in
             let scope = "\(state.version)|\(state.userKey)"
             let stored = now()
@@ -228,6 +226,7 @@ public final class ResponseCache: Sendable {
             state.clock += 1
             keepInMemory(entry, name: name, state: &state)
             if let directory { write(entry, name: name, directory: directory, state: &state) }
+            return entry
         }
     }
 

@@ -130,10 +130,16 @@ public struct RetryPolicy: Sendable, Hashable {
 
     /// Parses an IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), the form RFC 9110 requires senders to use.
     static func httpDate(_ text: String) -> Date? {
+        httpDateParser.withLock { $0.date(from: text) }
+    }
+
+    /// One formatter for every HTTP date (`Retry-After`, and the cache's `Date`, `Expires`, `Last-Modified`, read on
+    /// every freshness check): making one costs more than the parse. A formatter is not safe to share unlocked.
+    private static let httpDateParser: Locked<DateFormatter> = {
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "GMT")
         formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
-        return formatter.date(from: text)
-    }
+        return Locked(formatter)
+    }()
 }

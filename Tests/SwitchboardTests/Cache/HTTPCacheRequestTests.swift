@@ -18,14 +18,20 @@ final class SentLog: Plugin {
 /// The response cache by HTTP's rules, with real header fields: against the loopback server, and in CI against a
 /// real httpbin (`/cache`, `/cache/N`, `/etag/E`, `/response-headers`), on the engine the run selects.
 @Suite struct HTTPCacheRequestTests {
-    private func center() -> (Center, SentLog, ResponseCache) {
+    private func center() -> (Center, SentLog) {
         let log = SentLog()
-        let cache = ResponseCache()
         let center = Server.center { config in
-            config.cache = cache
+            config.cache = ResponseCache()
             config.plugins.append(log)
         }
-        return (center, log, cache)
+        return (center, log)
+    }
+
+    /// Sends a GET for `api` under `policy`.
+    private func send(_ center: Center, _ api: String, _ policy: CachePolicy = .http) async throws -> Response {
+        try await center.send {
+            $0.api = api; $0.cachePolicy = policy
+        }
     }
 
     /// `/response-headers` with these header fields set on the response.
@@ -37,38 +43,26 @@ final class SentLog: Plugin {
     }
 
     @Test func aFreshResponseIsServedWithoutTheNetworkUntilItsMaxAge() async throws {
-        let (center, log, _) = center()
-        let first = try await center.send {
-            $0.api = "cache/60"; $0.cachePolicy = .http
-        }
+        let (center, log) = center()
+        let first = try await send(center, "cache/60")
         #expect(first.source == .network)
-        let second = try await center.send {
-            $0.api = "cache/60"; $0.cachePolicy = .http
-        }
+        let second = try await send(center, "cache/60")
         #expect(second.source == .cache)
         #expect(second.data == first.data)
         #expect(log.count == 1, "max-age=60: the second request never left")
 
         // max-age=0: stored, but stale at once; without a validator it goes to the network again.
-        _ = try await center.send {
-            $0.api = "cache/0"; $0.cachePolicy = .http
-        }
-        let again = try await center.send {
-            $0.api = "cache/0"; $0.cachePolicy = .http
-        }
+        _ = try await send(center, "cache/0")
+        let again = try await send(center, "cache/0")
         #expect(again.source == .network)
         #expect(log.count == 3)
     }
 
     @Test func aResponseWithoutALifetimeIsRevalidatedAndA304ServesTheStoredBody() async throws {
-        let (center, log, _) = center()
-        let first = try await center.send {
-            $0.api = "cache"; $0.cachePolicy = .http
-        }
+        let (center, log) = center()
+        let first = try await send(center, "cache")
         let etag = try #require(first.headers["ETag"])
-        let second = try await center.send {
-            $0.api = "cache"; $0.cachePolicy = .http
-        }
+        let second = try await send(center, "cache")
         #expect(log.count == 2, "no max-age and no Expires: asked again")
         #expect(log.last?["If-None-Match"] == etag)
         #expect(log.last?["If-Modified-Since"] == first.headers["Last-Modified"])
@@ -77,25 +71,19 @@ final class SentLog: Plugin {
         #expect(second.data == first.data)
 
         // /etag/E answers 304 to its own tag.
-        let tagged = try await center.send {
-            $0.api = "etag/abc"; $0.cachePolicy = .http
-        }
+        let tagged = try await send(center, "etag/abc")
         #expect(tagged.headers["ETag"] == "abc")
-        let confirmed = try await center.send {
-            $0.api = "etag/abc"; $0.cachePolicy = .http
-        }
+        let confirmed = try await send(center, "etag/abc")
         #expect(confirmed.source == .cache)
         #expect(confirmed.data == tagged.data)
         #expect(log.last?["If-None-Match"] == "abc")
     }
 
     @Test func noStoreIsNeverStoredUnderAnyPolicy() async throws {
-        let (center, log, _) = center()
+        let (center, log) = center()
         let api = headers(["Cache-Control": "no-store, max-age=60"])
         for policy in [CachePolicy.http, .cacheElseNetwork(maxAge: .seconds(60)), .cacheThenNetwork] {
-            _ = try await center.send {
-                $0.api = api; $0.cachePolicy = policy
-            }
+            _ = try await send(center, api, policy)
         }
         #expect(log.count == 3)
         let miss = await center.sendRecording {
@@ -115,15 +103,11 @@ final class SentLog: Plugin {
     }
 
     @Test func noCacheAndMustRevalidateSendTheRequestEvenWithinAnOverride() async throws {
-        let (center, log, _) = center()
+        let (center, log) = center()
         let noCache = headers(["Cache-Control": "no-cache"])
         let ttl = CachePolicy.cacheElseNetwork(maxAge: .seconds(600))
-        _ = try await center.send {
-            $0.api = noCache; $0.cachePolicy = ttl
-        }
-        let second = try await center.send {
-            $0.api = noCache; $0.cachePolicy = ttl
-        }
+        _ = try await send(center, noCache, ttl)
+        let second = try await send(center, noCache, ttl)
         #expect(second.source == .network)
         #expect(log.count == 2)
         let offline = await center.sendRecording {
@@ -133,133 +117,87 @@ final class SentLog: Plugin {
 
         // must-revalidate with max-age=0: stale at once, so the override does not serve it either.
         let strict = headers(["Cache-Control": "max-age=0, must-revalidate"])
-        _ = try await center.send {
-            $0.api = strict; $0.cachePolicy = ttl
-        }
-        let third = try await center.send {
-            $0.api = strict; $0.cachePolicy = ttl
-        }
+        _ = try await send(center, strict, ttl)
+        let third = try await send(center, strict, ttl)
         #expect(third.source == .network)
         #expect(log.count == 4)
 
         // Without those directives the override serves it, whatever the response's own lifetime.
         let plain = headers(["Cache-Control": "max-age=0"])
-        _ = try await center.send {
-            $0.api = plain; $0.cachePolicy = ttl
-        }
-        let fourth = try await center.send {
-            $0.api = plain; $0.cachePolicy = ttl
-        }
+        _ = try await send(center, plain, ttl)
+        let fourth = try await send(center, plain, ttl)
         #expect(fourth.source == .cache)
         #expect(log.count == 5)
     }
 
     @Test func expiresAndAgeSetTheFreshness() async throws {
-        let (center, log, _) = center()
+        let (center, log) = center()
         let later = headers(["Expires": Httpbin.httpDate(Date().addingTimeInterval(3600))])
-        _ = try await center.send {
-            $0.api = later; $0.cachePolicy = .http
-        }
-        #expect(
-            try await center.send {
-                $0.api = later; $0.cachePolicy = .http
-            }.source == .cache)
+        _ = try await send(center, later)
+        #expect(try await send(center, later).source == .cache)
         #expect(log.count == 1)
 
         let past = headers(["Expires": Httpbin.httpDate(Date().addingTimeInterval(-3600))])
-        _ = try await center.send {
-            $0.api = past; $0.cachePolicy = .http
-        }
-        #expect(
-            try await center.send {
-                $0.api = past; $0.cachePolicy = .http
-            }.source == .network)
+        _ = try await send(center, past)
+        #expect(try await send(center, past).source == .network)
         #expect(log.count == 3)
 
         // max-age 60, but already 100 seconds old on arrival (Age): stale.
         let old = headers(["Cache-Control": "max-age=60", "Age": "100"])
-        _ = try await center.send {
-            $0.api = old; $0.cachePolicy = .http
-        }
-        #expect(
-            try await center.send {
-                $0.api = old; $0.cachePolicy = .http
-            }.source == .network)
+        _ = try await send(center, old)
+        #expect(try await send(center, old).source == .network)
         #expect(log.count == 5)
     }
 
     @Test func varyKeysTheResponseByTheNamedRequestHeaders() async throws {
-        let (center, log, _) = center()
+        let (center, log) = center()
         let api = headers(["Cache-Control": "max-age=60", "Vary": "X-Lang"])
-        func send(_ language: String?) async throws -> Response.Source {
+        func source(in language: String?) async throws -> Response.Source {
             try await center.send { request in
                 request.api = api
                 request.cachePolicy = .http
                 if let language { request.headers["X-Lang"] = language }
             }.source
         }
-        #expect(try await send("en") == .network)
-        #expect(try await send("fr") == .network, "another language is another response")
-        #expect(try await send("en") == .cache)
-        #expect(try await send("fr") == .cache, "both variants are kept")
-        #expect(try await send(nil) == .network, "no header is a value of its own")
+        #expect(try await source(in: "en") == .network)
+        #expect(try await source(in: "fr") == .network, "another language is another response")
+        #expect(try await source(in: "en") == .cache)
+        #expect(try await source(in: "fr") == .cache, "both variants are kept")
+        #expect(try await source(in: nil) == .network, "no header is a value of its own")
         #expect(log.count == 3)
 
         let star = headers(["Cache-Control": "max-age=60", "Vary": "*"])
-        _ = try await center.send {
-            $0.api = star; $0.cachePolicy = .http
-        }
-        #expect(
-            try await center.send {
-                $0.api = star; $0.cachePolicy = .http
-            }.source == .network)
+        _ = try await send(center, star)
+        #expect(try await send(center, star).source == .network)
         #expect(log.count == 5, "Vary: * is never served from the cache")
     }
 
     @Test func aSuccessfulUnsafeRequestForgetsItsURLAndItsLocation() async throws {
-        let (center, log, _) = center()
+        let (center, log) = center()
         let ttl = CachePolicy.cacheElseNetwork(maxAge: .seconds(600))
-        _ = try await center.send {
-            $0.api = "anything/item"; $0.cachePolicy = ttl
-        }
-        _ = try await center.send {
-            $0.api = "anything/other"; $0.cachePolicy = ttl
-        }
-        #expect(
-            try await center.send {
-                $0.api = "anything/item"; $0.cachePolicy = ttl
-            }.source == .cache)
+        _ = try await send(center, "anything/item", ttl)
+        _ = try await send(center, "anything/other", ttl)
+        #expect(try await send(center, "anything/item", ttl).source == .cache)
 
         // A POST to the URL (the default policy: it does not use the cache itself) forgets what was stored for it.
         _ = try await center.send {
             $0.api = "anything/item"; $0.method = .post; $0.parameters = ["n": 1]
         }
-        #expect(
-            try await center.send {
-                $0.api = "anything/item"; $0.cachePolicy = ttl
-            }.source == .network)
-        #expect(
-            try await center.send {
-                $0.api = "anything/other"; $0.cachePolicy = ttl
-            }.source == .cache)
+        #expect(try await send(center, "anything/item", ttl).source == .network)
+        #expect(try await send(center, "anything/other", ttl).source == .cache)
 
         // A POST whose answer points elsewhere (Location, same origin) forgets that URL too.
         let pointing = headers(["Location": "/anything/other"])
         _ = try await center.send {
             $0.api = pointing; $0.method = .post
         }
-        #expect(
-            try await center.send {
-                $0.api = "anything/other"; $0.cachePolicy = ttl
-            }.source == .network)
+        #expect(try await send(center, "anything/other", ttl).source == .network)
         #expect(log.count == 6)
     }
 
     @Test func cacheThenNetworkReportsTheRevalidatedOutcomeAsTheNetworks() async throws {
-        let (center, _, _) = center()
-        _ = try await center.send {
-            $0.api = "etag/xyz"; $0.cachePolicy = .http
-        }
+        let (center, _) = center()
+        _ = try await send(center, "etag/xyz")
         var sources: [Response.Source] = []
         var bodies: [Data] = []
         for try await response in center.responses({
