@@ -147,9 +147,9 @@ public struct EventSource: AsyncSequence, Sendable {
         /// Ends the source when the reading iterator goes away (a `break` out of the loop, say).
         private let reading: Reading?
         private var reader: DecodingReader<ServerSentEventParser>?
-        /// Whether the next step is a connection (the first, or one a `.reconnecting` update announced), and after
-        /// how long.
-        private var connectAfter: Duration? = .zero
+        /// How long to wait before the next connection, which is made whenever none is open and the source has not
+        /// ended: zero for the first, the announced delay after a `.reconnecting` update.
+        private var connectAfter: Duration = .zero
         private var lastEventID = ""
         private var reconnectionTime: Duration?
         private var reconnections = 0
@@ -185,8 +185,9 @@ public struct EventSource: AsyncSequence, Sendable {
                             return update
                         }
                     }
-                } else if let delay = connectAfter {
-                    connectAfter = nil
+                } else {
+                    let delay = connectAfter
+                    connectAfter = .zero
                     if delay > .zero {
                         do {
                             try await Center.sleep(
@@ -200,8 +201,6 @@ public struct EventSource: AsyncSequence, Sendable {
                     } catch {
                         if let update = try reconnect(after: error) { return update }
                     }
-                } else {
-                    finished = true
                 }
             }
             return nil
