@@ -1,7 +1,7 @@
 import Foundation
 import SwitchboardTestSupport
 
-// `swift run -c release Benchmarks [--quick] [--json] [--requests-only] [--stability-only] [--overhead-only] [--streams-only] [--only TEXT] [--server URL]`
+// `swift run -c release Benchmarks [--quick] [--json] [--requests-only] [--stability-only] [--overhead-only] [--streams-only] [--only TEXT [--bare]] [--server URL]`
 //
 // Everything runs in one process against an embedded loopback server. Each comparison interleaves its rounds
 // (raw, Center, raw, Center, ...) and reports the median round, so that a noisy neighbour hurts both sides alike.
@@ -41,7 +41,7 @@ if CommandLine.arguments.count == 2, CommandLine.arguments[1] == "--serve" {
 
 let usage = """
     usage: Benchmarks [--quick] [--json] [--requests-only] [--stability-only] [--overhead-only] [--transfers-only]
-                      [--streams-only] [--only TEXT] [--server URL]
+                      [--streams-only] [--only TEXT [--bare]] [--server URL]
       --quick           fewer requests and rounds, 256 MiB transfers (CI)
       --json            the results as JSON
       --requests-only   only the request comparisons (raw URLSession, each engine, the Center on each)
@@ -50,7 +50,9 @@ let usage = """
       --transfers-only  only the large downloads and uploads (1 GiB; 256 MiB with --quick)
       --streams-only    only server-sent events through the Center on each engine (events/s, CPU per event)
       --only TEXT       only the request contenders whose "family: name" contains TEXT, beside raw URLSession
-                        (e.g. --only "small GET: Center + CurlEngine"); implies --requests-only
+                        (e.g. --only "small GET: Center + CurlEngine"; a final $ asks for the whole name); implies
+                        --requests-only
+      --bare            with --only: leave out the raw rows as well (for a profiler; ratios against the first row)
       --server URL      measure against a server already running (`Benchmarks --serve` prints its URL), so that
                         a profiler attached to this process sees the client alone
     """
@@ -67,7 +69,7 @@ do {
             options[argument] = value
         } else if [
             "--quick", "--json", "--requests-only", "--stability-only", "--overhead-only", "--transfers-only",
-            "--streams-only",
+            "--streams-only", "--bare",
         ].contains(argument) {
             flags.insert(argument)
         } else {
@@ -126,7 +128,7 @@ func runBenchmarks(baseURL: String) async throws {
         return
     }
     var rows = try await RequestBenchmarks(
-        baseURL: baseURL, count: requestCount, rounds: rounds, only: onlyContenders
+        baseURL: baseURL, count: requestCount, rounds: rounds, only: onlyContenders, bare: flags.contains("--bare")
     ).run()
     if onlyRequests {
         print(Report.table(rows, requests: requestCount, rounds: rounds))

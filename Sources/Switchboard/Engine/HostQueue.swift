@@ -17,6 +17,9 @@ final class HostQueue: Sendable {
         private let key: String
         private let left = Locked(false)
 
+        /// The place of every exchange when there is no limit: leaving it does nothing.
+        static let unlimited = Place(queue: nil, key: "")
+
         fileprivate init(queue: HostQueue?, key: String) {
             self.queue = queue
             self.key = key
@@ -100,7 +103,7 @@ final class HostQueue: Sendable {
     func enter(
         _ url: URL?, deadline: ContinuousClock.Instant?, cancellation: EngineCancellation? = nil
     ) async throws -> Place {
-        guard let limit else { return Place(queue: nil, key: "") }
+        guard let limit else { return Place.unlimited }
         let key = Self.key(for: url)
         let id = state.withLock { state -> UInt64? in
             if state.running[key, default: 0] < limit {

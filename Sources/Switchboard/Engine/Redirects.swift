@@ -45,8 +45,8 @@ enum Redirects {
 
     /// Whether a URL is one an engine may send: `http` or `https` only (no `file`, `dict`, `ftp`, ...).
     static func isHTTP(_ url: URL?) -> Bool {
-        guard let scheme = url?.scheme?.lowercased() else { return false }
-        return scheme == "http" || scheme == "https"
+        guard let scheme = url?.scheme else { return false }
+        return scheme.equalsIgnoringASCIICase("http") || scheme.equalsIgnoringASCIICase("https")
     }
 
     /// Whether a redirect may be followed to this URL: one an engine would send (see `check`). Otherwise the
@@ -65,7 +65,8 @@ enum Redirects {
         if let port = url.port, !(1...65535).contains(port) {
             throw HTTPError(.invalidURL, "the port \(port) is outside 1-65535")
         }
-        if url.host?.isEmpty ?? true {
+        // The host as written: decoding it only to see whether it is empty costs more than the rest of the check.
+        if url.host(percentEncoded: true)?.isEmpty ?? true {
             throw HTTPError(.invalidURL, "the URL has no host")
         }
     }

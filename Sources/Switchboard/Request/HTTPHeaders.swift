@@ -73,6 +73,15 @@ public struct HTTPHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral, S
         }
     }
 
+    /// Adds a field as it arrived on the wire: a repeated name joins its value to the earlier one's with `, `.
+    mutating func append(receivedName name: String, value: String) {
+        if let index = index(of: name) {
+            fields[index].value += ", " + value
+        } else {
+            self[name] = value
+        }
+    }
+
     /// The number of fields.
     public var count: Int { fields.count }
 
@@ -148,6 +157,8 @@ public struct HTTPHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral, S
 extension String {
     /// Compares two strings byte by byte, folding ASCII letters only: what HTTP field names need, and cheap.
     func equalsIgnoringASCIICase(_ other: String) -> Bool {
+        // Most names compared differ in length; a native string knows its length without reading it.
+        guard utf8.count == other.utf8.count else { return false }
         var lhs = utf8.makeIterator()
         var rhs = other.utf8.makeIterator()
         while true {

@@ -4,6 +4,7 @@ import FoundationNetworking
 #endif
 import Testing
 @testable import Switchboard
+import SwitchboardTestSupport
 
 /// `EngineResponse` keeps the head as Switchboard values; Foundation's `HTTPURLResponse` is made from them only when
 /// asked for, and one an engine hands in is kept as it is until the head changes.
@@ -88,5 +89,24 @@ import Testing
         let response = try await center.send { $0.api = "items" }
         #expect(response.status == 203)
         #expect(response.headers.map(\.name) == ["X-Z", "X-A"], "the order the engine gave is kept")
+    }
+
+    /// The head as the server sent it, on both engines: the status, the fields in arrival order, a repeated field's
+    /// values joined with `, ` in order under the first spelling, and names found whatever their case.
+    @Test(arguments: bothEngines)
+    func aRepeatedFieldArrivesJoinedInOrder(engineName: String) async throws {
+        let engine = try namedEngine(engineName)
+        let center = Center {
+            $0.engine = engine
+            $0.server = LoopbackServer.shared.baseURL + "/"
+        }
+        let response = try await center.send {
+            $0.api = "response-headers?X-Repeat=first&X-Repeat=second&X-Repeat=third&X-Single=one"
+            $0.responseSerializer = .raw
+        }
+        #expect(response.status == 200)
+        #expect(response.headers["x-repeat"] == "first, second, third", "\(engineName)")
+        #expect(response.headers["X-SINGLE"] == "one", "\(engineName)")
+        #expect(response.headers.filter { $0.name.lowercased() == "x-repeat" }.count == 1, "\(engineName)")
     }
 }

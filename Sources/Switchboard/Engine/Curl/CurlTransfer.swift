@@ -27,7 +27,8 @@ final class CurlTransfer: @unchecked Sendable {
     private var resume: (@Sendable () -> Void)?
     private var status = 0
     private var version = "HTTP/1.1"
-    private var headers: [(String, String)] = []
+    /// The fields of the head being received, in arrival order (a repeated name's values joined with `, `).
+    private var headers = HTTPHeaders()
     /// The final response head, once it has arrived (its body comes at the end).
     private var head: EngineResponse?
     private var body = BodyAccumulator()
@@ -91,9 +92,6 @@ final class CurlTransfer: @unchecked Sendable {
         sb_easy_setopt_pointer(easy, CurlLibrary.Option.writeData.rawValue, context)
         sb_easy_setopt_data_callback(easy, CurlLibrary.Option.headerFunction.rawValue, curlHeader)
         sb_easy_setopt_pointer(easy, CurlLibrary.Option.headerData.rawValue, context)
-        sb_easy_setopt_progress_callback(easy, CurlLibrary.Option.xferInfoFunction.rawValue, curlProgress)
-        sb_easy_setopt_pointer(easy, CurlLibrary.Option.xferInfoData.rawValue, context)
-        set(easy, .noProgress, 0)
 
         // The idle timeout is measured here (`isIdle`), not with libcurl's low-speed limit, which averages over
         // its window: it cut off a server dripping a byte now and then, and fired late on one that stalled.
@@ -113,8 +111,8 @@ final class CurlTransfer: @unchecked Sendable {
         if let authorities = tls.caCertificates {
             set(easy, .caInfo, authorities.path)
         }
-        if let host = url.host, let pins = tls.pinnedPublicKeys[CurlEngine.TLS.pinHost(host)],
-            !pins.isEmpty
+        if !tls.pinnedPublicKeys.isEmpty, let host = url.host,
+            let pins = tls.pinnedPublicKeys[CurlEngine.TLS.pinHost(host)], !pins.isEmpty
         {
             set(easy, .pinnedPublicKey, pins.joined(separator: ";"))
         }
@@ -137,6 +135,7 @@ final class CurlTransfer: @unchecked Sendable {
                     easy, CurlLibrary.Option.copyPostFields.rawValue,
                     bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!)
             }
+            observeUpload(easy, context: context)
         case .file(let file):
             upload = try FileHandle(forReadingFrom: file)
             setUploadCallbacks(easy, length: request.body.count, context: context)
@@ -144,7 +143,7 @@ final class CurlTransfer: @unchecked Sendable {
             bodyStream = CurlBodyStream(stream, ready: resume)
             setUploadCallbacks(easy, length: stream.length, context: context)
         }
-        if url.scheme?.lowercased() == "https" {
+        if url.scheme?.equalsIgnoringASCIICase("https") == true {
             // Wait for a connection that may multiplex (HTTP/2) rather than open one per request.
             set(easy, .pipeWait, 1)
         }
@@ -174,12 +173,21 @@ final class CurlTransfer: @unchecked Sendable {
     /// known, chunked over HTTP/1.1 otherwise.
     private func setUploadCallbacks(_ easy: UnsafeMutableRawPointer, length: Int64?, context: UnsafeMutableRawPointer) {
         set(easy, .upload, 1)
+        observeUpload(easy, context: context)
         sb_easy_setopt_offset(easy, CurlLibrary.Option.inFileSizeLarge.rawValue, length ?? -1)
         sb_easy_setopt_data_callback(easy, CurlLibrary.Option.readFunction.rawValue, curlRead)
         sb_easy_setopt_pointer(easy, CurlLibrary.Option.readData.rawValue, context)
         // Lets libcurl send the body again on a new connection when a reused one turns out dead.
         sb_easy_setopt_seek_callback(easy, CurlLibrary.Option.seekFunction.rawValue, curlSeek)
         sb_easy_setopt_pointer(easy, CurlLibrary.Option.seekData.rawValue, context)
+    }
+
+    /// Upload progress (and activity, for the idle check) comes from libcurl's progress callback. A request without
+    /// a body sets none, which spares a call on every turn of the transfer.
+    private func observeUpload(_ easy: UnsafeMutableRawPointer, context: UnsafeMutableRawPointer) {
+        sb_easy_setopt_progress_callback(easy, CurlLibrary.Option.xferInfoFunction.rawValue, curlProgress)
+        sb_easy_setopt_pointer(easy, CurlLibrary.Option.xferInfoData.rawValue, context)
+        set(easy, .noProgress, 0)
     }
 
     private func set(_ easy: UnsafeMutableRawPointer, _ option: CurlLibrary.Option, _ value: Int) {
@@ -201,19 +209,16 @@ final class CurlTransfer: @unchecked Sendable {
         let text = Self.trimmed(line[...])
         if text.starts(with: "HTTP/".utf8) {
             // `HTTP/1.1 200 OK`, `HTTP/2 200`.
-            let words = text.split(separator: UInt8(ascii: " "), maxSplits: 2)
-            version = String(decoding: words[0], as: UTF8.self)
-            status = words.count > 1 ? Int(String(decoding: words[1], as: UTF8.self)) ?? 0 : 0
-            headers = []
+            let space = text.firstIndex(of: UInt8(ascii: " ")) ?? text.endIndex
+            version = String(decoding: text[..<space], as: UTF8.self)
+            status = Self.statusCode(text[space...].drop { $0 == UInt8(ascii: " ") })
+            headers = HTTPHeaders()
             head = nil
             streaming = false
         } else if text.isEmpty {
             // The end of a head; an interim `1xx` head is followed by the real one.
             guard status >= 200 else { return line.count }
-            var ordered = HTTPHeaders()
-            for (name, value) in headers {
-                ordered[name] = ordered[name].map { $0 + ", " + value } ?? value
-            }
+            let ordered = headers
             // libcurl follows no redirect here (the engine does), so the response is the request URL's.
             let head = EngineResponse(
                 status: status, url: request.url, httpVersion: version, headers: ordered, body: Data())
@@ -235,12 +240,23 @@ final class CurlTransfer: @unchecked Sendable {
             request.onResponseHead?(head.response)
         } else if let colon = text.firstIndex(of: UInt8(ascii: ":")) {
             headers.append(
-                (
-                    String(decoding: text[..<colon], as: UTF8.self),
-                    String(decoding: Self.trimmed(text[(colon + 1)...]), as: UTF8.self)
-                ))
+                receivedName: String(decoding: text[..<colon], as: UTF8.self),
+                value: String(decoding: Self.trimmed(text[(colon + 1)...]), as: UTF8.self))
         }
         return line.count
+    }
+
+    /// The three digits that start a status line's rest (`200 OK`), or 0 when they are not there.
+    private static func statusCode(_ bytes: Slice<UnsafeRawBufferPointer>) -> Int {
+        var code = 0
+        var digits = 0
+        for byte in bytes {
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { break }
+            guard digits < 3 else { return 0 }
+            code = code * 10 + Int(byte - UInt8(ascii: "0"))
+            digits += 1
+        }
+        return digits == 3 ? code : 0
     }
 
     /// The bytes without leading and trailing spaces, tabs, CRs and LFs.
