@@ -198,6 +198,8 @@ struct RequestBenchmarks {
 struct OverheadBenchmarks {
     let count: Int
     let rounds: Int
+    /// Only the rows whose name contains this text.
+    var only: String?
     let batchSize = 10_000
 
     /// Answers at once. It honours `EngineCancellation` trivially (there is nothing to stop), as the built-in
@@ -254,13 +256,16 @@ struct OverheadBenchmarks {
         }
         _ = try await measure(count: 1000, concurrency: 1, asyncSend)
         var rows: [Row] = []
-        rows.append(try await batchRow(center))
-        rows += try await batchProgressRows(center)
+        let wanted = { (name: String) in only.map { name.contains($0) } ?? true }
+        if wanted("null engine, batch") {
+            rows.append(try await batchRow(center))
+            rows += try await batchProgressRows(center)
+        }
         let sends = [
             ("async send", asyncSend), ("async send, engine without EngineCancellation", taskSend),
             ("callback send", callbackSend),
         ]
-        for (name, operation) in sends {
+        for (name, operation) in sends where wanted("null engine, \(name), sequential") {
             var samples: [Sample] = []
             for _ in 0..<rounds { samples.append(try await measure(count: count, concurrency: 1, operation)) }
             let sample = median(samples)

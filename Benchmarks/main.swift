@@ -51,7 +51,7 @@ let usage = """
       --streams-only    only server-sent events through the Center on each engine (events/s, CPU per event)
       --only TEXT       only the request contenders whose "family: name" contains TEXT, beside raw URLSession
                         (e.g. --only "small GET: Center + CurlEngine"; a final $ asks for the whole name); implies
-                        --requests-only
+                        --requests-only (with --overhead-only: only the overhead rows whose name contains TEXT)
       --bare            with --only: leave out the raw rows as well (for a profiler; ratios against the first row)
       --server URL      measure against a server already running (`Benchmarks --serve` prints its URL), so that
                         a profiler attached to this process sees the client alone
@@ -81,9 +81,9 @@ do {
 let quick = flags.contains("--quick")
 let json = flags.contains("--json")
 let onlyContenders = options["--only"]
-let onlyRequests = flags.contains("--requests-only") || onlyContenders != nil
-let onlyStability = flags.contains("--stability-only")
 let onlyOverhead = flags.contains("--overhead-only")
+let onlyRequests = flags.contains("--requests-only") || (onlyContenders != nil && !onlyOverhead)
+let onlyStability = flags.contains("--stability-only")
 let onlyTransfers = flags.contains("--transfers-only")
 let onlyStreams = flags.contains("--streams-only")
 let eventCount = quick ? 20_000 : 100_000
@@ -116,7 +116,8 @@ func runBenchmarks(baseURL: String) async throws {
     if onlyOverhead {
         print(
             Report.table(
-                try await OverheadBenchmarks(count: overheadCount, rounds: rounds).run(), requests: overheadCount,
+                try await OverheadBenchmarks(count: overheadCount, rounds: rounds, only: onlyContenders).run(),
+                requests: overheadCount,
                 rounds: rounds))
         return
     }

@@ -83,10 +83,12 @@ enum URLComposition {
         guard let url = URL(string: string) else {
             throw HTTPError(.invalidURL, "\"\(string)\" is not a valid URL", request: request)
         }
-        guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
+        guard let scheme = url.scheme, scheme.equalsIgnoringASCIICase("http") || scheme.equalsIgnoringASCIICase("https")
+        else {
             throw HTTPError(.invalidURL, "\"\(string)\" is not an http or https URL", request: request)
         }
-        guard let host = url.host, !host.isEmpty else {
+        // The host as written: decoding it only to see whether it is empty would cost more than the rest.
+        guard let host = url.host(percentEncoded: true), !host.isEmpty else {
             throw HTTPError(.invalidURL, "\"\(string)\" has no host", request: request)
         }
         return url

@@ -142,22 +142,24 @@ enum RequestEncoding {
         _ parameters: [(key: String, value: ParameterValue)], to text: String, request: Request
     ) throws(HTTPError) -> URL {
         let query = FormEncoding.encode(parameters)
-        var head = Substring(text)
-        var fragment: Substring = ""
-        if let hash = text.utf8.firstIndex(of: UInt8(ascii: "#")) {
-            head = text[..<hash]
-            fragment = text[hash...]
+        // One pass over the bytes: where the fragment starts, whether there is a query, and its last byte.
+        var text = text
+        let (headLength, hasQuery, last) = text.withUTF8 { bytes -> (Int, Bool, UInt8?) in
+            var hasQuery = false
+            for (offset, byte) in bytes.enumerated() {
+                if byte == UInt8(ascii: "#") { return (offset, hasQuery, offset > 0 ? bytes[offset - 1] : nil) }
+                if byte == UInt8(ascii: "?") { hasQuery = true }
+            }
+            return (bytes.count, hasQuery, bytes.last)
         }
-        let last = head.utf8.last
-        let separator =
-            !head.utf8.contains(UInt8(ascii: "?"))
-            ? "?"
-            : last == UInt8(ascii: "?") || last == UInt8(ascii: "&") ? "" : "&"
-        var combined = String(head)
-        combined.reserveCapacity(text.utf8.count + query.utf8.count + 1)
+        let separator = !hasQuery ? "?" : last == UInt8(ascii: "?") || last == UInt8(ascii: "&") ? "" : "&"
+        let utf8 = text.utf8
+        let split = utf8.index(utf8.startIndex, offsetBy: headLength)
+        var combined = String(Substring(utf8[..<split]))
+        combined.reserveCapacity(utf8.count + query.utf8.count + 1)
         combined += separator
         combined += query
-        combined += fragment
+        combined += Substring(utf8[split...])
         do {
             return try URLComposition.validate(combined, for: request)
         } catch {
@@ -251,28 +253,35 @@ enum FormEncoding {
 
     /// Appends `string` escaped as `escape` does.
     static func appendEscaped(_ string: String, to text: inout String) {
-        let utf8 = string.utf8
-        guard utf8.contains(where: { !isAllowed($0) }) else {
-            text += string
-            return
-        }
-        var escaped: [UInt8] = []
-        escaped.reserveCapacity(utf8.count * 3)
-        for byte in utf8 {
-            if isAllowed(byte) {
-                escaped.append(byte)
-            } else {
-                escaped.append(UInt8(ascii: "%"))
-                escaped.append(hexDigits[Int(byte >> 4)])
-                escaped.append(hexDigits[Int(byte & 0x0F)])
+        var string = string
+        let escaped = string.withUTF8 { bytes -> String? in
+            guard bytes.contains(where: { !isAllowed($0) }) else { return nil }
+            return String(unsafeUninitializedCapacity: bytes.count * 3) { buffer in
+                var count = 0
+                for byte in bytes {
+                    if isAllowed(byte) {
+                        buffer[count] = byte
+                        count += 1
+                    } else {
+                        buffer[count] = UInt8(ascii: "%")
+                        buffer[count + 1] = hexDigit(byte >> 4)
+                        buffer[count + 2] = hexDigit(byte & 0x0F)
+                        count += 3
+                    }
+                }
+                return count
             }
         }
-        text += String(decoding: escaped, as: UTF8.self)
+        text += escaped ?? string
     }
 
-    private static let hexDigits = Array("0123456789ABCDEF".utf8)
+    /// An upper-case hex digit for a value below 16.
+    private static func hexDigit(_ value: UInt8) -> UInt8 {
+        value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "A") + value - 10
+    }
 
     /// Unreserved characters (`A-Z a-z 0-9 - . _ ~`), `/` and `?`.
+    @inline(__always)
     private static func isAllowed(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),

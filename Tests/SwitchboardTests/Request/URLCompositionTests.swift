@@ -131,6 +131,8 @@ import Testing
         ("http://x.com/get", "http://x.com/get?page=2&q=a%20b"),
         ("http://x.com/get?sort=asc", "http://x.com/get?sort=asc&page=2&q=a%20b"),
         ("http://x.com/get?", "http://x.com/get?page=2&q=a%20b"),
+        ("http://x.com/get?a=1&", "http://x.com/get?a=1&page=2&q=a%20b"),
+        ("http://x.com/get?#", "http://x.com/get?page=2&q=a%20b#"),
         ("http://x.com/get#top", "http://x.com/get?page=2&q=a%20b#top"),
         ("http://x.com/get?a=1#top?x", "http://x.com/get?a=1&page=2&q=a%20b#top?x"),
     ])
