@@ -12,7 +12,8 @@ import FoundationNetworking
 /// `close()` and report the length in `EngineResponse.fileLength`; when the exchange fails, `abandon()`. What
 /// arrived before a failure stays in the file, so that a resumable download continues from it.
 public final class FileSink: @unchecked Sendable {
-    // Safety: `handle` and `failure` are only touched on `queue`, a serial queue; `buffer` and `length` are only
+    // Safety: `handle` and `failure` are only touched on `queue`, a serial queue, except in the `.direct` mode, where
+    // nothing is ever put on the queue and the owner's calls are the only ones; `buffer` and `length` are only
     // touched by the owner, which calls `write`, `close` and `abandon` one at a time (under its own lock).
     private let queue = DispatchQueue(label: "Switchboard.FileSink")
     private let handle: FileHandle
@@ -22,15 +23,32 @@ public final class FileSink: @unchecked Sendable {
     public private(set) var length: Int64
     private static let chunkSize = 1 << 20
 
-    /// Whether writes happen in `write` itself (blocking the caller) instead of on the sink's queue.
-    private let synchronous: Bool
+    /// Where and when bytes reach the file.
+    enum Mode {
+        /// In 1 MiB writes on the sink's own queue: the caller never waits for the disk.
+        case queued
+        /// In 1 MiB writes in the caller's thread, which then waits for the disk: what an engine wants when waiting
+        /// is its backpressure (libcurl stops reading while its write callback runs).
+        case buffered
+        /// Each chunk as it comes, in the caller's thread: nothing is held in memory at all. URLSessionEngine's mode:
+        /// URLSession hands over chunks allocated on its own thread, and keeping them (or a buffer grown from them)
+        /// for another thread to write and free left a gigabyte's download at 40-50 MiB above baseline, against 12.
+        case direct
+    }
+
+    private let mode: Mode
+    private var synchronous: Bool { mode != .queued }
 
     /// Opens (creating if needed) a file and cuts it to `start` bytes; writing continues from there.
     ///
     /// - Parameter synchronous: write in the caller's thread, which then waits for the disk: what an engine wants
     ///   when waiting is its backpressure (libcurl stops reading while its write callback runs).
-    init(url: URL, start: Int64, synchronous: Bool = false) throws {
-        self.synchronous = synchronous
+    convenience init(url: URL, start: Int64, synchronous: Bool = false) throws {
+        try self.init(url: url, start: start, mode: synchronous ? .buffered : .queued)
+    }
+
+    init(url: URL, start: Int64, mode: Mode) throws {
+        self.mode = mode
         if !FileManager.default.fileExists(atPath: url.path) {
             guard FileManager.default.createFile(atPath: url.path, contents: nil) else {
                 throw HTTPError(.fileSystem, "cannot create \(url.path)")
@@ -42,9 +60,20 @@ public final class FileSink: @unchecked Sendable {
         length = start
     }
 
-    /// Collects bytes and hands them to the writing queue 1 MiB at a time; a failed write is thrown by `close`.
+    /// Collects bytes and hands them to the writing queue 1 MiB at a time; a failed write is thrown by `close` (or
+    /// here, by a sink that writes each chunk at once).
     public func write(_ data: Data) throws {
         length += Int64(data.count)
+        if mode == .direct {
+            if let failure { throw failure }
+            do {
+                try handle.write(contentsOf: data)
+            } catch {
+                failure = HTTPError(.fileSystem, "the download could not be written: \(error)", underlying: error)
+                throw failure!
+            }
+            return
+        }
         buffer.append(data)
         if buffer.count >= FileSink.chunkSize { handOver() }
     }
@@ -111,6 +140,13 @@ extension EngineRequest {
     func sink(for response: some ResponseHeadFields, start expected: Int64? = nil, synchronous: Bool = false) throws
         -> FileSink?
     {
+        try sink(for: response, start: expected, mode: synchronous ? .buffered : .queued)
+    }
+
+    /// `sink(for:start:synchronous:)` with the sink's mode given.
+    func sink(for response: some ResponseHeadFields, start expected: Int64? = nil, mode: FileSink.Mode) throws
+        -> FileSink?
+    {
         guard case .file(let url, let offset) = destination, response.statusCode == 200 || response.statusCode == 206
         else { return nil }
         var start: Int64 = 0
@@ -124,7 +160,7 @@ extension EngineRequest {
             }
             start = wanted
         }
-        return try FileSink(url: url, start: start, synchronous: synchronous)
+        return try FileSink(url: url, start: start, mode: mode)
     }
 }
 

@@ -75,4 +75,21 @@ import Testing
             (error as? HTTPError)?.code == .fileSystem
         }
     }
+
+    /// Every mode writes the same bytes, in order, whatever the chunk sizes (a chunk of over 1 MiB among small ones).
+    @Test(arguments: [FileSink.Mode.queued, .buffered, .direct])
+    func everyModeWritesTheSameBytes(mode: FileSink.Mode) throws {
+        let folder = try folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("blob")
+        let sink = try #require(try request(to: file).sink(for: head(200), mode: mode))
+        var expected = Data()
+        for size in [1, 70_000, (1 << 20) + 3, 5, 300_000] {
+            let chunk = Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ size) })
+            expected.append(chunk)
+            try sink.write(chunk)
+        }
+        #expect(try sink.close() == Int64(expected.count))
+        #expect(try Data(contentsOf: file) == expected)
+    }
 }

@@ -128,4 +128,31 @@ import SwitchboardTestSupport
         #expect(overall.statusCode == 206)
         #expect(overall.value(forHTTPHeaderField: "Content-Range") == "bytes 5-99/100")
     }
+
+    /// Each segment is 8 waits' worth of bytes at the speed the last one came, between 2 MiB and the
+    /// engine's largest: small on a fast, near server (where URLSession would outrun the delegate and pile up), large
+    /// on a distant one (where the wait between segments would cost).
+    @Test func segmentsAreSizedFromHowTheLastOneArrived() throws {
+        let largest: Int64 = 16 << 20
+        func size(latency: Duration, bytesPerSecond: Double) -> Int64 {
+            Segments.size(
+                after: Segments.Timing(
+                    latency: latency, bytes: Int64(bytesPerSecond / 4), duration: .milliseconds(250)),
+                smallest: Segments.smallest, largest: largest)
+        }
+        #expect(size(latency: .microseconds(200), bytesPerSecond: 400e6) == Segments.smallest, "loopback")
+        #expect(size(latency: .milliseconds(200), bytesPerSecond: 12.5e6) == largest, "a distant server")
+        #expect((3_999_000...4_001_000).contains(size(latency: .milliseconds(40), bytesPerSecond: 12.5e6)), "between")
+        #expect(
+            Segments.size(
+                after: Segments.Timing(latency: .zero, bytes: 0, duration: .zero), smallest: Segments.smallest,
+                largest: largest) == Segments.smallest, "nothing measured")
+
+        var segments = try #require(Segments(for: engineRequest(), size: Int(largest)))
+        #expect(segments.range == "bytes=0-2097151", "the first segment is the smallest")
+        let distant = Segments.Timing(latency: .milliseconds(200), bytes: 2 << 20, duration: .milliseconds(160))
+        let advanced = segments.advance(after: partial("bytes 0-2097151/104857600"), timing: distant)
+        #expect(advanced)
+        #expect(segments.range == "bytes=2097152-18874367", "then the largest, for a distant server")
+    }
 }

@@ -7,15 +7,39 @@ import FoundationNetworking
 ///
 /// URLSession on Linux has no backpressure: a data task's body is queued for the delegate however slowly it is
 /// written, so a disk slower than the network makes the whole body pile up in memory (a 1 GiB download was measured
-/// at 64–300 MiB above baseline). Fetching a file in segments of `size` bytes, one request after the other on the
-/// kept-alive connection, bounds what can pile up to one segment. Segments after the first carry `If-Range`, so a
-/// file that changes meanwhile comes back whole (a 200), and the file restarts from zero.
+/// at 64–300 MiB above baseline). Fetching a file in segments, one request after the other on the kept-alive
+/// connection, bounds what can pile up to about a segment. Segments after the first carry `If-Range`, so a file that
+/// changes meanwhile comes back whole (a 200), and the file restarts from zero.
+///
+/// Even with the disk keeping up, URLSession's own thread outruns the delegate on a fast network, and the pile-up
+/// grows with the segment (1 GiB over loopback: 33-40 MiB above baseline with 16 MiB segments, 12-14 with 2 MiB).
+/// Between segments the connection waits about one round trip (with URLSession's own cost of starting a task, about a
+/// millisecond here), which small segments pay for on a slow, distant network. So each segment is sized from the one
+/// before: 8 of the shortest waits seen so far, in bytes at the speed the segment arrived, between `smallest` and the
+/// engine's `downloadSegmentSize`. A near server gets small segments (where a wait costs little), a distant one large
+/// segments (where little piles up, the network being the slow side); the wait costs about an eighth of the time at
+/// most, while a segment is below the largest.
 ///
 /// With a speed limit (`maxReceiveBytesPerSecond`), segments are a quarter of a second's worth of bytes (at least
 /// 4 KiB) and each starts only when the bytes before it are within the limit: the average holds, while each segment
 /// arrives at the network's speed.
 struct Segments: Sendable {
-    let size: Int64
+    /// The first segment's size, and the least any segment is sized to.
+    static let smallest: Int64 = 2 << 20
+    /// How many waits' worth of bytes a segment is.
+    static let roundTrips = 8.0
+
+    /// How a segment arrived: the wait for its head, and its body's bytes and time from the head to the end.
+    struct Timing: Sendable {
+        var latency: Duration
+        var bytes: Int64
+        var duration: Duration
+    }
+
+    /// The next segment's size.
+    private(set) var size: Int64
+    /// The largest segment (the engine's `downloadSegmentSize`, or a paced download's quarter second).
+    let largest: Int64
     /// The speed limit, in bytes per second, or `nil`.
     let rate: Int64?
     /// Where the caller asked the body to start (the resume offset), and whether it asked for a range at all.
@@ -26,6 +50,8 @@ struct Segments: Sendable {
     private(set) var total: Int64?
     private(set) var validator: String?
     private(set) var count = 0
+    /// The shortest wait for a segment's head so far.
+    private var latency: Duration?
 
     /// A plan for a `GET` into a file, or `nil` when the request is not one to split (a body, a range of the
     /// caller's own, segments turned off).
@@ -37,7 +63,8 @@ struct Segments: Sendable {
         else { return nil }
         let range = request.headers["Range"]
         guard range == nil || range == "bytes=\(offset)-" else { return nil }
-        self.size = size
+        largest = size
+        self.size = paced == nil ? min(size, Self.smallest) : size
         self.rate = rate
         startOffset = offset
         resumed = range != nil
@@ -52,14 +79,29 @@ struct Segments: Sendable {
         return max(.zero, budget - elapsed)
     }
 
+    /// `roundTrips` times the wait for the head, in bytes at the speed `timing` shows, within the bounds.
+    static func size(after timing: Timing, smallest: Int64, largest: Int64) -> Int64 {
+        guard timing.duration > .zero, timing.bytes > 0 else { return smallest }
+        let bytesPerSecond = Double(timing.bytes) / timing.duration.seconds
+        let wanted = bytesPerSecond * timing.latency.seconds * roundTrips
+        guard wanted.isFinite else { return largest }
+        return min(largest, max(smallest, Int64(min(wanted, Double(largest)))))
+    }
+
     /// The `Range` header of the segment to fetch now.
     var range: String {
         "bytes=\(current)-\(current + size - 1)"
     }
 
-    /// Records a segment's `206`; returns whether another segment is needed.
-    mutating func advance(after response: HTTPURLResponse) -> Bool {
+    /// Records a segment's `206`, and sizes the next from how the segment arrived (unless the download is paced);
+    /// returns whether another segment is needed.
+    mutating func advance(after response: HTTPURLResponse, timing: Timing? = nil) -> Bool {
         count += 1
+        if rate == nil, var timing {
+            latency = min(latency ?? timing.latency, timing.latency)
+            timing.latency = latency!
+            size = Self.size(after: timing, smallest: min(Self.smallest, largest), largest: largest)
+        }
         guard response.statusCode == 206, let range = ContentRange(response.value(forHTTPHeaderField: "Content-Range")),
             let end = range.end, let total = range.total
         else { return false }

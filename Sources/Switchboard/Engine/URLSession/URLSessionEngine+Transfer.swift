@@ -45,6 +45,10 @@ final class SessionTransfer: Sendable {
         /// body bytes received and sent, and URLSession's own task metrics where the platform collects them (Apple
         /// platforms; never on Linux).
         var firstByte: ContinuousClock.Instant?
+        /// When the current task started, and when its head arrived with the bytes received before it: a segment's
+        /// latency and speed, which size the next segment.
+        var launched = ContinuousClock.now
+        var headArrived: (at: ContinuousClock.Instant, bytesBefore: Int64)?
         var bytesReceived: Int64 = 0
         var bytesSent: Int64?
         var taskMetrics: URLSessionTaskMetrics?
@@ -171,6 +175,8 @@ final class SessionTransfer: Sendable {
         delegate.register(self, for: task)
         let stopped = state.withLock { state -> Bool in
             state.task = task
+            state.launched = .now
+            state.headArrived = nil
             return state.stopReason != nil
         }
         task.resume()
@@ -206,6 +212,7 @@ final class SessionTransfer: Sendable {
             state.sink?.abandon()
             state.response = response
             if state.firstByte == nil { state.firstByte = .now }
+            state.headArrived = (.now, state.bytesReceived)
             state.counter = DownloadCounter(response: response)
             state.streaming = false
             if let receiver = request.receiver, receiver.accepts(EngineResponse(response: response, body: Data())) {
@@ -215,7 +222,8 @@ final class SessionTransfer: Sendable {
                 return nil
             }
             do {
-                state.sink = try request.sink(for: response, start: state.segments?.current)
+                // Each chunk is written as it comes, on URLSession's delegate queue: see `FileSink.Mode.direct`.
+                state.sink = try request.sink(for: response, start: state.segments?.current, mode: .direct)
                 state.body.reset(expectedLength: state.sink == nil ? Self.expectedLength(response) : nil)
                 return nil
             } catch {
@@ -399,7 +407,12 @@ final class SessionTransfer: Sendable {
                 }
             }
             if var segments = state.segments {
-                if segments.advance(after: response) {
+                let timing = state.headArrived.map { head in
+                    Segments.Timing(
+                        latency: head.at - state.launched, bytes: state.bytesReceived - head.bytesBefore,
+                        duration: .now - head.at)
+                }
+                if segments.advance(after: response, timing: timing) {
                     state.segments = segments
                     state.response = nil
                     state.body.reset()

@@ -35,9 +35,11 @@ public final class URLSessionEngine: Engine {
     /// - Parameters:
     ///   - configuration: copied; its URL cache is turned off (URLSession on Linux never stores responses, so
     ///     Switchboard does its own caching the same way everywhere).
-    ///   - downloadSegmentSize: downloads into files are fetched in `Range` segments of this many bytes, one after
-    ///     the other, which bounds the memory a download can take when the disk is slower than the network
-    ///     (URLSession has no backpressure); `nil` fetches each in one request. 16 MiB by default.
+    ///   - downloadSegmentSize: downloads into files are fetched in `Range` segments of at most this many bytes,
+    ///     one after the other, which bounds the memory a download can take (URLSession has no backpressure, so
+    ///     what arrives faster than it is written piles up). The first segment is 2 MiB (or this size, if smaller);
+    ///     each next one is sized from how the last arrived: small on a fast, near network, up to this size on a
+    ///     distant one. `nil` fetches each download in one request. 16 MiB by default.
     ///
     /// Set `httpMaximumConnectionsPerHost` on the configuration to change how many exchanges run with one host at a
     /// time (see `maximumConnectionsPerHost`).
