@@ -9,17 +9,17 @@ extension Center {
         /// The base URL for requests that give an `api` but no `server`.
         public var server: String? {
             get { fields.server }
-            _modify { yield &fields.server }
+            _modify { yield &storage.unique().value.server }
         }
         /// Named base URLs that requests and endpoints pick with `node`; `.default` is `server`.
         public var nodes: [Node: String] {
             get { fields.nodes }
-            _modify { yield &fields.nodes }
+            _modify { yield &storage.unique().value.nodes }
         }
         /// Plugins every request of this center runs through, in order (see `Plugin`).
         public var plugins: [any Plugin] {
             get { fields.plugins }
-            _modify { yield &fields.plugins }
+            _modify { yield &storage.unique().value.plugins }
         }
         /// Plugins for the requests to one node, run after the center's `plugins`; `.default` is for requests that
         /// name no other node.
@@ -29,52 +29,52 @@ extension Center {
         /// ```
         public var nodePlugins: [Node: [any Plugin]] {
             get { fields.nodePlugins }
-            _modify { yield &fields.nodePlugins }
+            _modify { yield &storage.unique().value.nodePlugins }
         }
         /// Whether endpoints that have a `stub` are answered from it instead of the network. `false` by default.
         public var usesEndpointStubs: Bool {
             get { fields.usesEndpointStubs }
-            _modify { yield &fields.usesEndpointStubs }
+            _modify { yield &storage.unique().value.usesEndpointStubs }
         }
         /// The response cache, for requests whose `cachePolicy` is not `.networkOnly`. `nil` (no cache) by default.
         public var cache: ResponseCache? {
             get { fields.cache }
-            _modify { yield &fields.cache }
+            _modify { yield &storage.unique().value.cache }
         }
         /// Headers sent with every request (unless it turns `useGeneralHeaders` off); the request's own win.
         public var headers: HTTPHeaders {
             get { fields.headers }
-            _modify { yield &fields.headers }
+            _modify { yield &storage.unique().value.headers }
         }
         /// Parameters sent with every request (unless it turns `useGeneralParameters` off); the request's own win.
         public var parameters: [String: any Sendable] {
             get { fields.parameters }
-            _modify { yield &fields.parameters }
+            _modify { yield &storage.unique().value.parameters }
         }
         /// Values merged under every request's `userInfo`, for the hooks to read.
         public var userInfo: [String: any Sendable] {
             get { fields.userInfo }
-            _modify { yield &fields.userInfo }
+            _modify { yield &storage.unique().value.userInfo }
         }
         /// The queue that callbacks run on. `nil`: a private concurrent queue (not the main queue).
         public var callbackQueue: DispatchQueue? {
             get { fields.callbackQueue }
-            _modify { yield &fields.callbackQueue }
+            _modify { yield &storage.unique().value.callbackQueue }
         }
         /// The transport. `URLSessionEngine.shared` by default.
         public var engine: any Engine {
             get { fields.engine }
-            _modify { yield &fields.engine }
+            _modify { yield &storage.unique().value.engine }
         }
         /// Whether to print request, response and error banners, with secrets redacted. `false` by default.
         public var consoleLog: Bool {
             get { fields.consoleLog }
-            _modify { yield &fields.consoleLog }
+            _modify { yield &storage.unique().value.consoleLog }
         }
         /// Where console banners go when `consoleLog` is on. Standard output by default.
         public var consoleLogHandler: @Sendable (String) -> Void {
             get { fields.consoleLogHandler }
-            _modify { yield &fields.consoleLogHandler }
+            _modify { yield &storage.unique().value.consoleLogHandler }
         }
         /// More words that make a name secret in the console log, beside the built-in ones (`token`, `secret`,
         /// `key`, `password`, `passwd`, `session`, `auth`, `signature`, `cookie`, `credential`): a header, query
@@ -82,73 +82,73 @@ extension Center {
         /// as `<redacted>`.
         public var consoleLogSecretNames: Set<String> {
             get { fields.consoleLogSecretNames }
-            _modify { yield &fields.consoleLogSecretNames }
+            _modify { yield &storage.unique().value.consoleLogSecretNames }
         }
         /// Whether redirects from `https` to plain `http` are followed. `false` (the default) fails them with
         /// `HTTPError.Code.insecureRedirect`, on every engine.
         public var allowsInsecureRedirects: Bool {
             get { fields.allowsInsecureRedirects }
-            _modify { yield &fields.allowsInsecureRedirects }
+            _modify { yield &storage.unique().value.allowsInsecureRedirects }
         }
         /// The longest a request may wait without receiving anything (the idle timeout). 60 seconds by default.
         public var timeout: Duration {
             get { fields.timeout }
-            _modify { yield &fields.timeout }
+            _modify { yield &storage.unique().value.timeout }
         }
         /// The longest a whole exchange may take, however steadily data arrives. `nil` (no limit) by default.
         public var totalTimeout: Duration? {
             get { fields.totalTimeout }
-            _modify { yield &fields.totalTimeout }
+            _modify { yield &storage.unique().value.totalTimeout }
         }
         /// Status codes that count as success. 200 to 299 by default.
         public var acceptableStatusCodes: Set<Int> {
             get { fields.acceptableStatusCodes }
-            _modify { yield &fields.acceptableStatusCodes }
+            _modify { yield &storage.unique().value.acceptableStatusCodes }
         }
         /// Keeps a credential on every request and refreshes it once when it is refused. `nil` by default.
         public var authenticator: Authenticator? {
             get { fields.authenticator }
-            _modify { yield &fields.authenticator }
+            _modify { yield &storage.unique().value.authenticator }
         }
         /// Whether identical `GET` and `HEAD` requests in flight share one transfer (each caller still gets its own
         /// callbacks). `false` by default; `Request.deduplicate` decides for one request.
         public var deduplicatesGETs: Bool {
             get { fields.deduplicatesGETs }
-            _modify { yield &fields.deduplicatesGETs }
+            _modify { yield &storage.unique().value.deduplicatesGETs }
         }
         /// When and how failed requests are retried. `.never` by default; `.default` gives three attempts.
         public var retryPolicy: RetryPolicy {
             get { fields.retryPolicy }
-            _modify { yield &fields.retryPolicy }
+            _modify { yield &storage.unique().value.retryPolicy }
         }
         /// The clock the center waits on between retries; inject one in tests to control time.
         public var clock: any Clock<Duration> {
             get { fields.clock }
-            _modify { yield &fields.clock }
+            _modify { yield &storage.unique().value.clock }
         }
         /// How many failed requests and groups (sent with callbacks) the center remembers for `retry(_:)`, and how
         /// many successes it remembers to answer `.succeeded`. 100 by default; 0 turns retry by identifier off.
         public var retainedFailures: Int {
             get { fields.retainedFailures }
-            _modify { yield &fields.retainedFailures }
+            _modify { yield &storage.unique().value.retainedFailures }
         }
         /// Runs before each request is encoded, after merging and URL composition: it may change anything, and may
         /// throw to refuse sending (the request then fails with the thrown `HTTPError`, or `.vetoed`).
         public var onRequest: (@Sendable (inout Request) async throws -> Void)? {
             get { fields.onRequest }
-            _modify { yield &fields.onRequest }
+            _modify { yield &storage.unique().value.onRequest }
         }
         /// Runs after a response passed status validation and was decoded: it may return a different response,
         /// or throw to fail the request (with the thrown `HTTPError`, or `.business`).
         public var onResponse: (@Sendable (Request, Response) async throws -> Response)? {
             get { fields.onResponse }
-            _modify { yield &fields.onResponse }
+            _modify { yield &storage.unique().value.onResponse }
         }
         /// Runs once on the final error of a failed request, before the failure callbacks; returns the error to
         /// report (the same, or another).
         public var onError: (@Sendable (Request, HTTPError) async -> HTTPError)? {
             get { fields.onError }
-            _modify { yield &fields.onError }
+            _modify { yield &storage.unique().value.onError }
         }
 
         /// Creates a configuration with every property at its default.
@@ -190,7 +190,7 @@ extension Center {
 
         private var fields: Fields {
             get { storage.value }
-            _modify { yield &storage.value }
+            _modify { yield &storage.unique().value }
         }
     }
 }

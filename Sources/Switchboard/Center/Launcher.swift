@@ -23,8 +23,8 @@ struct Launcher: Sendable {
     // MARK: - Numbering
 
     /// A request with its identifier (a new one unless it has one) and the refresh rule applied.
-    static func numbered(_ request: Request) -> Request {
-        var request = request
+    static func numbered(_ request: consuming Request) -> Request {
+        // Consumed, not copied: a new request's storage is changed in place instead of copied first.
         if request.id == nil { request.id = RequestID.next() }
         if Authenticator.isRefreshing { request.usesAuthenticator = false }
         return request

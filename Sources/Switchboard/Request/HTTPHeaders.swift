@@ -73,6 +73,11 @@ public struct HTTPHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral, S
         }
     }
 
+    /// Makes room for `count` fields, so that adding up to that many allocates once.
+    mutating func reserveCapacity(_ count: Int) {
+        fields.reserveCapacity(count)
+    }
+
     /// Adds a field as it arrived on the wire: a repeated name joins its value to the earlier one's with `, `.
     mutating func append(receivedName name: String, value: String) {
         if let index = index(of: name) {

@@ -26,28 +26,28 @@ public struct Request: Sendable {
     /// A complete URL. When set it wins over `server` and `api`.
     public var url: String? {
         get { fields.url }
-        _modify { yield &fields.url }
+        _modify { yield &storage.unique().value.url }
     }
     /// The base URL for `api`. When empty, the center's server is used (unless `useGeneralServer` is off).
     public var server: String? {
         get { fields.server }
-        _modify { yield &fields.server }
+        _modify { yield &storage.unique().value.server }
     }
     /// A named base URL for `api`, looked up in the center's `nodes` when `server` is empty (`.default` is the
     /// center's `server`).
     public var node: Node? {
         get { fields.node }
-        _modify { yield &fields.node }
+        _modify { yield &storage.unique().value.node }
     }
     /// The path of the endpoint, resolved against the server: `users/1`, `/v2/users`, or an absolute URL.
     public var api: String? {
         get { fields.api }
-        _modify { yield &fields.api }
+        _modify { yield &storage.unique().value.api }
     }
     /// The method. `GET` by default.
     public var method: HTTPMethod {
         get { fields.method }
-        _modify { yield &fields.method }
+        _modify { yield &storage.unique().value.method }
     }
     /// Parameters: in the query for `GET`, `HEAD` and `DELETE`, in the body otherwise (per `requestSerializer`).
     ///
@@ -55,52 +55,52 @@ public struct Request: Sendable {
     /// Anything else fails the request with an `.encoding` error that names the key.
     public var parameters: [String: any Sendable] {
         get { fields.parameters }
-        _modify { yield &fields.parameters }
+        _modify { yield &storage.unique().value.parameters }
     }
     /// Header fields; names compare case-insensitively. These win over the center's headers of the same name.
     public var headers: HTTPHeaders {
         get { fields.headers }
-        _modify { yield &fields.headers }
+        _modify { yield &storage.unique().value.headers }
     }
     /// Whether the center's server is used when `server` is empty. `true` by default.
     public var useGeneralServer: Bool {
         get { fields.useGeneralServer }
-        _modify { yield &fields.useGeneralServer }
+        _modify { yield &storage.unique().value.useGeneralServer }
     }
     /// Whether the center's headers are added (the request's own win on conflicts). `true` by default.
     public var useGeneralHeaders: Bool {
         get { fields.useGeneralHeaders }
-        _modify { yield &fields.useGeneralHeaders }
+        _modify { yield &storage.unique().value.useGeneralHeaders }
     }
     /// Whether the center's parameters are added (the request's own win on conflicts). `true` by default.
     public var useGeneralParameters: Bool {
         get { fields.useGeneralParameters }
-        _modify { yield &fields.useGeneralParameters }
+        _modify { yield &storage.unique().value.useGeneralParameters }
     }
     /// How parameters are encoded into the body. `.form` by default.
     public var requestSerializer: RequestSerializer {
         get { fields.requestSerializer }
-        _modify { yield &fields.requestSerializer }
+        _modify { yield &storage.unique().value.requestSerializer }
     }
     /// How the response body is decoded into `Response.value`. `.json` by default.
     public var responseSerializer: ResponseSerializer {
         get { fields.responseSerializer }
-        _modify { yield &fields.responseSerializer }
+        _modify { yield &storage.unique().value.responseSerializer }
     }
     /// An explicit body. When set, it is sent instead of encoding `parameters` into the body.
     public var body: Body? {
         get { fields.body }
-        _modify { yield &fields.body }
+        _modify { yield &storage.unique().value.body }
     }
     /// The longest the request may wait for the server without receiving anything; the center's `timeout` when nil.
     public var timeout: Duration? {
         get { fields.timeout }
-        _modify { yield &fields.timeout }
+        _modify { yield &storage.unique().value.timeout }
     }
     /// The longest the whole exchange may take, however steadily data arrives; the center's `totalTimeout` when nil.
     public var totalTimeout: Duration? {
         get { fields.totalTimeout }
-        _modify { yield &fields.totalTimeout }
+        _modify { yield &storage.unique().value.totalTimeout }
     }
     /// The most bytes per second the response body may arrive at, or `nil` for no limit. `CurlEngine` holds it
     /// exactly; `URLSessionEngine` paces the `Range` segments of a download into a file (approximate, and only when
@@ -108,13 +108,13 @@ public struct Request: Sendable {
     /// does not say it `honoursRateLimits`.
     public var maxBytesPerSecond: Int64? {
         get { fields.maxBytesPerSecond }
-        _modify { yield &fields.maxBytesPerSecond }
+        _modify { yield &storage.unique().value.maxBytesPerSecond }
     }
     /// The most bytes per second the request body may be sent at, or `nil` for no limit. `CurlEngine` holds it
     /// exactly; `URLSessionEngine` cannot, and refuses such a request (`.unsupported`).
     public var maxUploadBytesPerSecond: Int64? {
         get { fields.maxUploadBytesPerSecond }
-        _modify { yield &fields.maxUploadBytesPerSecond }
+        _modify { yield &storage.unique().value.maxUploadBytesPerSecond }
     }
     /// For a stream (`Center.stream(_:)`): the most bytes of body held for a consumer that reads slower than they
     /// arrive. 8 MiB unless set. `CurlEngine` pauses the transfer when the buffer is full and goes on when the
@@ -122,96 +122,96 @@ public struct Request: Sendable {
     /// `.streamOverflow` instead.
     public var streamBufferSize: Int {
         get { fields.streamBufferSize }
-        _modify { yield &fields.streamBufferSize }
+        _modify { yield &storage.unique().value.streamBufferSize }
     }
     /// Status codes that count as success; the center's `acceptableStatusCodes` when nil.
     public var acceptableStatusCodes: Set<Int>? {
         get { fields.acceptableStatusCodes }
-        _modify { yield &fields.acceptableStatusCodes }
+        _modify { yield &storage.unique().value.acceptableStatusCodes }
     }
     /// When and how to retry this request; the center's `retryPolicy` when nil.
     public var retry: RetryPolicy? {
         get { fields.retry }
-        _modify { yield &fields.retry }
+        _modify { yield &storage.unique().value.retry }
     }
     /// Shorthand for the number of retries after the first attempt, with the rest of the policy from `retry` or the
     /// center (XMNetworking's `retryCount`): `retryCount = 2` means three attempts in all.
     public var retryCount: Int? {
         get { fields.retryCount }
-        _modify { yield &fields.retryCount }
+        _modify { yield &storage.unique().value.retryCount }
     }
     /// What kind of exchange this is: `.data` (the default), `.upload` (multipart `form` parts, or a file `body`;
     /// `POST` unless you choose another method) or `.download` (the body goes to `destination`).
     public var kind: Kind {
         get { fields.kind }
-        _modify { yield &fields.kind }
+        _modify { yield &storage.unique().value.kind }
     }
     /// The parts of a multipart upload (`kind = .upload`); `parameters` are sent as text fields beside them.
     public var form: [FormPart] {
         get { fields.form }
-        _modify { yield &fields.form }
+        _modify { yield &storage.unique().value.form }
     }
     /// Where a download goes (`kind = .download`): a file, or a directory where the server's or the URL's file name
     /// is used.
     public var destination: Destination? {
         get { fields.destination }
-        _modify { yield &fields.destination }
+        _modify { yield &storage.unique().value.destination }
     }
     /// Whether a download keeps its partial file when it fails or is cancelled, and continues from it next time
     /// (with `Range` and `If-Range`), even from a new process.
     public var resumable: Bool {
         get { fields.resumable }
-        _modify { yield &fields.resumable }
+        _modify { yield &storage.unique().value.resumable }
     }
     /// A checksum the downloaded file must match before it is moved into place.
     public var checksum: Checksum? {
         get { fields.checksum }
-        _modify { yield &fields.checksum }
+        _modify { yield &storage.unique().value.checksum }
     }
     /// Whether this request shares one transfer with identical requests in flight (same method, URL, headers and
     /// body); `nil` follows the center's `deduplicatesGETs` for `GET` and `HEAD`.
     public var deduplicate: Bool? {
         get { fields.deduplicate }
-        _modify { yield &fields.deduplicate }
+        _modify { yield &storage.unique().value.deduplicate }
     }
     /// Whether the center's `authenticator` applies to this request. Requests sent while the authenticator refreshes
     /// its credential skip it on their own.
     public var usesAuthenticator: Bool {
         get { fields.usesAuthenticator }
-        _modify { yield &fields.usesAuthenticator }
+        _modify { yield &storage.unique().value.usesAuthenticator }
     }
     /// How the center's response cache serves this request. `.networkOnly` by default.
     public var cachePolicy: CachePolicy {
         get { fields.cachePolicy }
-        _modify { yield &fields.cachePolicy }
+        _modify { yield &storage.unique().value.cachePolicy }
     }
     /// Whether a `POST` response may be cached (its body is part of the key). `false` by default.
     public var cachesPOST: Bool {
         get { fields.cachesPOST }
-        _modify { yield &fields.cachesPOST }
+        _modify { yield &storage.unique().value.cachesPOST }
     }
     /// Checks (or transforms) this request's response after the center's `onResponse`; throw to fail (an
     /// `HTTPError` as it is, anything else as `.business`).
     public var validate: (@Sendable (Response) throws -> Response)? {
         get { fields.validate }
-        _modify { yield &fields.validate }
+        _modify { yield &storage.unique().value.validate }
     }
     /// An endpoint's canned answer, served when the center's `usesEndpointStubs` is on.
     var endpointStub: StubEngine.Reply? {
         get { fields.endpointStub }
-        _modify { yield &fields.endpointStub }
+        _modify { yield &storage.unique().value.endpointStub }
     }
     /// Your own values, for the hooks to read (a per-request API version, a flag to skip a token, ...).
     /// The center's `userInfo` is merged in under these (the request's own win).
     public var userInfo: [String: any Sendable] {
         get { fields.userInfo }
-        _modify { yield &fields.userInfo }
+        _modify { yield &storage.unique().value.userInfo }
     }
     /// Plugins for this request alone, run after the center's and the node's (see `Plugin`); an endpoint's `plugins`
     /// arrive here.
     public var plugins: [any Plugin] {
         get { fields.plugins }
-        _modify { yield &fields.plugins }
+        _modify { yield &storage.unique().value.plugins }
     }
     /// Where this request's callbacks run; the center's `callbackQueue` when nil.
     public var callbackQueue: DispatchQueue? {
@@ -238,7 +238,7 @@ public struct Request: Sendable {
     }
     var scope: WorkScope {
         get { fields.scope }
-        _modify { yield &fields.scope }
+        _modify { yield &storage.unique().value.scope }
     }
 
     /// The stored properties, shared by copies of a request until one of them changes: a request is copied at
@@ -287,7 +287,7 @@ public struct Request: Sendable {
 
     var fields: Fields {
         get { storage.value }
-        _modify { yield &storage.value }
+        _modify { yield &storage.unique().value }
     }
 
     /// Creates a request with every property at its default.

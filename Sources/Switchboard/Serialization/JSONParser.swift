@@ -153,7 +153,8 @@ struct JSONParser {
     private mutating func parseObject() throws(Failure) -> JSON {
         try enter()
         index += 1
-        var members: [String: JSON] = [:]
+        // Room for a small object at once: growing from empty reallocates at the first few keys.
+        var members = [String: JSON](minimumCapacity: 4)
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
             index += 1

@@ -1,7 +1,10 @@
 import Foundation
 
 /// A parameter value checked to be JSON-compatible, keeping integers exact (no trip through `Double`).
-indirect enum ParameterValue: Sendable, Equatable {
+///
+/// Not `indirect`: the nested cases hold arrays, which are already references, and an indirect enum boxes every
+/// value on the heap, a string or a number too.
+enum ParameterValue: Sendable, Equatable {
     case string(String)
     case int(Int64)
     case uint(UInt64)
@@ -36,9 +39,11 @@ indirect enum ParameterValue: Sendable, Equatable {
     )] {
         var members: [(key: String, value: ParameterValue)] = []
         members.reserveCapacity(parameters.count)
-        for key in parameters.keys.sorted() {
-            members.append((key, try ParameterValue(parameters[key]!, path: key)))
+        for (key, value) in parameters {
+            members.append((key, try ParameterValue(value, path: key)))
         }
+        // Sorted in place (one array, not a sorted copy of the keys besides): keys are unique, so the order is total.
+        members.sort { $0.key < $1.key }
         return members
     }
 

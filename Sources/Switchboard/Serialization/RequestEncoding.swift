@@ -101,6 +101,7 @@ enum RequestEncoding {
         }
 
         var headers = request.headers
+        headers.reserveCapacity(headers.count + 3)  // Content-Type, User-Agent, Accept
         for field in headers {
             guard isValidFieldName(field.name), isValidFieldValue(field.value) else {
                 throw HTTPError(
@@ -213,13 +214,23 @@ enum RequestEncoding {
 enum FormEncoding {
     static func encode(_ members: [(key: String, value: ParameterValue)]) -> String {
         var text = ""
-        for (name, value) in pairs(members) {
-            if !text.isEmpty { text += "&" }
-            appendEscaped(name, to: &text)
-            text += "="
-            appendEscaped(value, to: &text)
+        for member in members {
+            switch member.value {
+            case .array, .object:
+                for (name, value) in pairs([member]) { append(name, value, to: &text) }
+            default:
+                // A plain value is its own pair: no array of pairs to build for it.
+                append(member.key, member.value.formText, to: &text)
+            }
         }
         return text
+    }
+
+    private static func append(_ name: String, _ value: String, to text: inout String) {
+        if !text.isEmpty { text += "&" }
+        appendEscaped(name, to: &text)
+        text += "="
+        appendEscaped(value, to: &text)
     }
 
     /// The parameters as flat name-value pairs (`list[]`, `map[key]`), unescaped: for forms and multipart fields.

@@ -1,9 +1,10 @@
 /// A value kept in one heap box that copies share until one of them changes it: for the large structs the pipeline
 /// copies at every step (`Request`, `Center.Configuration`), so that a copy costs one reference, not every field.
 struct CopyOnWrite<Value: Sendable>: Sendable {
-    private final class Box: @unchecked Sendable {
-        // Safety: `value` is written only through `CopyOnWrite.value`'s `_modify`, which first gives the writer a box
-        // of its own when `isKnownUniquelyReferenced` says the box is shared. A box reachable from more than one
+    final class Box: @unchecked Sendable {
+        // Safety: `value` is written only through `CopyOnWrite.value`'s `_modify` or the box `unique()` returns,
+        // both of which first give the writer a box of its own when `isKnownUniquelyReferenced` says the box is
+        // shared (and the box is used for that one access, never kept). A box reachable from more than one
         // copy, and so from more than one thread, is therefore only ever read, as with the standard library's
         // copy-on-write collections.
         var value: Value
@@ -23,8 +24,16 @@ struct CopyOnWrite<Value: Sendable>: Sendable {
     var value: Value {
         get { box.value }
         _modify {
-            if !isKnownUniquelyReferenced(&box) { box = Box(box.value) }
-            yield &box.value
+            yield &unique().value
         }
+    }
+
+    /// This copy's box, made its own first when shared: for changing one field in place, as
+    /// `_modify { yield &storage.unique().value.field }`. A property's `_modify` that goes through another `_modify`
+    /// (`value`, then the field) nests two coroutines, and Swift allocates the inner one's frame on the heap: two
+    /// allocations for every property a configuration closure sets.
+    mutating func unique() -> Box {
+        if !isKnownUniquelyReferenced(&box) { box = Box(box.value) }
+        return box
     }
 }
