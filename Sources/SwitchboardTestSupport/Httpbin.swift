@@ -472,12 +472,13 @@ public enum Httpbin {
     /// Arrival times per key seen by `/arrivals/KEY`, in seconds of the server's monotonic clock.
     private static let arrivals = ServerLock<[String: [Double]]>([:])
 
-    /// `/arrivals/KEY?delay=S` (loopback only): notes when the request arrived, then answers after S seconds.
+    /// `/arrivals/KEY?delay=S` (loopback only): notes when the request arrived, then answers after S seconds (at most
+    /// 30).
     private static func arrival(key: String, request: ServerRequest) -> ServerResponse {
         let now = Double(DispatchTime.now().uptimeNanoseconds) / 1e9
         arrivals.withLock { $0[key, default: []].append(now) }
         var response = ServerResponse.json(["key": key])
-        response.delay = min(Double(request.queryValue("delay") ?? "") ?? 0, 10)
+        response.delay = min(Double(request.queryValue("delay") ?? "") ?? 0, 30)
         return response
     }
 

@@ -88,13 +88,13 @@ extension EngineRequest {
     public func withCancellationHandler<T>(
         operation: () async throws -> T, onCancel: @escaping @Sendable () -> Void
     ) async rethrows -> T {
-        let once = Locked(false)
+        // The handler and whether it ran, in one allocation; the closure captures only that.
+        let once = Locked<(@Sendable () -> Void)?>(onCancel)
         let fire: @Sendable () -> Void = {
-            if once.withLock({ fired in
-                defer { fired = true }; return !fired
-            }) {
-                onCancel()
-            }
+            once.withLock { handler in
+                defer { handler = nil }
+                return handler
+            }?()
         }
         let key = cancellation?.add(fire)
         defer { cancellation?.remove(key) }

@@ -82,9 +82,10 @@ import SwitchboardTestSupport
     func aCancelledWaiterNeverReachesTheServer(engineName: String) async throws {
         let center = testCenter { $0.engine = try! namedEngine(engineName, perHost: 1) }
         let key = "queue-cancel-\(engineName)-\(UUID().uuidString)"
-        // The first holds the only place for 10 s from its arrival; the second is cancelled while it waits behind
-        // it. Each step waits for the one before (not for a fixed time), so a busy machine cannot reorder them.
-        async let first = center.sendRecording { $0.url = LoopbackServer.shared.baseURL + "/arrivals/\(key)?delay=10" }
+        // The first holds the only place for 20 s from its arrival; the second is cancelled while it waits behind
+        // it. Each step waits for the one before (not for a fixed time), so a busy machine cannot reorder them; the
+        // 20 s are the time a busy machine gets for the steps (10 s ran out once, in a full run that took 84 s).
+        async let first = center.sendRecording { $0.url = LoopbackServer.shared.baseURL + "/arrivals/\(key)?delay=20" }
         var polls = 0
         while try await Self.peak(key, window: 10).count == 0, polls < 500 {
             polls += 1

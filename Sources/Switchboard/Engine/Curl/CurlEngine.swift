@@ -145,7 +145,9 @@ public final class CurlEngine: Engine {
         let transfer = CurlTransfer(request: request, tls: tls, progress: progress)
         let worker = worker
         return try await request.withCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
+            // Unchecked: `finish` resumes it exactly once (it takes it out first), and the checked kind allocates a
+            // watchdog per request.
+            try await withUnsafeThrowingContinuation { continuation in
                 transfer.continuation = continuation
                 worker.start(transfer)
             }
@@ -233,8 +235,10 @@ final class CurlWorker: @unchecked Sendable {
                     continue
                 }
                 do {
-                    try transfer.configure(easy) { [weak self, weak transfer] in
-                        if let self, let transfer { self.resume(transfer) }
+                    try transfer.configure(easy) {
+                        { [weak self, weak transfer] in
+                            if let self, let transfer { self.resume(transfer) }
+                        }
                     }
                     running[easy] = transfer
                     if transfer.request.maxReceiveBytesPerSecond != nil { paced[easy] = transfer }

@@ -12,7 +12,7 @@ final class CurlTransfer: @unchecked Sendable {
     let request: EngineRequest
     let tls: CurlEngine.TLS
     let progress: @Sendable (TransferProgress) -> Void
-    var continuation: CheckedContinuation<EngineResponse, any Error>?
+    var continuation: UnsafeContinuation<EngineResponse, any Error>?
     var cancelledEarly = false
     private(set) var easy: UnsafeMutableRawPointer?
     private var headerList: OpaquePointer?
@@ -76,11 +76,16 @@ final class CurlTransfer: @unchecked Sendable {
     /// Configures an easy handle (a fresh one, or one reset after an earlier transfer) for this exchange and keeps
     /// it until `releaseHandle()`.
     ///
-    /// - Parameter resume: asks the worker to un-pause this transfer (a stream body has bytes again); called from
-    ///   another thread.
-    func configure(_ easy: UnsafeMutableRawPointer, resume: @escaping @Sendable () -> Void) throws {
+    /// - Parameter makeResume: makes the closure that asks the worker to un-pause this transfer (a stream body has
+    ///   bytes again, a stream's reader caught up), called from another thread; made only for a transfer that can
+    ///   pause so (it holds weak references, which cost allocations every other request would pay for nothing).
+    func configure(_ easy: UnsafeMutableRawPointer, resume makeResume: () -> @Sendable () -> Void) throws {
         self.easy = easy
-        self.resume = resume
+        if case .stream = request.body {
+            resume = makeResume()
+        } else if request.receiver != nil {
+            resume = makeResume()
+        }
         guard let url = request.url else { throw URLError(.badURL) }
         let context = Unmanaged.passUnretained(self).toOpaque()
         set(easy, .url, url.absoluteString)
@@ -140,7 +145,7 @@ final class CurlTransfer: @unchecked Sendable {
             upload = try FileHandle(forReadingFrom: file)
             setUploadCallbacks(easy, length: request.body.count, context: context)
         case .stream(let stream):
-            bodyStream = CurlBodyStream(stream, ready: resume)
+            bodyStream = CurlBodyStream(stream, ready: resume ?? {})
             setUploadCallbacks(easy, length: stream.length, context: context)
         }
         if url.scheme?.equalsIgnoringASCIICase("https") == true {
@@ -212,7 +217,7 @@ final class CurlTransfer: @unchecked Sendable {
             let space = text.firstIndex(of: UInt8(ascii: " ")) ?? text.endIndex
             version = String(decoding: text[..<space], as: UTF8.self)
             status = Self.statusCode(text[space...].drop { $0 == UInt8(ascii: " ") })
-            headers = HTTPHeaders()
+            headers = CurlTransfer.emptyHead
             head = nil
             streaming = false
         } else if text.isEmpty {
@@ -257,6 +262,13 @@ final class CurlTransfer: @unchecked Sendable {
             digits += 1
         }
         return digits == 3 ? code : 0
+    }
+
+    /// Fields with room for a usual head, so that receiving one grows the storage once, not four times.
+    private static var emptyHead: HTTPHeaders {
+        var headers = HTTPHeaders()
+        headers.reserveCapacity(12)
+        return headers
     }
 
     /// The bytes without leading and trailing spaces, tabs, CRs and LFs.
