@@ -10,8 +10,19 @@ import Foundation
 public final class EngineCancellation: Sendable {
     private struct State {
         var cancelled = false
-        var handlers: [UInt64: @Sendable () -> Void] = [:]
+        /// The first handler added (most signals have one at a time, the engine's), then any others: a dictionary
+        /// only when there are two at once.
+        var first: (key: UInt64, handler: @Sendable () -> Void)?
+        var others: [UInt64: @Sendable () -> Void] = [:]
         var next: UInt64 = 0
+
+        mutating func take() -> [@Sendable () -> Void] {
+            defer {
+                first = nil
+                others = [:]
+            }
+            return (first.map { [$0.handler] } ?? []) + Array(others.values)
+        }
     }
 
     private let state = Locked(State())
@@ -29,8 +40,7 @@ public final class EngineCancellation: Sendable {
         let handlers = state.withLock { state -> [@Sendable () -> Void] in
             guard !state.cancelled else { return [] }
             state.cancelled = true
-            defer { state.handlers = [:] }
-            return Array(state.handlers.values)
+            return state.take()
         }
         for handler in handlers { handler() }
     }
@@ -41,7 +51,11 @@ public final class EngineCancellation: Sendable {
         let key = state.withLock { state -> UInt64? in
             guard !state.cancelled else { return nil }
             state.next += 1
-            state.handlers[state.next] = handler
+            if state.first == nil {
+                state.first = (state.next, handler)
+            } else {
+                state.others[state.next] = handler
+            }
             return state.next
         }
         if key == nil { handler() }
@@ -51,7 +65,13 @@ public final class EngineCancellation: Sendable {
     /// Forgets a handler that has not run.
     public func remove(_ key: UInt64?) {
         guard let key else { return }
-        state.withLock { _ = $0.handlers.removeValue(forKey: key) }
+        state.withLock { state in
+            if state.first?.key == key {
+                state.first = nil
+            } else {
+                state.others[key] = nil
+            }
+        }
     }
 
     /// Sleeps on the continuous clock, ending early (with `CancellationError`) when the signal fires or the task is

@@ -159,12 +159,33 @@ final class CurlTransfer: @unchecked Sendable {
 
         var list: OpaquePointer?
         for field in request.headers {
-            list = sb_slist_append(list, "\(field.name): \(field.value)")
+            list = Self.append(field, to: list)
         }
         // No `Expect: 100-continue` round trip before bodies.
         list = sb_slist_append(list, "Expect:")
         headerList = list
         sb_easy_setopt_pointer(easy, CurlLibrary.Option.httpHeader.rawValue, list.map { UnsafeRawPointer($0) })
+    }
+
+    /// Appends `Name: value` to a libcurl header list (which copies it), composed in a buffer on the stack: a string
+    /// and a C copy of it per field cost two allocations each.
+    private static func append(_ field: HTTPHeaders.Field, to list: OpaquePointer?) -> OpaquePointer? {
+        var name = field.name
+        var value = field.value
+        return name.withUTF8 { name in
+            value.withUTF8 { value in
+                withUnsafeTemporaryAllocation(of: CChar.self, capacity: name.count + value.count + 3) { line in
+                    let bytes = UnsafeMutableRawBufferPointer(line)
+                    bytes.copyMemory(from: UnsafeRawBufferPointer(name))
+                    bytes[name.count] = UInt8(ascii: ":")
+                    bytes[name.count + 1] = UInt8(ascii: " ")
+                    UnsafeMutableRawBufferPointer(rebasing: bytes[(name.count + 2)...])
+                        .copyMemory(from: UnsafeRawBufferPointer(value))
+                    bytes[name.count + 2 + value.count] = 0
+                    return sb_slist_append(list, line.baseAddress!)
+                }
+            }
+        }
     }
 
     /// Gives the easy handle back once the transfer is out of the multi handle: the worker resets it for another

@@ -1,0 +1,60 @@
+import Foundation
+import Testing
+@testable import Switchboard
+
+/// `EngineCancellation`: every handler still registered runs once when it fires, a removed one never, and one added
+/// after it fired runs at once.
+@Suite struct EngineCancellationTests {
+    final class Calls: Sendable {
+        let names = Locked<[String]>([])
+        func add(_ name: String) { names.withLock { $0.append(name) } }
+        var sorted: [String] { names.withLock { $0.sorted() } }
+    }
+
+    @Test func handlersRunOnceUnlessRemoved() {
+        let signal = EngineCancellation()
+        let calls = Calls()
+        let first = signal.add { calls.add("first") }
+        let second = signal.add { calls.add("second") }
+        _ = signal.add { calls.add("third") }
+        signal.remove(first)
+        let fourth = signal.add { calls.add("fourth") }
+        signal.remove(second)
+        _ = fourth
+        #expect(calls.sorted.isEmpty)
+        signal.cancel()
+        #expect(calls.sorted == ["fourth", "third"])
+        signal.cancel()
+        #expect(calls.sorted == ["fourth", "third"], "a second cancel runs nothing")
+        #expect(signal.isCancelled)
+        let late = signal.add { calls.add("late") }
+        #expect(late == nil)
+        #expect(calls.sorted == ["fourth", "late", "third"], "added after it fired: runs at once")
+    }
+
+    @Test func theOnlyHandlerRemovedLeavesNothingToRun() {
+        let signal = EngineCancellation()
+        let calls = Calls()
+        signal.remove(signal.add { calls.add("only") })
+        signal.cancel()
+        #expect(calls.sorted.isEmpty)
+    }
+
+    /// `withCancellationHandler` calls `onCancel` once, whether the signal or the task fires first, or both.
+    @Test func theRequestsHandlerRunsOnceForBothSignals() async {
+        var request = EngineRequest(url: URL(string: "http://example.com/")!)
+        let signal = EngineCancellation()
+        request.cancellation = signal
+        let calls = Calls()
+        let task = Task {
+            await request.withCancellationHandler {
+                signal.cancel()
+                withUnsafeCurrentTask { $0?.cancel() }
+            } onCancel: {
+                calls.add("cancelled")
+            }
+        }
+        await task.value
+        #expect(calls.sorted == ["cancelled"])
+    }
+}
