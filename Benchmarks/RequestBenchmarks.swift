@@ -44,6 +44,8 @@ struct RequestBenchmarks {
     /// With `only`: leave out the raw rows too, so that a profiler attached to the process sees the chosen
     /// contenders alone (ratios are then against the first of them).
     var bare = false
+    /// The numbers of requests in flight to measure (sequential, and 32 at a time, unless set).
+    var modes = [1, 32]
 
     static let body = Data(#"{"ok":true,"message":"hello from the loopback server"}"#.utf8)
     static let rawCurlName = "raw libcurl (shim, reused handles)"
@@ -155,7 +157,7 @@ struct RequestBenchmarks {
                 if contenders.isEmpty { continue }
             }
             for (_, operation) in contenders { _ = try await measure(count: 64, concurrency: 8, operation) }
-            for concurrency in [1, 32] {
+            for concurrency in modes {
                 var samples = Array(repeating: [Sample](), count: contenders.count)
                 for round in 0..<rounds {
                     // The order alternates, so that no contender always runs first (or last) in a round.

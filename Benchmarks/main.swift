@@ -1,7 +1,7 @@
 import Foundation
 import SwitchboardTestSupport
 
-// `swift run -c release Benchmarks [--quick] [--json] [--requests-only] [--stability-only] [--overhead-only] [--streams-only] [--only TEXT [--bare]] [--server URL]`
+// `swift run -c release Benchmarks [--quick] [--json] [--requests-only] [--stability-only] [--overhead-only] [--streams-only] [--only TEXT [--bare]] [--in-flight N] [--server URL]`
 //
 // Everything runs in one process against an embedded loopback server. Each comparison interleaves its rounds
 // (raw, Center, raw, Center, ...) and reports the median round, so that a noisy neighbour hurts both sides alike.
@@ -41,7 +41,7 @@ if CommandLine.arguments.count == 2, CommandLine.arguments[1] == "--serve" {
 
 let usage = """
     usage: Benchmarks [--quick] [--json] [--requests-only] [--stability-only] [--overhead-only] [--transfers-only]
-                      [--streams-only] [--only TEXT [--bare]] [--server URL]
+                      [--streams-only] [--only TEXT [--bare]] [--in-flight N] [--server URL]
       --quick           fewer requests and rounds, 256 MiB transfers (CI)
       --json            the results as JSON
       --requests-only   only the request comparisons (raw URLSession, each engine, the Center on each)
@@ -52,6 +52,7 @@ let usage = """
       --only TEXT       only the request contenders whose "family: name" contains TEXT, beside raw URLSession
                         (e.g. --only "small GET: Center + CurlEngine"; a final $ asks for the whole name); implies
                         --requests-only (with --overhead-only: only the overhead rows whose name contains TEXT)
+      --in-flight N     only the request comparisons with N requests in flight (1: sequential)
       --bare            with --only: leave out the raw rows as well (for a profiler; ratios against the first row)
       --server URL      measure against a server already running (`Benchmarks --serve` prints its URL), so that
                         a profiler attached to this process sees the client alone
@@ -61,7 +62,7 @@ var flags = Set<String>()
 do {
     var remaining = CommandLine.arguments.dropFirst()[...]
     while let argument = remaining.popFirst() {
-        if argument == "--only" || argument == "--server" {
+        if argument == "--only" || argument == "--server" || argument == "--in-flight" {
             guard let value = remaining.popFirst() else {
                 print(usage)
                 exit(2)
@@ -82,7 +83,8 @@ let quick = flags.contains("--quick")
 let json = flags.contains("--json")
 let onlyContenders = options["--only"]
 let onlyOverhead = flags.contains("--overhead-only")
-let onlyRequests = flags.contains("--requests-only") || (onlyContenders != nil && !onlyOverhead)
+let onlyRequests =
+    flags.contains("--requests-only") || (onlyContenders != nil && !onlyOverhead) || options["--in-flight"] != nil
 let onlyStability = flags.contains("--stability-only")
 let onlyTransfers = flags.contains("--transfers-only")
 let onlyStreams = flags.contains("--streams-only")
@@ -129,7 +131,8 @@ func runBenchmarks(baseURL: String) async throws {
         return
     }
     var rows = try await RequestBenchmarks(
-        baseURL: baseURL, count: requestCount, rounds: rounds, only: onlyContenders, bare: flags.contains("--bare")
+        baseURL: baseURL, count: requestCount, rounds: rounds, only: onlyContenders, bare: flags.contains("--bare"),
+        modes: options["--in-flight"].flatMap { Int($0) }.map { [max(1, $0)] } ?? [1, 32]
     ).run()
     if onlyRequests {
         print(Report.table(rows, requests: requestCount, rounds: rounds))
