@@ -91,7 +91,8 @@ struct CacheStep {
         if response.status == 304, let entry {
             let refreshed = cache.refresh(entry, with: response.headers, requestedAt: requestedAt)
             var revalidated = self.response(from: refreshed)
-            revalidated.metrics = response.metrics  // the server was asked: what the exchange measured still holds
+            // The server was asked: what the exchange measured still holds.
+            revalidated.metricsBox = response.metricsBox
             // `.cacheThenNetwork` delivered the stored response already: this second outcome is the network's word.
             if policy == .cacheThenNetwork { revalidated.source = .network }
             return revalidated

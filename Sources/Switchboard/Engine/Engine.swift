@@ -287,7 +287,12 @@ public struct EngineResponse: Sendable {
     /// When the body went to the destination file: how long the file now is.
     public var fileLength: Int64?
     /// What the engine measured of the exchange, or `nil` (see `TransferMetrics` for what each engine measures).
-    public var metrics: TransferMetrics?
+    public var metrics: TransferMetrics? {
+        get { metricsBox?.value }
+        set { metricsBox = newValue.map(MetricsBox.init) }
+    }
+    /// `metrics`, by reference (see `MetricsBox`).
+    var metricsBox: MetricsBox?
     /// The header fields, read from `base` only when first asked for.
     private var fields: HTTPHeaders?
     /// The Foundation response this one was made from, while nothing has changed it.

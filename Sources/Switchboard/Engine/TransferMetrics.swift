@@ -79,3 +79,14 @@ public struct TransferMetrics: Sendable, Hashable {
         return metrics
     }
 }
+
+/// Metrics kept by reference in a response: the values are 200 bytes, which every copy of a response (and of an
+/// error holding one) would move, and which made each step's async frame larger. Shared, never changed after it is
+/// made: setting `metrics` makes a new one.
+final class MetricsBox: Sendable {
+    let value: TransferMetrics
+
+    init(_ value: TransferMetrics) {
+        self.value = value
+    }
+}

@@ -58,7 +58,12 @@ public struct Response: Sendable {
     public var duration: Duration
     /// What the engine measured of the exchange (phases, bytes, connection); `nil` for a response the cache served
     /// without asking the server, for a stub, and from an engine that measures nothing. See `TransferMetrics`.
-    public var metrics: TransferMetrics?
+    public var metrics: TransferMetrics? {
+        get { metricsBox?.value }
+        set { metricsBox = newValue.map(MetricsBox.init) }
+    }
+    /// `metrics`, by reference (see `MetricsBox`).
+    var metricsBox: MetricsBox?
 
     /// Creates a response; a `StubEngine` or an `onResponse` hook may want one.
     public init(
@@ -155,6 +160,6 @@ extension Response {
         self.init(
             request: request, status: engine.status, headers: engine.headers ?? HTTPHeaders(), url: engine.url,
             data: engine.body, duration: duration)
-        metrics = engine.metrics
+        metricsBox = engine.metricsBox
     }
 }

@@ -114,7 +114,7 @@ public final class CurlEngine: Engine {
         let ownCookieHeader = request.headers["Cookie"] != nil
         let start = ContinuousClock.now
         for redirects in 0...Redirects.maximum {
-            let began = ContinuousClock.now
+            let began = redirects == 0 ? start : ContinuousClock.now
             if let deadline { current.totalTimeout = HostQueue.remaining(until: deadline) }
             var sent = current
             if let cookies, !ownCookieHeader, let url = sent.url, let stored = cookies.cookies(for: url),
@@ -125,7 +125,9 @@ public final class CurlEngine: Engine {
                 }
             }
             var response = try await exchange(sent, progress: progress)
-            response.metrics = response.metrics?.starting(earlier: began - start, redirects: redirects)
+            if redirects > 0 {
+                response.metrics = response.metrics?.starting(earlier: began - start, redirects: redirects)
+            }
             if let cookies, let url = response.url, response.value(forHTTPHeaderField: "Set-Cookie") != nil {
                 let received = HTTPCookie.cookies(
                     withResponseHeaderFields: response.headers?.dictionary ?? [:], for: url)
