@@ -83,8 +83,7 @@ enum URLComposition {
         guard let url = URL(string: string) else {
             throw HTTPError(.invalidURL, "\"\(string)\" is not a valid URL", request: request)
         }
-        guard let scheme = url.scheme, scheme.equalsIgnoringASCIICase("http") || scheme.equalsIgnoringASCIICase("https")
-        else {
+        guard Redirects.isHTTP(url) else {
             throw HTTPError(.invalidURL, "\"\(string)\" is not an http or https URL", request: request)
         }
         // The host as written: decoding it only to see whether it is empty would cost more than the rest.

@@ -39,14 +39,7 @@ public final class FileSink: @unchecked Sendable {
     private let mode: Mode
     private var synchronous: Bool { mode != .queued }
 
-    /// Opens (creating if needed) a file and cuts it to `start` bytes; writing continues from there.
-    ///
-    /// - Parameter synchronous: write in the caller's thread, which then waits for the disk: what an engine wants
-    ///   when waiting is its backpressure (libcurl stops reading while its write callback runs).
-    convenience init(url: URL, start: Int64, synchronous: Bool = false) throws {
-        try self.init(url: url, start: start, mode: synchronous ? .buffered : .queued)
-    }
-
+    /// Opens (creating if needed) a file and cuts it to `start` bytes; writing continues from there, as `mode` says.
     init(url: URL, start: Int64, mode: Mode) throws {
         self.mode = mode
         if !FileManager.default.fileExists(atPath: url.path) {
@@ -126,7 +119,7 @@ extension EngineRequest {
     ///   `.fileSystem` when the file cannot be opened.
     public func fileSink(for head: EngineResponse, synchronous: Bool = false) throws(HTTPError) -> FileSink? {
         do {
-            return try sink(for: head, synchronous: synchronous)
+            return try sink(for: head, mode: synchronous ? .buffered : .queued)
         } catch let error as HTTPError {
             throw error
         } catch {
@@ -137,14 +130,7 @@ extension EngineRequest {
     /// Where the body of a response goes under this request's destination: a file sink for a `200` or `206`
     /// (checking that a `206` starts where asked: the destination's offset, or `start` for a later segment), else
     /// memory.
-    func sink(for response: some ResponseHeadFields, start expected: Int64? = nil, synchronous: Bool = false) throws
-        -> FileSink?
-    {
-        try sink(for: response, start: expected, mode: synchronous ? .buffered : .queued)
-    }
-
-    /// `sink(for:start:synchronous:)` with the sink's mode given.
-    func sink(for response: some ResponseHeadFields, start expected: Int64? = nil, mode: FileSink.Mode) throws
+    func sink(for response: some ResponseHeadFields, start expected: Int64? = nil, mode: FileSink.Mode = .queued) throws
         -> FileSink?
     {
         guard case .file(let url, let offset) = destination, response.statusCode == 200 || response.statusCode == 206

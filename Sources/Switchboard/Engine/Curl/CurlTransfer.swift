@@ -81,11 +81,8 @@ final class CurlTransfer: @unchecked Sendable {
     ///   pause so (it holds weak references, which cost allocations every other request would pay for nothing).
     func configure(_ easy: UnsafeMutableRawPointer, resume makeResume: () -> @Sendable () -> Void) throws {
         self.easy = easy
-        if case .stream = request.body {
-            resume = makeResume()
-        } else if request.receiver != nil {
-            resume = makeResume()
-        }
+        let canPause: Bool = if case .stream = request.body { true } else { request.receiver != nil }
+        if canPause { resume = makeResume() }
         guard let url = request.url else { throw URLError(.badURL) }
         let context = Unmanaged.passUnretained(self).toOpaque()
         set(easy, .url, url.absoluteString)
@@ -257,7 +254,7 @@ final class CurlTransfer: @unchecked Sendable {
                 return line.count
             }
             do {
-                sink = try request.sink(for: head, synchronous: true)
+                sink = try request.sink(for: head, mode: .buffered)
             } catch {
                 failure = error
                 return 0

@@ -85,7 +85,7 @@ struct Segments: Sendable {
         let bytesPerSecond = Double(timing.bytes) / timing.duration.seconds
         let wanted = bytesPerSecond * timing.latency.seconds * roundTrips
         guard wanted.isFinite else { return largest }
-        return min(largest, max(smallest, Int64(min(wanted, Double(largest)))))
+        return max(smallest, Int64(min(wanted, Double(largest))))
     }
 
     /// The `Range` header of the segment to fetch now.
@@ -98,8 +98,9 @@ struct Segments: Sendable {
     mutating func advance(after response: HTTPURLResponse, timing: Timing? = nil) -> Bool {
         count += 1
         if rate == nil, var timing {
-            latency = min(latency ?? timing.latency, timing.latency)
-            timing.latency = latency!
+            let shortest = min(latency ?? timing.latency, timing.latency)
+            latency = shortest
+            timing.latency = shortest
             size = Self.size(after: timing, smallest: min(Self.smallest, largest), largest: largest)
         }
         guard response.statusCode == 206, let range = ContentRange(response.value(forHTTPHeaderField: "Content-Range")),
