@@ -1,0 +1,198 @@
+import Foundation
+import Testing
+@testable import Switchboard
+import SwitchboardTestSupport
+
+#if os(Linux)
+/// URLSessionEngine over HTTP/2, against the same Hypercorn server as CurlEngine's tests.
+///
+/// On Linux, URLSession trusts only the system's CA bundle: there is no per-session CA and no trust challenge, so it
+/// cannot reach a server with a certificate made at test time. The requests therefore run in a child process (this
+/// test binary, running only `urlSessionEngineRequestsInTheChildProcess`) inside a private mount namespace, where the
+/// bundle's path shows a copy that also holds the test certificate. Nothing outside that process sees the change.
+/// The child writes what it saw as JSON; the parent checks it.
+enum URLSessionHTTP2Child {
+    static let environment = ProcessInfo.processInfo.environment
+    /// Set in the child: the server's base URL, and where to write the report.
+    static let server = environment["SWITCHBOARD_H2_CHILD_SERVER"]
+    static let report = environment["SWITCHBOARD_H2_CHILD_REPORT"]
+    static let systemBundle = "/etc/ssl/certs/ca-certificates.crt"
+
+    /// A private mount namespace needs `unshare` and the right to mount (root here and in CI).
+    static let canIsolate: Bool = {
+        guard server == nil, getuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare"),
+            FileManager.default.fileExists(atPath: systemBundle)
+        else { return false }
+        let probe = Process()
+        probe.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
+        probe.arguments = ["-m", "--propagation", "private", "/bin/true"]
+        probe.standardOutput = FileHandle.nullDevice
+        probe.standardError = FileHandle.nullDevice
+        guard (try? probe.run()) != nil else { return false }
+        probe.waitUntilExit()
+        return probe.terminationStatus == 0
+    }()
+
+    /// Runs the child test with the bundle that trusts `certificate`, and returns its report.
+    static func run(server: HTTP2Server, certificate: URL, scratch: Scratch) async throws -> [String: String] {
+        let bundle = scratch.file("bundle.crt")
+        var trusted = try Data(contentsOf: URL(fileURLWithPath: systemBundle))
+        trusted.append(contentsOf: Array("\n".utf8))
+        trusted.append(try Data(contentsOf: certificate))
+        try trusted.write(to: bundle)
+        let report = scratch.file("report.json")
+        let log = scratch.file("child.log")
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+        let binary = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+
+        let child = Process()
+        child.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
+        child.arguments = [
+            "-m", "--propagation", "private", "/bin/sh", "-c",
+            "mount --bind \"$1\" \"$2\" && shift 2 && exec \"$@\"", "sh", bundle.path, systemBundle,
+            binary.path, "--testing-library", "swift-testing", "--filter", "urlSessionEngineRequestsInTheChildProcess",
+        ]
+        var environment = ProcessInfo.processInfo.environment
+        environment["SWITCHBOARD_H2_CHILD_SERVER"] = server.baseURL
+        environment["SWITCHBOARD_H2_CHILD_REPORT"] = report.path
+        child.environment = environment
+        let output = try FileHandle(forWritingTo: log)
+        defer { try? output.close() }
+        child.standardOutput = output
+        child.standardError = output
+        let exited = AsyncStream<Int32>.makeStream()
+        child.terminationHandler = { process in
+            exited.continuation.yield(process.terminationStatus)
+            exited.continuation.finish()
+        }
+        try child.run()
+        let deadline = Task {
+            try await Task.sleep(for: .seconds(120))
+            child.terminate()
+        }
+        var status: Int32 = -1
+        for await code in exited.stream { status = code }
+        deadline.cancel()
+        let transcript = String(decoding: (try? Data(contentsOf: log)) ?? Data(), as: UTF8.self)
+        guard status == 0, let data = try? Data(contentsOf: report) else {
+            throw ChildFailure(status: status, transcript: String(transcript.suffix(4000)))
+        }
+        return try JSONDecoder().decode([String: String].self, from: data)
+    }
+
+    struct ChildFailure: Error, CustomStringConvertible {
+        let status: Int32
+        let transcript: String
+        var description: String { "the child process exited with \(status):\n\(transcript)" }
+    }
+}
+
+extension HTTP2Tests {
+    @Test(.enabled(if: URLSessionHTTP2Child.canIsolate, "needs unshare and the right to mount"))
+    func urlSessionEngineNegotiatesHTTP2OverTLS() async throws {
+        let server = try HTTP2Server()
+        await TLSServer.waitForListener(on: server.port)
+        let scratch = Scratch()
+        let report = try await URLSessionHTTP2Child.run(
+            server: server, certificate: server.certificate, scratch: scratch)
+        let generated = GeneratedBody(length: 200_000)
+
+        #expect(report["get.version"] == "2")
+        #expect(report["get.path"] == "/hello")
+        // URLSession on Linux gathers no metrics and does not say which protocol it used: the engine leaves the
+        // version unknown rather than guess (TransferMetrics documents it).
+        #expect(report["get.metrics.version"] == nil)
+        #expect(report["get.metrics.total"] == "true")
+        // Eight requests at once share one connection: URLSession multiplexes them.
+        #expect(report["parallel.count"] == "8")
+        #expect(report["parallel.connections"] == "1")
+        #expect(report["data.version"] == "2")
+        #expect(report["data.length"] == "100000")
+        #expect(report["data.sha256"] == SHA256Hasher.hex(Data(repeating: 42, count: 100_000)))
+        #expect(report["file.version"] == "2")
+        #expect(report["file.length"] == "300000")
+        #expect(report["file.content-length"] == "300000")
+        #expect(report["file.sha256"] != nil)
+        #expect(report["file.sha256"] == report["file.sent-sha256"])
+        #expect(report["stream.version"] == "2")
+        #expect(report["stream.length"] == "200000")
+        #expect(report["stream.sha256"] == generated.sha256)
+        #expect(report["download.equal"] == "true")
+        #expect(report["download.length"] == "1048576")
+    }
+
+    /// The child's half of `urlSessionEngineNegotiatesHTTP2OverTLS`; it runs only in that child process.
+    @Test(.enabled(if: URLSessionHTTP2Child.server != nil, "runs in the child process of an HTTP/2 test"))
+    func urlSessionEngineRequestsInTheChildProcess() async throws {
+        let center = Center { config in
+            config.engine = URLSessionEngine()
+            config.server = URLSessionHTTP2Child.server
+            config.totalTimeout = .seconds(60)
+        }
+        var report: [String: String] = [:]
+        func record(_ name: String, _ response: Response) {
+            report["\(name).version"] = response.json?["http_version"]?.string
+            report["\(name).length"] = response.json?["length"]?.int.map(String.init)
+            report["\(name).sha256"] = response.json?["sha256"]?.string
+            report["\(name).content-length"] = response.json?["content_length"]?.string
+        }
+
+        let hello = try await center.send { $0.api = "hello" }
+        record("get", hello)
+        report["get.path"] = hello.json?["path"]?.string
+        report["get.metrics.version"] = hello.metrics?.httpVersion
+        report["get.metrics.total"] = hello.metrics.map { String($0.total > .zero) }
+
+        let ports = try await withThrowingTaskGroup(of: Int?.self) { group in
+            for index in 0..<8 {
+                group.addTask { try await center.send { $0.api = "parallel/\(index)" }.json?["client_port"]?.int }
+            }
+            return try await group.reduce(into: [Int]()) { ports, port in port.map { ports.append($0) } }
+        }
+        report["parallel.count"] = String(ports.count)
+        report["parallel.connections"] = String(Set(ports).count)
+
+        let data = Data(repeating: 42, count: 100_000)
+        record(
+            "data",
+            try await center.send { request in
+                request.api = "data"
+                request.method = .post
+                request.body = .data(data)
+            })
+
+        let scratch = Scratch()
+        let file = scratch.write("upload.bin", bytes: 300_000, seed: 4)
+        report["file.sent-sha256"] = try SHA256Hasher.hex(ofFile: file)
+        record(
+            "file",
+            try await center.send { request in
+                request.api = "file"
+                request.method = .put
+                request.body = .file(file)
+            })
+
+        let generated = GeneratedBody(length: 200_000)
+        record(
+            "stream",
+            try await center.send { request in
+                request.api = "stream"
+                request.method = .post
+                request.body = .stream { generated.open() }
+            })
+
+        let target = scratch.file("h2.bin")
+        _ = try await center.send { request in
+            request.kind = .download
+            request.api = "bytes/1048576"
+            request.destination = .file(target)
+        }
+        let downloaded = try Data(contentsOf: target)
+        report["download.length"] = String(downloaded.count)
+        report["download.equal"] = String(downloaded == Data(String(repeating: "0123456789abcdef", count: 65_536).utf8))
+
+        let path = try #require(URLSessionHTTP2Child.report)
+        try JSONEncoder().encode(report).write(to: URL(fileURLWithPath: path))
+    }
+}
+#endif
