@@ -83,7 +83,7 @@ extension Center {
             if !plugins.isEmpty { await plugins.didReceive(.failure(failure), for: request) }
             throw failure
         }
-        let response = Response(engine: engineResponse, request: request, duration: .now - start)
+        let response = Response(engine: consume engineResponse, request: request, duration: .now - start)
         if !plugins.isEmpty { await plugins.didReceive(.success(response), for: request) }
         return response
     }

@@ -138,8 +138,9 @@ extension Center {
                 return try await postProcess(stubbed, request, configuration, log: log)
             }
             if let stream { exchange.engineRequest.receiver = BodyReceiver(stream) }
+            // Without a cache nothing is looked up (nor the engine request copied for it).
             let cache =
-                stream != nil
+                stream != nil || configuration.cache == nil
                 ? nil
                 : CacheStep(request: request, engineRequest: exchange.engineRequest, configuration: configuration)
             if let cached = try cache?.beforeNetwork() {
@@ -160,9 +161,11 @@ extension Center {
                 log?.response(response)
                 return response
             }
-            CacheStep.invalidate(
-                after: response, method: exchange.engineRequest.method, url: exchange.engineRequest.url,
-                in: configuration.cache)
+            if configuration.cache != nil {
+                CacheStep.invalidate(
+                    after: response, method: exchange.engineRequest.method, url: exchange.engineRequest.url,
+                    in: configuration.cache)
+            }
             if let cache { response = cache.afterNetwork(response) }
             if let download = exchange.download {
                 guard let settled = try await settle(download, response, request, mayStartOver: pass == 1) else {

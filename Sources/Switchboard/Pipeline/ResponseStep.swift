@@ -6,9 +6,8 @@ import FoundationNetworking
 extension Center {
     /// Validate, decode, hook: what every response goes through, from the network, the cache or a stub.
     func postProcess(
-        _ response: Response, _ request: Request, _ configuration: Configuration, log: ConsoleLog?
+        _ response: consuming Response, _ request: Request, _ configuration: Configuration, log: ConsoleLog?
     ) async throws(HTTPError) -> Response {
-        var response = response
         guard response.fileURL != nil || acceptable(response, for: request) else {
             let reason = HTTPURLResponse.localizedString(forStatusCode: response.status)
             throw HTTPError(

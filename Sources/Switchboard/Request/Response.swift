@@ -156,10 +156,17 @@ public struct Response: Sendable {
 
 extension Response {
     /// Builds a response from what an engine returned, before decoding.
-    init(engine: EngineResponse, request: Request, duration: Duration) {
-        self.init(
-            request: request, status: engine.status, headers: engine.headers ?? HTTPHeaders(), url: engine.url,
-            data: engine.body, duration: duration)
+    /// The engine's response, taken over: its fields move here rather than being copied.
+    init(engine: consuming EngineResponse, request: consuming Request, duration: Duration) {
+        let headers = engine.headers ?? HTTPHeaders()
+        self.request = request
+        status = engine.status
+        self.headers = headers
+        url = engine.url
         metricsBox = engine.metricsBox
+        data = engine.body
+        value = data.isEmpty ? .empty : .data(data)
+        attempts = 1
+        self.duration = duration
     }
 }

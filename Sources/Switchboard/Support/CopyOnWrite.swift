@@ -7,7 +7,11 @@ struct CopyOnWrite<Value: Sendable>: Sendable {
         // shared (and the box is used for that one access, never kept). A box reachable from more than one
         // copy, and so from more than one thread, is therefore only ever read, as with the standard library's
         // copy-on-write collections.
-        var value: Value
+        //
+        // Not checked for exclusivity at run time: a `Request` or `Configuration` is a value, so the compiler already
+        // refuses overlapping accesses to one copy, and a shared box is never written. The run-time check cost a
+        // thread-local lookup on every property read.
+        @exclusivity(unchecked) var value: Value
 
         init(_ value: Value) {
             self.value = value
