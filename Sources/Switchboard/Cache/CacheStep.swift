@@ -108,8 +108,8 @@ struct CacheStep {
     /// After a successful unsafe request (`POST`, `PUT`, `PATCH`, `DELETE`, ...: a 2xx or 3xx answer), forgets what
     /// the cache holds for its URL and for its `Location` and `Content-Location`, when they are on the same origin
     /// (RFC 9111 section 4.4).
-    static func invalidate(after response: Response, method: HTTPMethod, url: URL?, in cache: ResponseCache?) {
-        guard let cache, let url, ![.get, .head, .options, .trace].contains(method),
+    static func invalidate(after response: Response, method: HTTPMethod, url: URL?, in cache: ResponseCache) {
+        guard let url, ![.get, .head, .options, .trace].contains(method),
             (200...399).contains(response.status)
         else { return }
         cache.invalidate(url: url.absoluteString)

@@ -161,10 +161,9 @@ extension Center {
                 log?.response(response)
                 return response
             }
-            if configuration.cache != nil {
+            if let store = configuration.cache {
                 CacheStep.invalidate(
-                    after: response, method: exchange.engineRequest.method, url: exchange.engineRequest.url,
-                    in: configuration.cache)
+                    after: response, method: exchange.engineRequest.method, url: exchange.engineRequest.url, in: store)
             }
             if let cache { response = cache.afterNetwork(response) }
             if let download = exchange.download {

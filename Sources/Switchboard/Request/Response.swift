@@ -155,8 +155,8 @@ public struct Response: Sendable {
 }
 
 extension Response {
-    /// Builds a response from what an engine returned, before decoding.
-    /// The engine's response, taken over: its fields move here rather than being copied.
+    /// Builds a response from what an engine returned, before decoding. The engine's response is taken over: its
+    /// fields move here rather than being copied (the public initialiser would copy each).
     init(engine: consuming EngineResponse, request: consuming Request, duration: Duration) {
         let headers = engine.headers ?? HTTPHeaders()
         self.request = request

@@ -152,34 +152,24 @@ extension HTTP2Tests {
         report["parallel.count"] = String(ports.count)
         report["parallel.connections"] = String(Set(ports).count)
 
-        let data = Data(repeating: 42, count: 100_000)
-        record(
-            "data",
-            try await center.send { request in
-                request.api = "data"
-                request.method = .post
-                request.body = .data(data)
-            })
-
         let scratch = Scratch()
         let file = scratch.write("upload.bin", bytes: 300_000, seed: 4)
         report["file.sent-sha256"] = try SHA256Hasher.hex(ofFile: file)
-        record(
-            "file",
-            try await center.send { request in
-                request.api = "file"
-                request.method = .put
-                request.body = .file(file)
-            })
-
         let generated = GeneratedBody(length: 200_000)
-        record(
-            "stream",
-            try await center.send { request in
-                request.api = "stream"
-                request.method = .post
-                request.body = .stream { generated.open() }
-            })
+        let uploads: [(name: String, method: HTTPMethod, body: Request.Body)] = [
+            ("data", .post, .data(Data(repeating: 42, count: 100_000))),
+            ("file", .put, .file(file)),
+            ("stream", .post, .stream { generated.open() }),
+        ]
+        for upload in uploads {
+            record(
+                upload.name,
+                try await center.send { request in
+                    request.api = upload.name
+                    request.method = upload.method
+                    request.body = upload.body
+                })
+        }
 
         let target = scratch.file("h2.bin")
         _ = try await center.send { request in
