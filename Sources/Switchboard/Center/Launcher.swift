@@ -84,8 +84,7 @@ struct Launcher: Sendable {
     /// signal, which the engine and the pipeline's waits honour.
     func registerInline(_ work: AnyRequest) -> EngineCancellation {
         let cancellation = EngineCancellation()
-        registry.insert(work.id!, work)
-        registry.attach(cancel: { cancellation.cancel() }, to: work.id!)
+        registry.insert(work.id!, work, cancellation: cancellation)
         return cancellation
     }
 

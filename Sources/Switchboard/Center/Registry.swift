@@ -17,6 +17,12 @@ final class Registry: Sendable {
         if state.withLock({ $0.insert(id, work) }) { scheduleOwnerCheck() }
     }
 
+    /// Records work that runs in its caller's task, with the signal that stops it: one step, so that a cancel that
+    /// finds the work always finds the signal.
+    func insert(_ id: RequestID, _ work: AnyRequest, cancellation: EngineCancellation) {
+        if state.withLock({ $0.insert(id, work, stop: .signal(cancellation)) }) { scheduleOwnerCheck() }
+    }
+
     /// Attaches the way to cancel the task running the work, cancelling it at once if a cancel came first.
     func attach<Success, Failure>(_ task: Task<Success, Failure>, to id: RequestID) {
         attach(cancel: { task.cancel() }, to: id)

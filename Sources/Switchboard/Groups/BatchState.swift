@@ -20,9 +20,9 @@ struct BatchState {
     private let failFast: Bool
     private var completed = false
 
-    // Progress: each member's latest report, and sums over them kept as reports come, so that a report costs the
-    // same however large the batch.
-    private var progress: [Int: TransferProgress] = [:]
+    // Progress: each member's latest report (by index; allocated with the first report), and sums over them kept
+    // as reports come, so that a report costs the same however large the batch.
+    private var progress: [TransferProgress?] = []
     private var bytesDone: Int64 = 0
     private var bytesExpected: Int64 = 0
     private var withoutTotal = 0
@@ -96,7 +96,10 @@ struct BatchState {
     /// Takes a member's latest progress report; returns the batch's: bytes done, and bytes expected when every
     /// reporting member knows its total.
     mutating func report(_ index: Int, _ report: TransferProgress) -> TransferProgress {
-        if let old = progress.updateValue(report, forKey: index) {
+        if progress.isEmpty { progress = Array(repeating: nil, count: results.count) }
+        let previous = progress[index]
+        progress[index] = report
+        if let old = previous {
             bytesDone -= old.completed
             if let expected = old.expected { bytesExpected -= expected } else { withoutTotal -= 1 }
         }

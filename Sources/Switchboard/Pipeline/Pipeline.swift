@@ -34,7 +34,7 @@ extension Center {
         stream: StreamChannel? = nil
     ) async -> Result<Response, HTTPError> {
         let id = request.id!
-        let isCancelled = { @Sendable in Task.isCancelled || cancellation?.isCancelled == true }
+        func isCancelled() -> Bool { Task.isCancelled || cancellation?.isCancelled == true }
         let log =
             configuration.consoleLog
             ? ConsoleLog(configuration.consoleLogHandler, secretNames: configuration.consoleLogSecretNames) : nil

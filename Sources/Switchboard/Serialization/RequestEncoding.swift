@@ -121,20 +121,18 @@ enum RequestEncoding {
         var engineRequest = EngineRequest(
             method: request.method, url: url, headers: headers, body: body, totalTimeout: request.totalTimeout)
         if let timeout = request.timeout { engineRequest.timeout = max(.milliseconds(1), timeout) }
-        for (name, limit) in [
-            ("maxBytesPerSecond", request.maxBytesPerSecond),
-            ("maxUploadBytesPerSecond", request.maxUploadBytesPerSecond),
-        ] {
-            if let limit, limit < 1 {
-                throw HTTPError(
-                    .encoding, "\(name) is \(limit); a limit must be at least 1 byte a second",
-                    request: request)
-            }
-        }
-        engineRequest.maxReceiveBytesPerSecond = request.maxBytesPerSecond
-        engineRequest.maxSendBytesPerSecond = request.maxUploadBytesPerSecond
+        engineRequest.maxReceiveBytesPerSecond = try checkedLimit(
+            request.maxBytesPerSecond, "maxBytesPerSecond", request)
+        engineRequest.maxSendBytesPerSecond = try checkedLimit(
+            request.maxUploadBytesPerSecond, "maxUploadBytesPerSecond", request)
         engineRequest.id = request.id
         return engineRequest
+    }
+
+    /// A speed limit as set, or `.encoding` when it is below 1 byte a second.
+    private static func checkedLimit(_ limit: Int64?, _ name: String, _ request: Request) throws(HTTPError) -> Int64? {
+        guard let limit, limit < 1 else { return limit }
+        throw HTTPError(.encoding, "\(name) is \(limit); a limit must be at least 1 byte a second", request: request)
     }
 
     /// The URL, checked as `URLComposition.validate` does, with the parameters added to its query (after any query

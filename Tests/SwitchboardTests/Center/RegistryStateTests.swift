@@ -51,6 +51,18 @@ import Testing
         #expect(stops.snapshot == 1, "the task is stopped once")
     }
 
+    @Test func workInsertedWithItsSignalIsStoppedThroughIt() {
+        var state = RegistryState()
+        let (id, request) = work(4)
+        let signal = EngineCancellation()
+        _ = state.insert(id, request, stop: .signal(signal))
+        #expect(!signal.isCancelled)
+        state.cancel(id)?.stop?()
+        #expect(signal.isCancelled, "the cancel reached the signal given with the work, with no attach step")
+        #expect(state.cancel(id) == nil, "and finds nothing the second time")
+        #expect(state.finish(id), "the outcome becomes .cancelled")
+    }
+
     @Test func cancellingByTagReachesOnlyThatTag() {
         var state = RegistryState()
         let tagged = [work(10, tag: "feed"), work(11, tag: "feed"), work(12, tag: "profile"), work(13)]
