@@ -59,8 +59,10 @@ import Testing
         #expect(!signal.isCancelled)
         state.cancel(id)?.stop?()
         #expect(signal.isCancelled, "the cancel reached the signal given with the work, with no attach step")
-        #expect(state.cancel(id) == nil, "and finds nothing the second time")
-        #expect(state.finish(id), "the outcome becomes .cancelled")
+        let again = state.cancel(id)
+        #expect(again == nil, "and finds nothing the second time")
+        let wasCancelled = state.finish(id)
+        #expect(wasCancelled, "the outcome becomes .cancelled")
     }
 
     @Test func cancellingByTagReachesOnlyThatTag() {
