@@ -56,7 +56,7 @@ extension Center {
                     &current, configuration, plugins, events, progress: progress, log: log,
                     interim: attempt == 1 ? interim : nil, cancellation: cancellation, stream: stream)
                 response.attempts = attempt
-                result = .success(response)
+                result = .success(consume response)
                 break
             } catch {
                 var error = error
@@ -172,7 +172,7 @@ extension Center {
                 }
                 response = settled
             }
-            return try await postProcess(response, request, configuration, log: log)
+            return try await postProcess(consume response, request, configuration, log: log)
         }
         preconditionFailure("the download loop returns or throws on its second pass")
     }

@@ -27,17 +27,35 @@ public struct Response: Sendable {
     }
 
     /// The request as it was sent (merged with the configuration, after `onRequest`).
-    public var request: Request
+    public var request: Request {
+        get { storage.value.request }
+        _modify { yield &storage.unique().value.request }
+    }
     /// The HTTP status code.
-    public var status: Int
+    public var status: Int {
+        get { storage.value.status }
+        _modify { yield &storage.unique().value.status }
+    }
     /// The response header fields.
-    public var headers: HTTPHeaders
+    public var headers: HTTPHeaders {
+        get { storage.value.headers }
+        _modify { yield &storage.unique().value.headers }
+    }
     /// The URL that answered, after redirects.
-    public var url: URL?
+    public var url: URL? {
+        get { storage.value.url }
+        _modify { yield &storage.unique().value.url }
+    }
     /// The body bytes, decoded from any `Content-Encoding`.
-    public var data: Data
+    public var data: Data {
+        get { storage.value.data }
+        _modify { yield &storage.unique().value.data }
+    }
     /// The body decoded by the request's `responseSerializer`.
-    public var value: Value
+    public var value: Value {
+        get { storage.value.value }
+        _modify { yield &storage.unique().value.value }
+    }
     /// Where a response came from.
     public enum Source: Sendable, Hashable {
         /// The server.
@@ -49,13 +67,25 @@ public struct Response: Sendable {
     }
 
     /// Where this response came from.
-    public var source: Source = .network
+    public var source: Source {
+        get { storage.value.source }
+        _modify { yield &storage.unique().value.source }
+    }
     /// Where a download was saved; `nil` for other requests.
-    public var fileURL: URL?
+    public var fileURL: URL? {
+        get { storage.value.fileURL }
+        _modify { yield &storage.unique().value.fileURL }
+    }
     /// How many times the request was sent to get this response (1 unless it was retried).
-    public var attempts: Int
+    public var attempts: Int {
+        get { storage.value.attempts }
+        _modify { yield &storage.unique().value.attempts }
+    }
     /// How long the exchange took, from handing the request to the engine to having the whole body.
-    public var duration: Duration
+    public var duration: Duration {
+        get { storage.value.duration }
+        _modify { yield &storage.unique().value.duration }
+    }
     /// What the engine measured of the exchange (phases, bytes, connection); `nil` for a response the cache served
     /// without asking the server, for a stub, and from an engine that measures nothing. See `TransferMetrics`.
     public var metrics: TransferMetrics? {
@@ -63,7 +93,28 @@ public struct Response: Sendable {
         set { metricsBox = newValue.map(MetricsBox.init) }
     }
     /// `metrics`, by reference (see `MetricsBox`).
-    var metricsBox: MetricsBox?
+    var metricsBox: MetricsBox? {
+        get { storage.value.metricsBox }
+        _modify { yield &storage.unique().value.metricsBox }
+    }
+
+    /// The stored properties, shared by copies of a response until one of them changes: a response is passed and
+    /// returned through every step after the engine, and a copy then costs one reference, not eleven fields.
+    struct Fields: Sendable {
+        var request: Request
+        var status: Int
+        var headers: HTTPHeaders
+        var url: URL?
+        var data: Data
+        var value: Value
+        var source: Source = .network
+        var fileURL: URL?
+        var attempts: Int
+        var duration: Duration
+        var metricsBox: MetricsBox?
+    }
+
+    private var storage: CopyOnWrite<Fields>
 
     /// Creates a response; a `StubEngine` or an `onResponse` hook may want one.
     public init(
@@ -76,14 +127,10 @@ public struct Response: Sendable {
         attempts: Int = 1,
         duration: Duration = .zero
     ) {
-        self.request = request
-        self.status = status
-        self.headers = headers
-        self.url = url
-        self.data = data
-        self.value = value ?? (data.isEmpty ? .empty : .data(data))
-        self.attempts = attempts
-        self.duration = duration
+        storage = CopyOnWrite(
+            Fields(
+                request: request, status: status, headers: headers, url: url, data: data,
+                value: value ?? (data.isEmpty ? .empty : .data(data)), attempts: attempts, duration: duration))
     }
 
     /// The body as JSON: the serializer's value for `.json` and `.plist`, otherwise the body parsed now, or `nil`
@@ -158,15 +205,11 @@ extension Response {
     /// Builds a response from what an engine returned, before decoding. The engine's response is taken over: its
     /// fields move here rather than being copied (the public initialiser would copy each).
     init(engine: consuming EngineResponse, request: consuming Request, duration: Duration) {
-        let headers = engine.headers ?? HTTPHeaders()
-        self.request = request
-        status = engine.status
-        self.headers = headers
-        url = engine.url
-        metricsBox = engine.metricsBox
-        data = engine.body
-        value = data.isEmpty ? .empty : .data(data)
-        attempts = 1
-        self.duration = duration
+        let data = engine.body
+        storage = CopyOnWrite(
+            Fields(
+                request: request, status: engine.status, headers: engine.headers ?? HTTPHeaders(), url: engine.url,
+                data: data, value: data.isEmpty ? .empty : .data(data), attempts: 1, duration: duration,
+                metricsBox: engine.metricsBox))
     }
 }
