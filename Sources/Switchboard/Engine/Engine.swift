@@ -66,37 +66,76 @@ extension Engine {
 /// `urlRequest` presents them as a Foundation `URLRequest` for engines built on one, made only when asked for.
 public struct EngineRequest: Sendable {
     /// The method.
-    public var method: HTTPMethod
+    public var method: HTTPMethod {
+        get { storage.value.method }
+        _modify { yield &storage.unique().value.method }
+    }
     /// The URL.
-    public var url: URL?
+    public var url: URL? {
+        get { storage.value.url }
+        _modify { yield &storage.unique().value.url }
+    }
     /// The header fields.
-    public var headers: HTTPHeaders
+    public var headers: HTTPHeaders {
+        get { storage.value.headers }
+        _modify { yield &storage.unique().value.headers }
+    }
     /// The idle timeout: the longest wait without any data. 60 seconds unless set.
-    public var timeout: Duration
+    public var timeout: Duration {
+        get { storage.value.timeout }
+        _modify { yield &storage.unique().value.timeout }
+    }
     /// The body to send.
-    public var body: Body
+    public var body: Body {
+        get { storage.value.body }
+        _modify { yield &storage.unique().value.body }
+    }
     /// Where the response body goes.
-    public var destination: Destination
+    public var destination: Destination {
+        get { storage.value.destination }
+        _modify { yield &storage.unique().value.destination }
+    }
     /// The longest the whole exchange may take, or `nil` for no limit; the engine enforces it.
-    public var totalTimeout: Duration?
+    public var totalTimeout: Duration? {
+        get { storage.value.totalTimeout }
+        _modify { yield &storage.unique().value.totalTimeout }
+    }
     /// The most bytes per second the response body may arrive at, or `nil`. An engine that enforces it says so with
     /// `Engine.honoursRateLimits`, and fails what it cannot limit with `HTTPError.Code.unsupported`.
-    public var maxReceiveBytesPerSecond: Int64?
+    public var maxReceiveBytesPerSecond: Int64? {
+        get { storage.value.maxReceiveBytesPerSecond }
+        _modify { yield &storage.unique().value.maxReceiveBytesPerSecond }
+    }
     /// The most bytes per second the request body may be sent at, or `nil`; as `maxReceiveBytesPerSecond`.
-    public var maxSendBytesPerSecond: Int64?
+    public var maxSendBytesPerSecond: Int64? {
+        get { storage.value.maxSendBytesPerSecond }
+        _modify { yield &storage.unique().value.maxSendBytesPerSecond }
+    }
     /// The identifier of the request at the center, for logs and stubs.
-    public var id: RequestID?
+    public var id: RequestID? {
+        get { storage.value.id }
+        _modify { yield &storage.unique().value.id }
+    }
     /// Called with the response head as soon as it arrives, before the body (of each response, after redirects).
     /// The center uses it to remember what a resumable download needs (`ETag`, length) even if the body is cut
     /// off. Engines should call it; one that does not still resumes, without `If-Range`.
-    public var onResponseHead: (@Sendable (HTTPURLResponse) -> Void)?
+    public var onResponseHead: (@Sendable (HTTPURLResponse) -> Void)? {
+        get { storage.value.onResponseHead }
+        _modify { yield &storage.unique().value.onResponseHead }
+    }
     /// Called as the exchange goes, from any thread, with each response head (a redirect's too) and each redirect the
     /// engine follows, for the center's `RequestObserver`s; `nil` when nobody observes. Engines should call it.
-    public var onEvent: (@Sendable (EngineEvent) -> Void)?
+    public var onEvent: (@Sendable (EngineEvent) -> Void)? {
+        get { storage.value.onEvent }
+        _modify { yield &storage.unique().value.onEvent }
+    }
     /// Fires when the center cancels the request by its identifier while it runs in its caller's task (see
     /// `Engine.honoursCancellation`); `nil` when task cancellation is the only way. Engines that honour it treat it as
     /// task cancellation: `withCancellationHandler(operation:onCancel:)` and `isCancelled` do.
-    public var cancellation: EngineCancellation?
+    public var cancellation: EngineCancellation? {
+        get { storage.value.cancellation }
+        _modify { yield &storage.unique().value.cancellation }
+    }
     /// Whether a redirect from `https` to plain `http` is followed. `false` by default: such a redirect fails with
     /// `HTTPError.Code.insecureRedirect`, so that nothing (a `307`/`308` body, cookies, the response) crosses the
     /// network in clear without the caller asking for it. The center sets it from `allowsInsecureRedirects`.
@@ -107,23 +146,48 @@ public struct EngineRequest: Sendable {
     public var observesProgress = true
     /// Takes the response body piece by piece as it arrives, instead of `EngineResponse.body`: set by the center for
     /// a stream, on an engine whose `streamsResponses` is `true`. See `BodyReceiver` for what an engine does with it.
-    public var receiver: BodyReceiver?
+    public var receiver: BodyReceiver? {
+        get { storage.value.receiver }
+        _modify { yield &storage.unique().value.receiver }
+    }
     /// The URL request this one was made from or last set to, for the settings it has beyond method, URL, headers
     /// and timeout (its cache policy, say), which `urlRequest` keeps.
-    private var base: URLRequest?
+    private var base: URLRequest? {
+        get { storage.value.base }
+        _modify { yield &storage.unique().value.base }
+    }
+
+    /// The stored properties, shared by copies of an engine request until one of them changes: the request is
+    /// handed from step to step and to the engine, and a copy then costs one reference, not every field.
+    struct Fields: Sendable {
+        var method: HTTPMethod
+        var url: URL?
+        var headers: HTTPHeaders
+        var timeout: Duration
+        var body: Body
+        var destination: Destination
+        var totalTimeout: Duration?
+        var maxReceiveBytesPerSecond: Int64?
+        var maxSendBytesPerSecond: Int64?
+        var id: RequestID?
+        var onResponseHead: (@Sendable (HTTPURLResponse) -> Void)?
+        var onEvent: (@Sendable (EngineEvent) -> Void)?
+        var cancellation: EngineCancellation?
+        var receiver: BodyReceiver?
+        var base: URLRequest?
+    }
+
+    private var storage: CopyOnWrite<Fields>
 
     /// Creates an engine request from its method, URL and headers.
     public init(
         method: HTTPMethod = .get, url: URL, headers: HTTPHeaders = [:], timeout: Duration = .seconds(60),
         body: Body = .none, destination: Destination = .memory, totalTimeout: Duration? = nil
     ) {
-        self.method = method
-        self.url = url
-        self.headers = headers
-        self.timeout = timeout
-        self.body = body
-        self.destination = destination
-        self.totalTimeout = totalTimeout
+        storage = CopyOnWrite(
+            Fields(
+                method: method, url: url, headers: headers, timeout: timeout, body: body, destination: destination,
+                totalTimeout: totalTimeout))
     }
 
     /// Creates an engine request from a URL request: its method, URL, header fields and timeout.
@@ -131,14 +195,10 @@ public struct EngineRequest: Sendable {
         urlRequest: URLRequest, body: Body = .none, destination: Destination = .memory,
         totalTimeout: Duration? = nil, id: RequestID? = nil
     ) {
-        method = .get
-        url = nil
-        headers = [:]
-        timeout = .seconds(60)
-        self.body = body
-        self.destination = destination
-        self.totalTimeout = totalTimeout
-        self.id = id
+        storage = CopyOnWrite(
+            Fields(
+                method: .get, url: nil, headers: [:], timeout: .seconds(60), body: body, destination: destination,
+                totalTimeout: totalTimeout, id: id))
         self.urlRequest = urlRequest
     }
 
