@@ -89,8 +89,8 @@ public struct Request: Sendable {
     }
     /// An explicit body. When set, it is sent instead of encoding `parameters` into the body.
     public var body: Body? {
-        get { fields.body }
-        _modify { yield &storage.unique().value.body }
+        get { fields.cold.value.body }
+        _modify { yield &storage.unique().value.cold.unique().value.body }
     }
     /// The longest the request may wait for the server without receiving anything; the center's `timeout` when nil.
     public var timeout: Duration? {
@@ -131,8 +131,8 @@ public struct Request: Sendable {
     }
     /// When and how to retry this request; the center's `retryPolicy` when nil.
     public var retry: RetryPolicy? {
-        get { fields.retry }
-        _modify { yield &storage.unique().value.retry }
+        get { fields.cold.value.retry }
+        _modify { yield &storage.unique().value.cold.unique().value.retry }
     }
     /// Shorthand for the number of retries after the first attempt, with the rest of the policy from `retry` or the
     /// center (XMNetworking's `retryCount`): `retryCount = 2` means three attempts in all.
@@ -148,14 +148,14 @@ public struct Request: Sendable {
     }
     /// The parts of a multipart upload (`kind = .upload`); `parameters` are sent as text fields beside them.
     public var form: [FormPart] {
-        get { fields.form }
-        _modify { yield &storage.unique().value.form }
+        get { fields.cold.value.form }
+        _modify { yield &storage.unique().value.cold.unique().value.form }
     }
     /// Where a download goes (`kind = .download`): a file, or a directory where the server's or the URL's file name
     /// is used.
     public var destination: Destination? {
-        get { fields.destination }
-        _modify { yield &storage.unique().value.destination }
+        get { fields.cold.value.destination }
+        _modify { yield &storage.unique().value.cold.unique().value.destination }
     }
     /// Whether a download keeps its partial file when it fails or is cancelled, and continues from it next time
     /// (with `Range` and `If-Range`), even from a new process.
@@ -165,8 +165,8 @@ public struct Request: Sendable {
     }
     /// A checksum the downloaded file must match before it is moved into place.
     public var checksum: Checksum? {
-        get { fields.checksum }
-        _modify { yield &storage.unique().value.checksum }
+        get { fields.cold.value.checksum }
+        _modify { yield &storage.unique().value.cold.unique().value.checksum }
     }
     /// Whether this request shares one transfer with identical requests in flight (same method, URL, headers and
     /// body); `nil` follows the center's `deduplicatesGETs` for `GET` and `HEAD`.
@@ -193,13 +193,13 @@ public struct Request: Sendable {
     /// Checks (or transforms) this request's response after the center's `onResponse`; throw to fail (an
     /// `HTTPError` as it is, anything else as `.business`).
     public var validate: (@Sendable (Response) throws -> Response)? {
-        get { fields.validate }
-        _modify { yield &storage.unique().value.validate }
+        get { fields.cold.value.validate }
+        _modify { yield &storage.unique().value.cold.unique().value.validate }
     }
     /// An endpoint's canned answer, served when the center's `usesEndpointStubs` is on.
     var endpointStub: StubEngine.Reply? {
-        get { fields.endpointStub }
-        _modify { yield &storage.unique().value.endpointStub }
+        get { fields.cold.value.endpointStub }
+        _modify { yield &storage.unique().value.cold.unique().value.endpointStub }
     }
     /// Your own values, for the hooks to read (a per-request API version, a flag to skip a token, ...).
     /// The center's `userInfo` is merged in under these (the request's own win).
@@ -210,8 +210,8 @@ public struct Request: Sendable {
     /// Plugins for this request alone, run after the center's and the node's (see `Plugin`); an endpoint's `plugins`
     /// arrive here.
     public var plugins: [any Plugin] {
-        get { fields.plugins }
-        _modify { yield &storage.unique().value.plugins }
+        get { fields.cold.value.plugins }
+        _modify { yield &storage.unique().value.cold.unique().value.plugins }
     }
     /// Where this request's callbacks run; the center's `callbackQueue` when nil.
     public var callbackQueue: DispatchQueue? {
@@ -237,8 +237,8 @@ public struct Request: Sendable {
         set { scope.owner = newValue.map(WeakOwner.init) }
     }
     var scope: WorkScope {
-        get { fields.scope }
-        _modify { yield &storage.unique().value.scope }
+        get { fields.cold.value.scope }
+        _modify { yield &storage.unique().value.cold.unique().value.scope }
     }
 
     /// The stored properties, shared by copies of a request until one of them changes: a request is copied at
@@ -254,31 +254,42 @@ public struct Request: Sendable {
         var headers: HTTPHeaders = [:]
         var requestSerializer: RequestSerializer = .form
         var responseSerializer: ResponseSerializer = .json
-        var body: Body?
         var timeout: Duration?
         var totalTimeout: Duration?
         var maxBytesPerSecond: Int64?
         var maxUploadBytesPerSecond: Int64?
         var streamBufferSize = 8 << 20
         var acceptableStatusCodes: Set<Int>?
-        var retry: RetryPolicy?
         var retryCount: Int?
         var kind: Kind = .data
-        var form: [FormPart] = []
-        var destination: Destination?
-        var checksum: Checksum?
         var deduplicate: Bool?
         var cachePolicy: CachePolicy = .networkOnly
-        var validate: (@Sendable (Response) throws -> Response)?
-        var endpointStub: StubEngine.Reply?
         var userInfo: [String: any Sendable] = [:]
-        var plugins: [any Plugin] = []
         var useGeneralServer = true
         var useGeneralHeaders = true
         var useGeneralParameters = true
         var resumable = false
         var usesAuthenticator = true
         var cachesPOST = false
+
+        /// The fields the pipeline reads but does not change, in a box of their own: merging a request with its
+        /// center changes the others, and the copy that makes then costs one reference for all of these.
+        var cold = Cold.defaults
+    }
+
+    /// What `Fields.cold` holds.
+    struct Cold: Sendable {
+        /// One box of defaults that every new request shares until it sets one of these.
+        static let defaults = CopyOnWrite(Cold())
+
+        var body: Body?
+        var retry: RetryPolicy?
+        var form: [FormPart] = []
+        var destination: Destination?
+        var checksum: Checksum?
+        var validate: (@Sendable (Response) throws -> Response)?
+        var endpointStub: StubEngine.Reply?
+        var plugins: [any Plugin] = []
         var scope = WorkScope()
     }
 

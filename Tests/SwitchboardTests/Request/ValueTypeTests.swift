@@ -121,3 +121,44 @@ import Testing
         #expect(HTTPError.from(HTTPError(custom, "over quota")).code == custom)
     }
 }
+
+/// `Request`, `Response` and `EngineRequest` keep their fields in shared boxes; each copy must still behave as a value.
+@Suite struct SharedFieldsTests {
+    @Test func aRequestCopyChangesAloneAndNewRequestsKeepTheDefaults() {
+        var first = Request { $0.api = "a" }
+        var second = first
+        second.form = [.init(name: "field", content: .data(Data("x".utf8)))]
+        second.destination = .file(URL(fileURLWithPath: "/tmp/x"))
+        second.tag = "second"
+        second.api = "b"
+        #expect(first.form.isEmpty && first.destination == nil && first.tag == nil && first.api == "a")
+        #expect(second.form.count == 1 && second.tag == "second" && second.api == "b")
+        first.retryCount = 3
+        first.body = .json(["k": 1])
+        #expect(second.retryCount == nil && second.body == nil)
+        let fresh = Request()
+        #expect(
+            fresh.form.isEmpty && fresh.destination == nil && fresh.tag == nil && fresh.body == nil,
+            "the defaults every new request shares were not changed through one of them")
+    }
+
+    @Test func aResponseCopyChangesAlone() {
+        let original = Response(status: 200, headers: ["A": "1"], data: Data("x".utf8))
+        var copy = original
+        copy.status = 404
+        copy.headers["A"] = "2"
+        copy.attempts = 3
+        #expect(original.status == 200 && original.headers["A"] == "1" && original.attempts == 1)
+        #expect(copy.status == 404 && copy.headers["A"] == "2" && copy.attempts == 3)
+    }
+
+    @Test func anEngineRequestCopyChangesAlone() {
+        let original = EngineRequest(url: URL(string: "http://example.com/a")!, headers: ["A": "1"])
+        var copy = original
+        copy.headers["A"] = "2"
+        copy.url = URL(string: "http://example.com/b")
+        copy.method = .post
+        #expect(original.headers["A"] == "1" && original.url?.path == "/a" && original.method == .get)
+        #expect(copy.headers["A"] == "2" && copy.url?.path == "/b" && copy.method == .post)
+    }
+}
