@@ -294,7 +294,11 @@ struct JSONParser {
     }
 
     private func utf8(_ start: Int, _ end: Int) throws(Failure) -> String {
-        guard let text = String(validating: UnsafeRawBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self) else {
+        let slice = UnsafeRawBufferPointer(rebasing: bytes[start..<end])
+        // ASCII is valid UTF-8 as it is: the specialised decoding path, without the generic validation's run-time
+        // type lookups (most strings in JSON are ASCII).
+        if slice.allSatisfy({ $0 < 0x80 }) { return String(decoding: slice, as: UTF8.self) }
+        guard let text = String(validating: slice, as: UTF8.self) else {
             throw Failure(message: "invalid UTF-8 in a string", offset: start)
         }
         return text

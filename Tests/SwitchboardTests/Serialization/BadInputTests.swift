@@ -167,6 +167,20 @@ import Testing
                 == "application/x-www-form-urlencoded; charset=utf-8")
     }
 
+    @Test func everyScalarTypeKeepsItsKindAndValue() throws {
+        let values: [(any Sendable, ParameterValue)] = [
+            ("text", .string("text")), (Substring("sub"), .string("sub")), (true, .bool(true)),
+            (Int.min, .int(Int64.min)), (Int8(-8), .int(-8)), (Int16(16), .int(16)), (Int32(-32), .int(-32)),
+            (Int64.max, .int(Int64.max)), (UInt.max, .uint(UInt64(UInt.max))), (UInt8(8), .uint(8)),
+            (UInt16(16), .uint(16)), (UInt32(32), .uint(32)), (UInt64.max, .uint(UInt64.max)), (2.5, .double(2.5)),
+            (Float(0.5), .double(0.5)), (Optional(7) as Int?, .int(7)), (JSON.null, .null),
+        ]
+        for (value, expected) in values {
+            #expect(try ParameterValue(value, path: "v") == expected, "\(type(of: value))")
+        }
+        #expect(throws: HTTPError.self) { try ParameterValue(Date(), path: "v") }
+    }
+
     @Test func queryParametersJoinAnExistingQuery() throws {
         let request = try encoded {
             $0.url = "http://x.com/p?a=1"; $0.parameters = ["b": 2]
