@@ -153,12 +153,21 @@ enum RequestEncoding {
         }
         let separator = !hasQuery ? "?" : last == UInt8(ascii: "?") || last == UInt8(ascii: "&") ? "" : "&"
         let utf8 = text.utf8
-        let split = utf8.index(utf8.startIndex, offsetBy: headLength)
-        var combined = String(Substring(utf8[..<split]))
-        combined.reserveCapacity(utf8.count + query.utf8.count + 1)
-        combined += separator
-        combined += query
-        combined += Substring(utf8[split...])
+        var combined: String
+        if headLength == utf8.count {
+            // No fragment (the usual case): the query goes at the end, and nothing needs slicing.
+            combined = text
+            combined.reserveCapacity(utf8.count + query.utf8.count + 1)
+            combined += separator
+            combined += query
+        } else {
+            let split = utf8.index(utf8.startIndex, offsetBy: headLength)
+            combined = String(Substring(utf8[..<split]))
+            combined.reserveCapacity(utf8.count + query.utf8.count + 1)
+            combined += separator
+            combined += query
+            combined += Substring(utf8[split...])
+        }
         do {
             return try URLComposition.validate(combined, for: request)
         } catch {
@@ -212,6 +221,8 @@ enum RequestEncoding {
 enum FormEncoding {
     static func encode(_ members: [(key: String, value: ParameterValue)]) -> String {
         var text = ""
+        // Room for the usual case (short plain values, little to escape), so that the text grows once, not per pair.
+        text.reserveCapacity(members.reduce(0) { $0 + $1.key.utf8.count + 24 })
         for member in members {
             switch member.value {
             case .array, .object:
