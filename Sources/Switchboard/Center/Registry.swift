@@ -12,15 +12,12 @@ final class Registry: Sendable {
 
     // MARK: - Running
 
-    /// Records work that is about to start.
-    func insert(_ id: RequestID, _ work: AnyRequest) {
-        if state.withLock({ $0.insert(id, work) }) { scheduleOwnerCheck() }
-    }
-
-    /// Records work that runs in its caller's task, with the signal that stops it: one step, so that a cancel that
-    /// finds the work always finds the signal.
-    func insert(_ id: RequestID, _ work: AnyRequest, cancellation: EngineCancellation) {
-        if state.withLock({ $0.insert(id, work, stop: .signal(cancellation)) }) { scheduleOwnerCheck() }
+    /// Records work that is about to start; work that runs in its caller's task comes with the signal that stops it,
+    /// recorded in the same step, so that a cancel that finds the work always finds the signal.
+    func insert(_ id: RequestID, _ work: AnyRequest, cancellation: EngineCancellation? = nil) {
+        if state.withLock({ $0.insert(id, work, stop: cancellation.map(RegistryState.Stop.signal)) }) {
+            scheduleOwnerCheck()
+        }
     }
 
     /// Attaches the way to cancel the task running the work, cancelling it at once if a cancel came first.

@@ -153,21 +153,14 @@ enum RequestEncoding {
         }
         let separator = !hasQuery ? "?" : last == UInt8(ascii: "?") || last == UInt8(ascii: "&") ? "" : "&"
         let utf8 = text.utf8
-        var combined: String
-        if headLength == utf8.count {
-            // No fragment (the usual case): the query goes at the end, and nothing needs slicing.
-            combined = text
-            combined.reserveCapacity(utf8.count + query.utf8.count + 1)
-            combined += separator
-            combined += query
-        } else {
-            let split = utf8.index(utf8.startIndex, offsetBy: headLength)
-            combined = String(Substring(utf8[..<split]))
-            combined.reserveCapacity(utf8.count + query.utf8.count + 1)
-            combined += separator
-            combined += query
-            combined += Substring(utf8[split...])
-        }
+        let hasFragment = headLength < utf8.count
+        let split = utf8.index(utf8.startIndex, offsetBy: headLength)
+        // Without a fragment (the usual case) the query goes at the end, and nothing needs slicing.
+        var combined = hasFragment ? String(Substring(utf8[..<split])) : text
+        combined.reserveCapacity(utf8.count + query.utf8.count + 1)
+        combined += separator
+        combined += query
+        if hasFragment { combined += Substring(utf8[split...]) }
         do {
             return try URLComposition.validate(combined, for: request)
         } catch {
