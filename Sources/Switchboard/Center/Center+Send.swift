@@ -229,11 +229,19 @@ final class ProgressRelay: Sendable {
     // Reports are handed over inside the lock, so they keep their order; `deliver` only enqueues (`queue.async`,
     // `AsyncStream.Continuation.yield`) and never runs user code there.
 
+    /// Passes a report on at once when it is the first, complete, or the interval has passed since the last; else
+    /// holds it (the newest held replaces the one before) and passes it on when the interval is over.
     func report(_ progress: TransferProgress) {
+        report(progress, final: progress.isComplete)
+    }
+
+    /// As `report(_:)`, with `final` saying whether nothing more is to come (a batch's sum is final only when every
+    /// member's report is complete, not when each member's is).
+    func report(_ progress: TransferProgress, final: Bool) {
         let now = ContinuousClock.now
         let scheduleFlush = state.withLock { state -> Bool in
             guard !state.finished else { return false }
-            if !progress.isComplete, let last = state.last, now - last < ProgressRelay.interval {
+            if !final, let last = state.last, now - last < ProgressRelay.interval {
                 state.pending = progress
                 if state.flushScheduled { return false }
                 state.flushScheduled = true

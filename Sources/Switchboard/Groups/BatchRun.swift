@@ -72,7 +72,10 @@ final class BatchRun: Sendable {
         }
         var progress: (@Sendable (TransferProgress) -> Void)?
         if let relay {
-            progress = { [state] report in relay.report(state.withLock { $0.machine.report(index, report) }) }
+            progress = { [state] report in
+                let (progress, final) = state.withLock { $0.machine.report(index, report) }
+                relay.report(progress, final: final)
+            }
         }
         runner.start(member, progress: progress) { [self] result in
             if state.withLock({ $0.machine.finish(index, result) }) { cancelRunning() }

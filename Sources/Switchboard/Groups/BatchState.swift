@@ -26,6 +26,9 @@ struct BatchState {
     private var bytesDone: Int64 = 0
     private var bytesExpected: Int64 = 0
     private var withoutTotal = 0
+    /// Members to run whose latest report is not complete (or who have not reported): the batch's report is final,
+    /// and worth passing on at once, only when none is left.
+    private var incomplete: Int
 
     /// - Parameter previous: outcomes of an earlier run (for `retry`): members with a success there keep it and are
     ///   not run again.
@@ -36,6 +39,7 @@ struct BatchState {
         }
         self.results = results
         queue = results.indices.filter { results[$0] == nil }[...]
+        incomplete = queue.count
         self.failFast = failFast
     }
 
@@ -93,9 +97,10 @@ struct BatchState {
         }
     }
 
-    /// Takes a member's latest progress report; returns the batch's: bytes done, and bytes expected when every
-    /// reporting member knows its total.
-    mutating func report(_ index: Int, _ report: TransferProgress) -> TransferProgress {
+    /// Takes a member's latest progress report; returns the batch's (bytes done, and bytes expected when every
+    /// reporting member knows its total), and whether it is final: every member to run has reported all its bytes.
+    /// A member's own complete report is not the batch's: passing each on at once would cost a delivery a member.
+    mutating func report(_ index: Int, _ report: TransferProgress) -> (progress: TransferProgress, final: Bool) {
         if progress.isEmpty { progress = Array(repeating: nil, count: results.count) }
         let previous = progress[index]
         progress[index] = report
@@ -105,7 +110,12 @@ struct BatchState {
         }
         bytesDone += report.completed
         if let expected = report.expected { bytesExpected += expected } else { withoutTotal += 1 }
-        return TransferProgress(
-            direction: report.direction, completed: bytesDone, expected: withoutTotal == 0 ? bytesExpected : nil)
+        let wasComplete = previous?.isComplete ?? false
+        if report.isComplete != wasComplete { incomplete += report.isComplete ? -1 : 1 }
+        return (
+            TransferProgress(
+                direction: report.direction, completed: bytesDone, expected: withoutTotal == 0 ? bytesExpected : nil),
+            incomplete == 0
+        )
     }
 }

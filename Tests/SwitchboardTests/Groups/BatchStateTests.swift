@@ -117,7 +117,7 @@ import Testing
     @Test func progressSumsEachMembersLatestReport() {
         var state = BatchState(count: 3, previous: nil, failFast: false)
         func report(_ index: Int, _ done: Int64, of total: Int64?) -> TransferProgress {
-            state.report(index, TransferProgress(direction: .download, completed: done, expected: total))
+            state.report(index, TransferProgress(direction: .download, completed: done, expected: total)).progress
         }
         let first = report(0, 10, of: 100)
         #expect(first == TransferProgress(direction: .download, completed: 10, expected: 100))
@@ -131,5 +131,20 @@ import Testing
         #expect(unknown.expected == nil, "a member without a total leaves the sum without one")
         let known = report(2, 9, of: 9)
         #expect(known == TransferProgress(direction: .download, completed: 74, expected: 159))
+    }
+
+    @Test func theBatchsReportIsFinalOnlyWhenEveryMemberToRunIsComplete() {
+        // Member 1 succeeded in an earlier run: it is not run again, and never reports.
+        var state = BatchState(
+            count: 3, previous: [.failure(HTTPError(.transport, "x")), ok, .failure(HTTPError(.transport, "y"))],
+            failFast: false)
+        func final(_ index: Int, _ done: Int64, of total: Int64?) -> Bool {
+            state.report(index, TransferProgress(direction: .download, completed: done, expected: total)).final
+        }
+        #expect(!final(0, 10, of: 10), "one member's complete report is not the batch's")
+        #expect(!final(2, 5, of: 10))
+        #expect(final(2, 10, of: 10), "every member that runs has all its bytes")
+        #expect(!final(0, 0, of: 10), "a member that starts again (a retry) makes it not final again")
+        #expect(final(0, 10, of: 10))
     }
 }

@@ -290,6 +290,38 @@ import Testing
         #expect(reports.snapshot == [100, 400])
     }
 
+    @Test func progressOfAManyMemberBatchIsPacedAndEndsWithTheTotal() async {
+        let stub = StubEngine()
+        stub.on(nil, "*", reply: .data(Data(count: 10)))
+        let (center, _) = stubCenter(stub)
+        let reports = Locked<[TransferProgress]>([])
+        let members = 2_000
+        let start = ContinuousClock.now
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            center.sendBatch { batch in
+                for index in 0..<members {
+                    batch.add {
+                        $0.api = "items/\(index)"; $0.responseSerializer = .raw
+                    }
+                }
+            } onProgress: { progress in
+                reports.withLock { $0.append(progress) }
+            } onFinished: { _ in
+                continuation.resume()
+            }
+        }
+        let elapsed = ContinuousClock.now - start
+        let seen = reports.snapshot
+        #expect(
+            seen.last
+                == TransferProgress(direction: .download, completed: Int64(members * 10), expected: Int64(members * 10))
+        )
+        #expect(zip(seen, seen.dropFirst()).allSatisfy { $0.completed <= $1.completed }, "reports only grow")
+        // One report at once, then at most one per 16 ms interval, and the final one: not one per member.
+        let bound = 3 + Int(elapsed / .milliseconds(16))
+        #expect(seen.count <= bound, "\(seen.count) reports in \(elapsed)")
+    }
+
     @Test func tenThousandMembersFinishWithEveryResultInPlace() async throws {
         let stub = StubEngine()
         stub.on(nil, "*") { request in .json(["path": .string(request.url!.path)]) }
