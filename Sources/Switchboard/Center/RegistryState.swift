@@ -49,8 +49,9 @@ struct RegistryState {
     mutating func insert(_ id: RequestID, _ work: AnyRequest, stop: Stop? = nil) -> Bool {
         var entry = Entry(work: work)
         entry.stop = stop
+        let hasOwner = entry.owner != nil
         entries[id] = entry
-        guard entry.owner != nil, !watchingOwners else { return false }
+        guard hasOwner, !watchingOwners else { return false }
         watchingOwners = true
         return true
     }
@@ -93,7 +94,11 @@ struct RegistryState {
 
     /// Removes finished work; returns whether it had been cancelled.
     mutating func finish(_ id: RequestID) -> Bool {
-        entries.removeValue(forKey: id)?.cancelled ?? false
+        // Read in place, then removed: the entry is not copied out to read one flag.
+        guard let index = entries.index(forKey: id) else { return false }
+        let cancelled = entries.values[index].cancelled
+        entries.remove(at: index)
+        return cancelled
     }
 
     /// The running work with this identifier, unless it was cancelled.

@@ -38,7 +38,8 @@ extension Center {
         let log =
             configuration.consoleLog
             ? ConsoleLog(configuration.consoleLogHandler, secretNames: configuration.consoleLogSecretNames) : nil
-        let policy = request.retryPolicy(in: configuration)
+        // Looked up at the first failure: a request that succeeds at once never needs it.
+        var policy: RetryPolicy?
         var current = request
         var result: Result<Response, HTTPError>
         var attempt = 1
@@ -81,12 +82,14 @@ extension Center {
                     }
                 }
                 guard !isCancelled() else { break }
-                var delay = policy.delay(after: attempt, for: error, method: current.method)
+                let retry = policy ?? request.retryPolicy(in: configuration)
+                policy = retry
+                var delay = retry.delay(after: attempt, for: error, method: current.method)
                 if delay == nil, !plugins.isEmpty {
                     delay = await plugins.retryDelay(after: error, attempt: attempt, for: current)
                 }
                 guard let delay else { break }
-                log?.retry(error, attempt: attempt, of: policy.maxAttempts, after: delay)
+                log?.retry(error, attempt: attempt, of: retry.maxAttempts, after: delay)
                 events?.post(
                     RequestEvent(id: id, kind: .retried(attempt: attempt, error: error, delay: delay), request: current)
                 )

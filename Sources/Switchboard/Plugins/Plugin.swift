@@ -66,8 +66,11 @@ struct PluginChain: Sendable {
 
     init(_ request: Request, _ configuration: Center.Configuration) {
         var plugins = configuration.plugins
-        if let forNode = configuration.nodePlugins[request.node ?? .default] { plugins += forNode }
-        plugins += request.plugins
+        // No node's plugins, no lookup (hashing the node's name is most of what an empty chain costs).
+        if !configuration.nodePlugins.isEmpty, let forNode = configuration.nodePlugins[request.node ?? .default] {
+            plugins += forNode
+        }
+        if !request.plugins.isEmpty { plugins += request.plugins }
         self.plugins = plugins
     }
 
