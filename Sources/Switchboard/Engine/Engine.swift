@@ -116,12 +116,26 @@ public struct EngineRequest: Sendable {
         get { storage.value.id }
         _modify { yield &storage.unique().value.id }
     }
-    /// Called with the response head as soon as it arrives, before the body (of each response, after redirects).
-    /// The center uses it to remember what a resumable download needs (`ETag`, length) even if the body is cut
-    /// off. Engines should call it; one that does not still resumes, without `If-Range`.
+    /// Called with the response head as soon as it arrives, before the body (of each response, after redirects), by
+    /// the built-in engines when set. The center no longer sets it: a download records what it needs to resume
+    /// when the engine opens its file (`fileSink(for:synchronous:)`), so an engine reports nothing for it.
+    @available(
+        *, deprecated,
+        message: "the center no longer needs it: a download learns its head when the engine calls fileSink(for:)"
+    )
     public var onResponseHead: (@Sendable (HTTPURLResponse) -> Void)? {
         get { storage.value.onResponseHead }
         _modify { yield &storage.unique().value.onResponseHead }
+    }
+    /// `onResponseHead`, for the built-in engines, which still call it for code that sets it.
+    var headHandler: (@Sendable (HTTPURLResponse) -> Void)? {
+        storage.value.onResponseHead
+    }
+    /// Called when `sink(for:)` opens the destination file for a response head, with the head's status and fields:
+    /// the download's own business (what it needs to resume), which no engine has to know about.
+    var onFileOpened: (@Sendable (_ status: Int, _ field: (String) -> String?) -> Void)? {
+        get { storage.value.onFileOpened }
+        _modify { yield &storage.unique().value.onFileOpened }
     }
     /// Called as the exchange goes, from any thread, with each response head (a redirect's too) and each redirect the
     /// engine follows, for the center's `RequestObserver`s; `nil` when nobody observes. Engines should call it.
@@ -171,6 +185,7 @@ public struct EngineRequest: Sendable {
         var maxSendBytesPerSecond: Int64?
         var id: RequestID?
         var onResponseHead: (@Sendable (HTTPURLResponse) -> Void)?
+        var onFileOpened: (@Sendable (_ status: Int, _ field: (String) -> String?) -> Void)?
         var onEvent: (@Sendable (EngineEvent) -> Void)?
         var cancellation: EngineCancellation?
         var receiver: BodyReceiver?

@@ -242,7 +242,7 @@ public final class StubEngine: Engine {
             let url = request.url ?? URL(string: "http://stub.invalid/")!
             var response = EngineResponse(
                 status: reply.status, url: url, httpVersion: "HTTP/1.1", headers: reply.headers, body: Data())
-            if let onResponseHead = request.onResponseHead { onResponseHead(response.response) }
+            if let handler = request.headHandler { handler(response.response) }
             request.onEvent?(.responseHead(status: reply.status, headers: reply.headers))
             var counter = DownloadCounter(response: response)
             if counter.expected == nil { counter.expected = counter.start + Int64(reply.body.count) }

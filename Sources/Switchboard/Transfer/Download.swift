@@ -84,7 +84,8 @@ struct DownloadPlan: Sendable {
         self.knownTotal = knownTotal
     }
 
-    /// Points the engine at the partial file, asks for the rest when resuming, and records the response head.
+    /// Points the engine at the partial file, asks for the rest when resuming, and records the response head when the
+    /// file is opened for it.
     func apply(to engineRequest: inout EngineRequest) {
         engineRequest.destination = .file(partial, offset: offset)
         if request.headers["Accept-Encoding"] == nil {
@@ -97,12 +98,13 @@ struct DownloadPlan: Sendable {
         }
         guard let recordURL else { return }
         let url = url.absoluteString
-        engineRequest.onResponseHead = { response in
-            guard response.statusCode == 200 || response.statusCode == 206 else { return }
+        // When the engine opens the partial file for a head (`fileSink(for:)`), before the body: a transfer cut off
+        // later still leaves what resuming needs. A head whose body the file refuses (a `206` from the wrong
+        // offset) records nothing.
+        engineRequest.onFileOpened = { status, field in
             let record = Record(
-                url: url, etag: response.value(forHTTPHeaderField: "ETag"),
-                lastModified: response.value(forHTTPHeaderField: "Last-Modified"),
-                total: DownloadPlan.total(of: response))
+                url: url, etag: field("ETag"), lastModified: field("Last-Modified"),
+                total: DownloadPlan.total(status: status, header: field))
             try? JSONEncoder().encode(record).write(to: recordURL, options: .atomic)
         }
     }
@@ -242,10 +244,6 @@ struct DownloadPlan: Sendable {
         if status == 206 || status == 416 { return ContentRange(header("Content-Range"))?.total }
         guard header("Content-Encoding") == nil else { return nil }
         return header("Content-Length").flatMap { Int64($0) }
-    }
-
-    static func total(of response: HTTPURLResponse) -> Int64? {
-        total(status: response.statusCode) { response.value(forHTTPHeaderField: $0) }
     }
 
     static func total(of response: Response) -> Int64? {

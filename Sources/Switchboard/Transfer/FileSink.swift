@@ -109,7 +109,8 @@ public final class FileSink: @unchecked Sendable {
 extension EngineRequest {
     /// Where the body of `head` goes under this request's `destination`: a sink into the destination file for a `200`
     /// (from the start) or a `206` (from the destination's offset), else `nil`, and the body belongs in
-    /// `EngineResponse.body`.
+    /// `EngineResponse.body`. Opening the file also tells the center what a resumable download needs of the head
+    /// (`ETag`, `Last-Modified`, length), so an engine that writes through here reports nothing else for it.
     ///
     /// - Parameters:
     ///   - head: the response head whose body is about to arrive.
@@ -146,7 +147,9 @@ extension EngineRequest {
             }
             start = wanted
         }
-        return try FileSink(url: url, start: start, mode: mode)
+        let sink = try FileSink(url: url, start: start, mode: mode)
+        onFileOpened?(response.statusCode) { response.value(forHTTPHeaderField: $0) }
+        return sink
     }
 }
 

@@ -92,4 +92,76 @@ import Testing
         #expect(try sink.close() == Int64(expected.count))
         #expect(try Data(contentsOf: file) == expected)
     }
+
+    /// An engine of the app's own that writes a download only through `fileSink(for:)`: the first exchange is cut off
+    /// after `cut` bytes, later ones honour `Range` when `If-Range` matches the entity's `ETag`.
+    private struct CuttingEngine: Engine {
+        let body: Data
+        let cut: Int
+        let seen = Locked<[HTTPHeaders]>([])
+
+        func perform(
+            _ request: EngineRequest, progress: @escaping @Sendable (TransferProgress) -> Void
+        ) async throws -> EngineResponse {
+            let first = seen.withLock { seen in
+                seen.append(request.headers)
+                return seen.count == 1
+            }
+            var start = 0
+            var head = EngineResponse(
+                status: 200, url: request.url, headers: ["ETag": "\"v7\"", "Content-Length": "\(body.count)"],
+                body: Data())
+            if let range = request.headers["Range"], request.headers["If-Range"] == "\"v7\"",
+                let from = Int(range.dropFirst("bytes=".count).dropLast())
+            {
+                start = from
+                head = EngineResponse(
+                    status: 206, url: request.url,
+                    headers: [
+                        "ETag": "\"v7\"", "Content-Range": "bytes \(from)-\(body.count - 1)/\(body.count)",
+                        "Content-Length": "\(body.count - from)",
+                    ], body: Data())
+            }
+            guard let sink = try request.fileSink(for: head, synchronous: true) else { return head }
+            if first {
+                try sink.write(body.prefix(cut))
+                _ = try sink.close()
+                throw URLError(.networkConnectionLost)
+            }
+            try sink.write(body.suffix(from: start))
+            head.fileLength = try sink.close()
+            return head
+        }
+    }
+
+    @Test func aDownloadThroughAnEngineOfTheAppsOwnResumesWithIfRange() async throws {
+        let folder = try folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let body = Data((0..<50_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+        let engine = CuttingEngine(body: body, cut: 20_000)
+        let center = Center { config in
+            config.engine = engine
+            config.server = "https://files.example.com/"
+        }
+        let destination = folder.appendingPathComponent("blob.bin")
+        func download() async throws(HTTPError) -> Response {
+            try await center.send { request in
+                request.api = "blob.bin"
+                request.kind = .download
+                request.destination = .file(destination)
+                request.resumable = true
+            }
+        }
+        await #expect(throws: HTTPError.self) { try await download() }
+        // The engine reported nothing but opening the file; the record of the head is there all the same.
+        let record = try String(
+            contentsOf: URL(fileURLWithPath: destination.path + ".switchboard-resume"), encoding: .utf8)
+        #expect(record.contains("v7"))
+        let response = try await download()
+        #expect(response.fileURL == destination)
+        #expect(try Data(contentsOf: destination) == body)
+        let second = try #require(engine.seen.snapshot.last)
+        #expect(second["Range"] == "bytes=20000-")
+        #expect(second["If-Range"] == "\"v7\"")
+    }
 }

@@ -250,7 +250,7 @@ final class CurlTransfer: @unchecked Sendable {
             request.onEvent?(.responseHead(status: status, headers: ordered))
             if let receiver = request.receiver, receiver.accepts(head) {
                 streaming = true
-                request.onResponseHead?(head.response)
+                if let handler = request.headHandler { handler(head.response) }
                 return line.count
             }
             do {
@@ -260,7 +260,7 @@ final class CurlTransfer: @unchecked Sendable {
                 return 0
             }
             body.reset(expectedLength: sink == nil ? SessionTransfer.expectedLength(head) : nil)
-            request.onResponseHead?(head.response)
+            if let handler = request.headHandler { handler(head.response) }
         } else if let colon = text.firstIndex(of: UInt8(ascii: ":")) {
             headers.append(
                 receivedName: String(decoding: text[..<colon], as: UTF8.self),

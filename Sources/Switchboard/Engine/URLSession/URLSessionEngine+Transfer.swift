@@ -70,7 +70,7 @@ final class SessionTransfer: Sendable {
         self.delegate = delegate
         let quick =
             request.destination == .memory && !request.observesProgress && request.body == .none
-            && (request.method == .get || request.method == .head) && request.onResponseHead == nil
+            && (request.method == .get || request.method == .head) && request.headHandler == nil
             && request.maxReceiveBytesPerSecond == nil && request.receiver == nil
         state.withLock { state in
             state.segments = Segments(for: request, size: segmentSize)
@@ -235,7 +235,7 @@ final class SessionTransfer: Sendable {
         if let failure {
             stop(.failed(failure))
         } else {
-            request.onResponseHead?(response)
+            request.headHandler?(response)
             request.onEvent?(.responseHead(status: response.statusCode, headers: HTTPHeaders(response.headerFields)))
         }
     }
