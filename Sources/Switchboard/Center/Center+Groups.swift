@@ -243,8 +243,10 @@ extension Center {
 
     /// How a group of this center runs its members: through the launcher, on the whole request path.
     private func memberRunner(_ configuration: Configuration) -> MemberRunner {
-        MemberRunner(launcher: launcher) { [self] member, progress in
-            await run(member, configuration, progress: progress)
+        MemberRunner(launcher: launcher) { member in
+            Center.runsInline(member, configuration)
+        } perform: { [self] member, progress, cancellation in
+            await run(member, configuration, progress: progress, cancellation: cancellation)
         }
     }
 }

@@ -107,12 +107,21 @@ struct Launcher: Sendable {
 /// cancel it by identifier. Groups hold this, not the center.
 struct MemberRunner: Sendable {
     let launcher: Launcher
-    /// Runs one member through the whole request path, to its final outcome.
-    let perform: @Sendable (Request, (@Sendable (TransferProgress) -> Void)?) async -> Result<Response, HTTPError>
+    /// Whether a member can be stopped through a signal of its own (its engine honours `EngineCancellation`), as an
+    /// `async` request in its caller's task is: then its task needs no attaching to the registry.
+    let stopsBySignal: @Sendable (Request) -> Bool
+    /// Runs one member through the whole request path, to its final outcome; with the member's signal when it has
+    /// one.
+    let perform:
+        @Sendable (Request, (@Sendable (TransferProgress) -> Void)?, EngineCancellation?) async -> Result<
+            Response, HTTPError
+        >
 
-    /// Registers a member before it counts as running.
-    func register(_ member: Request) {
-        launcher.registry.insert(member.id!, .single(member))
+    /// Registers a member before it counts as running; returns the signal that stops it, when it has one.
+    func register(_ member: Request) -> EngineCancellation? {
+        let cancellation = stopsBySignal(member) ? EngineCancellation() : nil
+        launcher.registry.insert(member.id!, .single(member), cancellation: cancellation)
+        return cancellation
     }
 
     /// Removes a registered member that will not run after all.
@@ -120,19 +129,26 @@ struct MemberRunner: Sendable {
         _ = launcher.registry.finish(member.id!)
     }
 
-    /// Starts a registered member in a task of its own; `then` hears its outcome, in that task.
+    /// Starts a registered member in a task of its own; `then` hears its outcome, in that task. A member registered
+    /// with its signal is stopped through it; any other through its task, attached to the registry.
     func start(
-        _ member: Request, progress: (@Sendable (TransferProgress) -> Void)?,
+        _ member: Request, cancellation: EngineCancellation?, progress: (@Sendable (TransferProgress) -> Void)?,
         then: @escaping @Sendable (Result<Response, HTTPError>) -> Void
     ) {
-        _ = launcher.start(.single(member), registration: .registered) { then(await perform(member, progress)) }
+        if let cancellation {
+            Task { then(await perform(member, progress, cancellation)) }
+        } else {
+            _ = launcher.start(.single(member), registration: .registered) {
+                then(await perform(member, progress, nil))
+            }
+        }
     }
 
     /// Registers, starts and waits for a member; cancelling the waiting task cancels the member.
     func run(
         _ member: Request, progress: (@Sendable (TransferProgress) -> Void)?
     ) async -> Result<Response, HTTPError> {
-        await launcher.run(.single(member)) { await perform(member, progress) }
+        await launcher.run(.single(member)) { await perform(member, progress, nil) }
     }
 
     /// Cancels a running member (it ends as `.cancelled`).

@@ -59,12 +59,18 @@ final class BatchRun: Sendable {
         return nil
     }
 
-    /// Starts the next member unless the batch has stopped. The member is registered before it counts as running,
-    /// so a cancel that sees it running can always reach it.
+    /// Starts the next member unless the batch has stopped.
     private func startNext() {
         guard let index = state.withLock({ $0.machine.next() }) else { return }
+        start(index)
+    }
+
+    /// Starts a member taken from the queue. It is registered before it counts as running, so a cancel that sees it
+    /// running can always reach it. When it ends, one trip through the lock records its outcome, takes the next
+    /// member, and, when there is none, tells whether the run is over.
+    private func start(_ index: Int) {
         let member = batch.members[index]
-        runner.register(member)
+        let cancellation = runner.register(member)
         guard state.withLock({ $0.machine.begin(index, id: member.id!) }) else {
             runner.unregister(member)
             completeIfOver()
@@ -77,10 +83,16 @@ final class BatchRun: Sendable {
                 relay.report(progress, final: final)
             }
         }
-        runner.start(member, progress: progress) { [self] result in
-            if state.withLock({ $0.machine.finish(index, result) }) { cancelRunning() }
-            startNext()
-            completeIfOver()
+        runner.start(member, cancellation: cancellation, progress: progress) { [self] result in
+            let (stopped, next, waiter) = state.withLock { state in
+                let stopped = state.machine.finish(index, result)
+                let next = state.machine.next()
+                let waiter = next == nil && state.machine.takeCompletion() ? state.waiter.take() : nil
+                return (stopped, next, waiter)
+            }
+            if stopped { cancelRunning() }
+            if let next { start(next) }
+            waiter?.resume()
         }
     }
 
