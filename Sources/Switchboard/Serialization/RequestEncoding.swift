@@ -140,7 +140,6 @@ enum RequestEncoding {
     private static func appendingQuery(
         _ parameters: [(key: String, value: ParameterValue)], to text: String, request: Request
     ) throws(HTTPError) -> URL {
-        let query = FormEncoding.encode(parameters)
         // One pass over the bytes: where the fragment starts, whether there is a query, and its last byte.
         var text = text
         let (headLength, hasQuery, last) = text.withUTF8 { bytes -> (Int, Bool, UInt8?) in
@@ -157,9 +156,10 @@ enum RequestEncoding {
         let split = utf8.index(utf8.startIndex, offsetBy: headLength)
         // Without a fragment (the usual case) the query goes at the end, and nothing needs slicing.
         var combined = hasFragment ? String(Substring(utf8[..<split])) : text
-        combined.reserveCapacity(utf8.count + query.utf8.count + 1)
+        combined.reserveCapacity(utf8.count + 1 + FormEncoding.estimatedLength(parameters))
         combined += separator
-        combined += query
+        // The query is written straight after the URL: no text of its own to copy in.
+        FormEncoding.append(parameters, to: &combined)
         if hasFragment { combined += Substring(utf8[split...]) }
         do {
             return try URLComposition.validate(combined, for: request)
@@ -214,22 +214,33 @@ enum RequestEncoding {
 enum FormEncoding {
     static func encode(_ members: [(key: String, value: ParameterValue)]) -> String {
         var text = ""
-        // Room for the usual case (short plain values, little to escape), so that the text grows once, not per pair.
-        text.reserveCapacity(members.reduce(0) { $0 + $1.key.utf8.count + 24 })
-        for member in members {
-            switch member.value {
-            case .array, .object:
-                for (name, value) in pairs([member]) { append(name, value, to: &text) }
-            default:
-                // A plain value is its own pair: no array of pairs to build for it.
-                append(member.key, member.value.formText, to: &text)
-            }
-        }
+        text.reserveCapacity(estimatedLength(members))
+        append(members, to: &text)
         return text
     }
 
-    private static func append(_ name: String, _ value: String, to text: inout String) {
-        if !text.isEmpty { text += "&" }
+    /// Room for the usual case (short plain values, little to escape), so that the text grows once, not per pair.
+    static func estimatedLength(_ members: [(key: String, value: ParameterValue)]) -> Int {
+        members.reduce(0) { $0 + $1.key.utf8.count + 24 }
+    }
+
+    /// Appends the members as form text (`a=1&b=2`) to `text`, which may already hold something (a URL and its `?`).
+    static func append(_ members: [(key: String, value: ParameterValue)], to text: inout String) {
+        var first = true
+        for member in members {
+            switch member.value {
+            case .array, .object:
+                for (name, value) in pairs([member]) { append(name, value, first: &first, to: &text) }
+            default:
+                // A plain value is its own pair: no array of pairs to build for it.
+                append(member.key, member.value.formText, first: &first, to: &text)
+            }
+        }
+    }
+
+    private static func append(_ name: String, _ value: String, first: inout Bool, to text: inout String) {
+        if !first { text += "&" }
+        first = false
         appendEscaped(name, to: &text)
         text += "="
         appendEscaped(value, to: &text)
