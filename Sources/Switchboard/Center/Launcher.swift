@@ -144,11 +144,16 @@ struct MemberRunner: Sendable {
         }
     }
 
-    /// Registers, starts and waits for a member; cancelling the waiting task cancels the member.
+    /// Registers a member and runs it to its end for a caller that waits (a chain's step); cancelling the waiting
+    /// task cancels the member. A member that stops by signal runs in the caller's task, as an `async` request does
+    /// (no task and no thread hop of its own); any other runs in a task of its own.
     func run(
         _ member: Request, progress: (@Sendable (TransferProgress) -> Void)?
     ) async -> Result<Response, HTTPError> {
-        await launcher.run(.single(member)) { await perform(member, progress, nil) }
+        if stopsBySignal(member) {
+            return await perform(member, progress, launcher.registerInline(.single(member)))
+        }
+        return await launcher.run(.single(member)) { await perform(member, progress, nil) }
     }
 
     /// Cancels a running member (it ends as `.cancelled`).

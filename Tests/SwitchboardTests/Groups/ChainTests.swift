@@ -99,6 +99,41 @@ import Testing
         #expect(stub.statistics.calls == 2)
     }
 
+    @Test(arguments: [true, false])
+    func cancellingARunningStepByItsIdentifierEndsIt(engineStopsBySignal: Bool) async {
+        // A step runs in the chain's own task when its engine stops by signal, else in a task of its own; either way
+        // its identifier reaches it.
+        let stub = loginStub()
+        stub.on(.get, "/v1/profile/42", reply: .status(200).delayed(by: .seconds(30)))
+        let engine: any Engine = engineStopsBySignal ? stub : TaskCancelledEngine(base: stub)
+        let (center, _) = stubCenter(stub) { $0.engine = engine }
+        #expect(center.configuration.engine.honoursCancellation == engineStopsBySignal)
+        let stepID = Locked<RequestID?>(nil)
+        center.setup { config in
+            config.onRequest = { request in
+                if request.api == "profile/42" { stepID.withLock { $0 = request.id } }
+            }
+        }
+        let outcome = await center.groupRecording(
+            chain: { chain in
+                chain.first {
+                    $0.api = "login"; $0.method = .post
+                }
+                chain.next { request, _ in request.api = "profile/42" }
+                chain.next { request, _ in request.api = "avatar/Ada" }
+            },
+            afterSending: { _ in
+                Task {
+                    await waitUntil { stub.statistics.inFlight == 1 && stub.statistics.calls == 2 }
+                    center.cancel(stepID.snapshot!)
+                }
+            })
+        #expect(outcome.events == ["failure(3)", "finished"])
+        #expect(outcome.summary == ["ok", "cancelled", "notSent"])
+        #expect(stub.statistics.cancellations == 1)
+        #expect(center.registry.count == 0)
+    }
+
     @Test func retryResumesFromTheFailedStepKeepingEarlierResponses() async {
         let stub = loginStub()
         stub.on(.get, "/v1/profile/42", replies: [.status(503), .json(["name": "Ada"])])
@@ -199,5 +234,19 @@ import Testing
         let answers = ids.map { center.retry($0) }
         #expect(answers.filter { $0 == .unknown }.count == 1)
         #expect(answers.filter { $0 == .retrying }.count == 2)
+    }
+}
+
+/// Forwards to an engine without its `EngineCancellation` and says it does not honour one: the center then stops
+/// its requests through their tasks, as it must for such an engine.
+private struct TaskCancelledEngine: Engine {
+    let base: any Engine
+
+    func perform(
+        _ request: EngineRequest, progress: @escaping @Sendable (TransferProgress) -> Void
+    ) async throws -> EngineResponse {
+        var request = request
+        request.cancellation = nil
+        return try await base.perform(request, progress: progress)
     }
 }
