@@ -74,19 +74,22 @@ import Testing
         #expect(stub.requests.count == 2)
     }
 
+    /// Three steps on `loginStub()`'s routes: log in, the profile, the avatar.
+    static func loginProfileAvatar(_ chain: inout ChainRequest) {
+        chain.first {
+            $0.api = "login"; $0.method = .post
+        }
+        chain.next { request, _ in request.api = "profile/42" }
+        chain.next { request, _ in request.api = "avatar/Ada" }
+    }
+
     @Test func cancellingAChainCancelsTheRunningStepAndSendsNoOther() async {
         let stub = loginStub()
         stub.on(.get, "/v1/profile/42", reply: .status(200).delayed(by: .seconds(30)))
         let (center, _) = stubCenter(stub)
         let cancelled = Locked<AnyRequest?>(nil)
         let outcome = await center.groupRecording(
-            chain: { chain in
-                chain.first {
-                    $0.api = "login"; $0.method = .post
-                }
-                chain.next { request, _ in request.api = "profile/42" }
-                chain.next { request, _ in request.api = "avatar/Ada" }
-            },
+            chain: ChainTests.loginProfileAvatar,
             afterSending: { id in
                 Task {
                     await waitUntil { stub.statistics.inFlight == 1 && stub.statistics.calls == 2 }
@@ -115,13 +118,7 @@ import Testing
             }
         }
         let outcome = await center.groupRecording(
-            chain: { chain in
-                chain.first {
-                    $0.api = "login"; $0.method = .post
-                }
-                chain.next { request, _ in request.api = "profile/42" }
-                chain.next { request, _ in request.api = "avatar/Ada" }
-            },
+            chain: ChainTests.loginProfileAvatar,
             afterSending: { _ in
                 Task {
                     await waitUntil { stub.statistics.inFlight == 1 && stub.statistics.calls == 2 }
