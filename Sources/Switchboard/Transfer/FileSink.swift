@@ -179,15 +179,19 @@ struct DownloadCounter {
     var start: Int64 = 0
     var received: Int64 = 0
     var expected: Int64?
+    /// The length this response's body is announced to have once decoded (see `SessionTransfer.expectedLength`),
+    /// which is `expected` unless the response is a range of a larger whole.
+    private(set) var bodyLength: Int64?
 
     init() {}
 
     init(response: some ResponseHeadFields) {
+        bodyLength = SessionTransfer.expectedLength(response)
         if response.statusCode == 206, let range = ContentRange(response.value(forHTTPHeaderField: "Content-Range")) {
             start = range.start ?? 0
             expected = range.total
-        } else if let length = SessionTransfer.expectedLength(response) {
-            expected = length
+        } else {
+            expected = bodyLength
         }
     }
 

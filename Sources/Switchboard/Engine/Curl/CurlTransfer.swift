@@ -85,7 +85,8 @@ final class CurlTransfer: @unchecked Sendable {
         if canPause { resume = makeResume() }
         guard let url = request.url else { throw URLError(.badURL) }
         let context = Unmanaged.passUnretained(self).toOpaque()
-        set(easy, .url, url.absoluteString)
+        let address = url.absoluteString
+        set(easy, .url, address)
         set(easy, .noSignal, 1)
         set(easy, .followLocation, 0)
         set(easy, .protocols, CurlLibrary.httpProtocols)  // never file://, dict:// or any other scheme
@@ -145,7 +146,8 @@ final class CurlTransfer: @unchecked Sendable {
             bodyStream = CurlBodyStream(stream, ready: resume ?? {})
             setUploadCallbacks(easy, length: stream.length, context: context)
         }
-        if url.scheme?.equalsIgnoringASCIICase("https") == true {
+        // The text starts with the scheme and its colon (read there: `URL.scheme` makes a string of its own).
+        if address.utf8.prefix(6).lazy.map({ $0 | 0x20 }).elementsEqual("https:".utf8) {
             // Wait for a connection that may multiplex (HTTP/2) rather than open one per request.
             set(easy, .pipeWait, 1)
         }
@@ -158,10 +160,12 @@ final class CurlTransfer: @unchecked Sendable {
         for field in request.headers {
             list = Self.append(field, to: list)
         }
-        // No `Expect: 100-continue` round trip before bodies.
-        list = sb_slist_append(list, "Expect:")
-        headerList = list
-        sb_easy_setopt_pointer(easy, CurlLibrary.Option.httpHeader.rawValue, list.map { UnsafeRawPointer($0) })
+        // No `Expect: 100-continue` round trip before bodies (libcurl adds none to a request without one).
+        if case .none = request.body {} else { list = sb_slist_append(list, "Expect:") }
+        if let list {
+            headerList = list
+            sb_easy_setopt_pointer(easy, CurlLibrary.Option.httpHeader.rawValue, UnsafeRawPointer(list))
+        }
     }
 
     /// Appends `Name: value` to a libcurl header list (which copies it), composed in a buffer on the stack: a string
@@ -259,7 +263,7 @@ final class CurlTransfer: @unchecked Sendable {
                 failure = error
                 return 0
             }
-            body.reset(expectedLength: sink == nil ? SessionTransfer.expectedLength(head) : nil)
+            body.reset(expectedLength: sink == nil ? counter.bodyLength : nil)
             if let handler = request.headHandler { handler(head.response) }
         } else if let colon = text.firstIndex(of: UInt8(ascii: ":")) {
             headers.append(

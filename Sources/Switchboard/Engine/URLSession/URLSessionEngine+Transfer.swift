@@ -224,7 +224,7 @@ final class SessionTransfer: Sendable {
             do {
                 // Each chunk is written as it comes, on URLSession's delegate queue: see `FileSink.Mode.direct`.
                 state.sink = try request.sink(for: response, start: state.segments?.current, mode: .direct)
-                state.body.reset(expectedLength: state.sink == nil ? Self.expectedLength(response) : nil)
+                state.body.reset(expectedLength: state.sink == nil ? state.counter.bodyLength : nil)
                 return nil
             } catch {
                 state.body.reset()
