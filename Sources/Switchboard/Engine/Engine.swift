@@ -427,6 +427,13 @@ public struct EngineResponse: Sendable {
         }
     }
 
+    /// The header fields for a `Response`: as parsed, or left in the Foundation response until first read.
+    var responseHeaders: ResponseHeaders {
+        if let fields { return .fields(fields) }
+        if let base { return .unread(base) }
+        return .fields(HTTPHeaders())
+    }
+
     /// One header field's value, by case-insensitive name, without converting the whole head.
     func value(forHTTPHeaderField name: String) -> String? {
         if let fields { return fields[name] }

@@ -38,8 +38,8 @@ public struct Response: Sendable {
     }
     /// The response header fields.
     public var headers: HTTPHeaders {
-        get { storage.value.headers }
-        _modify { yield &storage.unique().value.headers }
+        get { storage.value.headers.fields }
+        _modify { yield &storage.unique().value.headers.fields }
     }
     /// The URL that answered, after redirects.
     public var url: URL? {
@@ -103,7 +103,7 @@ public struct Response: Sendable {
     struct Fields: Sendable {
         var request: Request
         var status: Int
-        var headers: HTTPHeaders
+        var headers: ResponseHeaders
         var url: URL?
         var data: Data
         var value: Value
@@ -129,7 +129,7 @@ public struct Response: Sendable {
     ) {
         storage = CopyOnWrite(
             Fields(
-                request: request, status: status, headers: headers, url: url, data: data,
+                request: request, status: status, headers: .fields(headers), url: url, data: data,
                 value: value ?? (data.isEmpty ? .empty : .data(data)), attempts: attempts, duration: duration))
     }
 
@@ -208,8 +208,54 @@ extension Response {
         let data = engine.body
         storage = CopyOnWrite(
             Fields(
-                request: request, status: engine.status, headers: engine.headers ?? HTTPHeaders(), url: engine.url,
+                request: request, status: engine.status, headers: engine.responseHeaders, url: engine.url,
                 data: data, value: data.isEmpty ? .empty : .data(data), attempts: 1, duration: duration,
                 metricsBox: engine.metricsBox))
+    }
+}
+
+/// A response's header fields: as parsed, or still in the Foundation response they came in. Converting Foundation's
+/// fields costs more than the rest of a small exchange's bookkeeping through the center, and most responses never
+/// have theirs read; they are converted once, by whichever read comes first.
+enum ResponseHeaders: Sendable {
+    case fields(HTTPHeaders)
+    /// The Foundation response, or its fields once read (shared by copies of the response, hence the lock).
+    case pending(Locked<Pending>)
+
+    enum Pending {
+        case response(HTTPURLResponse)
+        case read(HTTPHeaders)
+    }
+
+    static func unread(_ response: HTTPURLResponse) -> ResponseHeaders {
+        .pending(Locked(.response(response)))
+    }
+
+    /// The fields, read from the Foundation response on first use; changing them makes them this value's own.
+    var fields: HTTPHeaders {
+        get {
+            switch self {
+            case .fields(let fields):
+                return fields
+            case .pending(let pending):
+                return pending.withLock { state in
+                    switch state {
+                    case .read(let fields):
+                        return fields
+                    case .response(let response):
+                        let fields = HTTPHeaders(response.headerFields)
+                        state = .read(fields)
+                        return fields
+                    }
+                }
+            }
+        }
+        _modify {
+            var fields = self.fields
+            // The enum lets go of its copy first, so that the fields are changed in place, not copied.
+            self = .fields(HTTPHeaders())
+            defer { self = .fields(fields) }
+            yield &fields
+        }
     }
 }

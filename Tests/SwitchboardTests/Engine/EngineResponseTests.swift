@@ -51,6 +51,35 @@ import SwitchboardTestSupport
         #expect(response.headers == ["Location": "/next", "X-Id": "7"])
     }
 
+    @Test func aResponseReadsAFoundationHeadOnceAndItsCopiesChangeApart() async throws {
+        let source = try #require(
+            HTTPURLResponse(
+                url: url, statusCode: 200, httpVersion: "HTTP/1.1",
+                headerFields: ["Content-Type": "application/json", "X-Id": "7"]))
+        let original = Response(
+            engine: EngineResponse(response: source, body: Data("{}".utf8)), request: Request(), duration: .zero)
+        // Copies share the unread head; reads from many tasks at once all see the same fields.
+        let reads = await withTaskGroup(of: HTTPHeaders.self) { group in
+            for _ in 0..<16 { group.addTask { original.headers } }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(reads.count == 16)
+        #expect(reads.allSatisfy { $0 == ["Content-Type": "application/json", "X-Id": "7"] })
+
+        var changed = original
+        changed.headers["X-Id"] = "8"
+        changed.headers["X-New"] = "1"
+        #expect(changed.headers["x-id"] == "8")
+        #expect(changed.headers["X-New"] == "1")
+        #expect(original.headers["X-Id"] == "7", "the copy changed alone")
+        #expect(original.headers["X-New"] == nil)
+
+        var unread = Response(
+            engine: EngineResponse(response: source, body: Data()), request: Request(), duration: .zero)
+        unread.headers["X-Id"] = nil
+        #expect(unread.headers == ["Content-Type": "application/json"], "changed before any read")
+    }
+
     @Test func settingTheFoundationResponseReplacesTheHead() throws {
         var response = EngineResponse(status: 500, url: nil, headers: ["X-Old": "1"], body: Data())
         let replacement = try #require(
