@@ -11,28 +11,12 @@ import FoundationNetworking
 /// without having sent a byte. A wait here counts against the total timeout (the whole exchange) and ends at once
 /// when the task is cancelled.
 final class HostQueue: Sendable {
-    /// A place taken in the queue; `leave()` gives it to the next waiter. Leaving twice is harmless.
-    final class Place: Sendable {
-        private let queue: HostQueue?
-        private let key: String
-        private let left = Locked(false)
-
-        /// The place of every exchange when there is no limit: leaving it does nothing.
-        static let unlimited = Place(queue: nil, key: "")
-
-        fileprivate init(queue: HostQueue?, key: String) {
-            self.queue = queue
-            self.key = key
-        }
-
-        func leave() {
-            guard let queue,
-                left.withLock({ left in
-                    defer { left = true }; return !left
-                })
-            else { return }
-            queue.release(key)
-        }
+    /// What a limit counts against: scheme, lowercased host and port (the scheme's default when absent). Requests
+    /// without a scheme or host share one.
+    struct Origin: Hashable, Sendable {
+        var scheme: String
+        var host: String
+        var port: Int
     }
 
     /// The waiters of one origin in arrival order; a waiter that gave up is removed from `waiters` and skipped.
@@ -58,8 +42,8 @@ final class HostQueue: Sendable {
     }
 
     private struct State {
-        var running: [String: Int] = [:]
-        var lines: [String: Line] = [:]
+        var running: [Origin: Int] = [:]
+        var lines: [Origin: Line] = [:]
         var nextID: UInt64 = 0
     }
 
@@ -80,8 +64,8 @@ final class HostQueue: Sendable {
         try request.checkCancellation()
         try Redirects.check(request)
         let deadline = request.totalTimeout.map { ContinuousClock.now + $0 }
-        let place = try await enter(request.url, deadline: deadline, cancellation: request.cancellation)
-        defer { place.leave() }
+        let origin = try await enter(request.url, deadline: deadline, cancellation: request.cancellation)
+        defer { if let origin { release(origin) } }
         try request.checkCancellation()
         return try await body(deadline)
     }
@@ -91,29 +75,38 @@ final class HostQueue: Sendable {
         max(.milliseconds(1), deadline - ContinuousClock.now)
     }
 
-    /// The origin a request counts against: scheme, lowercased host and port (the scheme's default when absent).
-    static func key(for url: URL?) -> String {
-        guard let url, let scheme = url.scheme?.lowercased(), let host = url.host?.lowercased() else { return "" }
-        let port = url.port ?? (scheme == "https" ? 443 : 80)
-        return "\(scheme)://\(host):\(port)"
+    /// The origin a request counts against. Read without decoding or lowercasing what needs neither: done for every
+    /// request, that cost as much as the rest of the queue's bookkeeping.
+    static func origin(of url: URL?) -> Origin {
+        guard let url, let scheme = url.scheme, var host = url.host(percentEncoded: true) else {
+            return Origin(scheme: "", host: "", port: 0)
+        }
+        if host.utf8.contains(UInt8(ascii: "%")) { host = url.host ?? host }
+        let lowerScheme = lowercased(scheme)
+        let port = url.port ?? (lowerScheme == "https" ? 443 : 80)
+        return Origin(scheme: lowerScheme, host: lowercased(host), port: port)
+    }
+
+    /// `text.lowercased()`, without its cost when there is nothing to lower (ASCII without capitals).
+    private static func lowercased(_ text: String) -> String {
+        text.utf8.contains { $0 >= 0x80 || ($0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z")) }
+            ? text.lowercased() : text
     }
 
     /// Waits for a place for `url`'s origin. Throws `CancellationError` when the task is cancelled while waiting, and
     /// `URLError(.timedOut)` when `deadline` passes first.
+    /// Returns the origin whose place was taken (to `release` when done), or `nil` when there is no limit.
     func enter(
         _ url: URL?, deadline: ContinuousClock.Instant?, cancellation: EngineCancellation? = nil
-    ) async throws -> Place {
-        guard let limit else { return Place.unlimited }
-        let key = Self.key(for: url)
+    ) async throws -> Origin? {
+        guard let limit else { return nil }
+        let key = Self.origin(of: url)
         let id = state.withLock { state -> UInt64? in
-            if state.running[key, default: 0] < limit {
-                state.running[key, default: 0] += 1
-                return nil
-            }
+            if Self.takePlace(&state.running[key, default: 0], limit: limit) { return nil }
             state.nextID += 1
             return state.nextID
         }
-        guard let id else { return Place(queue: self, key: key) }
+        guard let id else { return key }
         let signalKey = cancellation?.add { [weak self] in self?.abandon(id, key: key, with: CancellationError()) }
         defer { cancellation?.remove(signalKey) }
         try await withTaskCancellationHandler {
@@ -142,25 +135,37 @@ final class HostQueue: Sendable {
         } onCancel: {
             abandon(id, key: key, with: CancellationError())
         }
-        return Place(queue: self, key: key)
+        return key
+    }
+
+    /// Counts one more exchange when there is room (one lookup of the origin, not two).
+    private static func takePlace(_ running: inout Int, limit: Int) -> Bool {
+        guard running < limit else { return false }
+        running += 1
+        return true
     }
 
     /// Ends a wait that is still pending; a waiter already let in keeps its place.
-    private func abandon(_ id: UInt64, key: String, with error: any Error) {
+    private func abandon(_ id: UInt64, key: Origin, with error: any Error) {
         let waiter = state.withLock { state in state.lines[key]?.waiters.removeValue(forKey: id) }
         waiter?.resume(throwing: error)
     }
 
     /// Gives a freed place to the first waiter, or frees it.
-    private func release(_ key: String) {
+    private func release(_ key: Origin) {
         let next = state.withLock { state -> CheckedContinuation<Void, any Error>? in
-            if let first = state.lines[key]?.popFirst() {
-                if state.lines[key]!.waiters.isEmpty { state.lines[key] = nil }
-                return first
+            // Nobody waits anywhere, the usual case: no lookup of the line at all.
+            if !state.lines.isEmpty, let index = state.lines.index(forKey: key) {
+                if let first = state.lines.values[index].popFirst() {
+                    if state.lines.values[index].waiters.isEmpty { state.lines.remove(at: index) }
+                    return first
+                }
+                state.lines.remove(at: index)
             }
-            state.lines[key] = nil
-            let running = state.running[key, default: 1] - 1
-            state.running[key] = running > 0 ? running : nil
+            if let index = state.running.index(forKey: key) {
+                let running = state.running.values[index] - 1
+                if running > 0 { state.running.values[index] = running } else { state.running.remove(at: index) }
+            }
             return nil
         }
         next?.resume()
