@@ -108,6 +108,10 @@ extension EngineRequest {
     public func withCancellationHandler<T>(
         operation: () async throws -> T, onCancel: @escaping @Sendable () -> Void
     ) async rethrows -> T {
+        // Without a signal only the task calls the handler, and at most once: nothing to guard.
+        guard let cancellation else {
+            return try await withTaskCancellationHandler(operation: operation, onCancel: onCancel)
+        }
         // The handler and whether it ran, in one allocation; the closure captures only that.
         let once = Locked<(@Sendable () -> Void)?>(onCancel)
         let fire: @Sendable () -> Void = {
@@ -116,8 +120,8 @@ extension EngineRequest {
                 return handler
             }?()
         }
-        let key = cancellation?.add(fire)
-        defer { cancellation?.remove(key) }
+        let key = cancellation.add(fire)
+        defer { cancellation.remove(key) }
         return try await withTaskCancellationHandler(operation: operation, onCancel: fire)
     }
 
