@@ -58,6 +58,33 @@ import SwitchboardTestSupport
         }
     }
 
+    /// A handle that served a plain GET is reused without a reset: the next GET on it must still be its own, with
+    /// none of the earlier one's header fields, Accept-Encoding or total timeout.
+    @Test func aGetAfterAGetCarriesNothingOfIt() async throws {
+        let center = try center()
+        let first = try await center.send { request in
+            request.api = "anything/first"
+            request.headers["X-Only-First"] = "yes"
+            request.headers["Accept-Encoding"] = "identity"
+            request.totalTimeout = .milliseconds(1500)
+        }
+        #expect(echo(first).headers["X-Only-First"]?.string == "yes")
+        #expect(echo(first).headers["Accept-Encoding"]?.string == "identity")
+
+        // Two seconds: the first request's total timeout, were it left on the handle, would end this one.
+        let second = try await center.send { $0.api = "delay/2" }
+        #expect(second.status == 200)
+        let headers = second.json?["headers"]?.object ?? [:]
+        #expect(headers["X-Only-First"] == nil, "the first request's field is gone")
+        #expect(headers["Accept-Encoding"]?.string?.contains("gzip") == true, "libcurl's own list is back")
+
+        let third = try await center.send { request in
+            request.api = "anything/third"
+            request.headers["Accept-Encoding"] = "identity"
+        }
+        #expect(echo(third).headers["Accept-Encoding"]?.string == "identity", "and goes again when a request has one")
+    }
+
     @Test func aHandleIsReusedAfterAFailureAndAfterACancel() async throws {
         let center = try center()
         let refused = await center.sendRecording { $0.url = "http://127.0.0.1:1/refused" }

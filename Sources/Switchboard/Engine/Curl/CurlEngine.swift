@@ -217,12 +217,24 @@ final class CurlWorker: @unchecked Sendable {
     }
 
     private func loop() {
+        // The inbox's lists are swapped with these (emptied, their storage kept), not replaced by new ones: a list
+        // that grows from empty for every request costs an allocation each time.
+        var starts: [CurlTransfer] = []
+        var cancels: [CurlTransfer] = []
+        var resumes: [CurlTransfer] = []
         while true {
-            let work = inbox.withLock { inbox in
-                defer { inbox.starts = []; inbox.cancels = []; inbox.resumes = [] }
-                return inbox
+            let stop = inbox.withLock { inbox in
+                swap(&inbox.starts, &starts)
+                swap(&inbox.cancels, &cancels)
+                swap(&inbox.resumes, &resumes)
+                return inbox.stop
             }
-            let (starts, cancels, stop) = (work.starts, work.cancels, work.stop)
+            defer {
+                // A burst's worth is kept, up to a bound: a 10,000-member batch's list is not held for good.
+                starts.removeAll(keepingCapacity: starts.capacity <= 256)
+                cancels.removeAll(keepingCapacity: cancels.capacity <= 256)
+                resumes.removeAll(keepingCapacity: resumes.capacity <= 256)
+            }
             for transfer in starts {
                 if transfer.cancelledEarly { transfer.finish(.failure(CancellationError())); continue }
                 guard let easy = spareHandles.popLast() ?? sb_easy_init() else {
@@ -259,7 +271,7 @@ final class CurlWorker: @unchecked Sendable {
                     transfer.cancelledEarly = true
                 }
             }
-            for transfer in work.resumes {
+            for transfer in resumes {
                 if let easy = transfer.easy, running[easy] === transfer { transfer.resumeTransfer() }
             }
             if stop && running.isEmpty { break }
@@ -304,7 +316,8 @@ final class CurlWorker: @unchecked Sendable {
         spareHandles = []
     }
 
-    /// Takes a finished transfer's handle (out of the multi handle), resets it and keeps it for the next transfer.
+    /// Takes a finished transfer's handle (out of the multi handle), resets it when the transfer says so, and keeps
+    /// it for the next transfer.
     private func recycle(_ transfer: CurlTransfer) {
         guard let easy = transfer.releaseHandle() else { return }
         paced[easy] = nil
@@ -312,7 +325,7 @@ final class CurlWorker: @unchecked Sendable {
             sb_easy_cleanup(easy)
             return
         }
-        sb_easy_reset(easy)
+        if transfer.handleNeedsReset { sb_easy_reset(easy) }
         spareHandles.append(easy)
     }
 }

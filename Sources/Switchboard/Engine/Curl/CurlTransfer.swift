@@ -51,6 +51,10 @@ final class CurlTransfer: @unchecked Sendable {
     private var pacer: ReceivePacer?
     /// When a transfer paused by the pacer is due to take its held chunk (the worker un-pauses it then).
     private(set) var receiveDue: ContinuousClock.Instant?
+    /// Whether the transfer is a GET without a body, a pause or any option beyond those `configure` always sets.
+    private var plainGet = false
+    /// Whether the transfer ended with libcurl's success.
+    private var completed = false
     /// The idle timeout: the longest wait without a single byte sent or received.
     private var idleLimit: Duration {
         max(.milliseconds(1), request.timeout)
@@ -99,11 +103,13 @@ final class CurlTransfer: @unchecked Sendable {
         // The idle timeout is measured here (`isIdle`), not with libcurl's low-speed limit, which averages over
         // its window: it cut off a server dripping a byte now and then, and fired late on one that stalled.
         lastActivity = .now
-        if let total = request.totalTimeout {
-            set(easy, .timeoutMilliseconds, max(1, Int(total.seconds * 1000)))
-        }
+        // These four are set whether used or not (to libcurl's default when not): a handle that served a plain GET is
+        // reused without a reset (see `handleNeedsReset`), and may still hold that GET's values.
+        set(easy, .timeoutMilliseconds, request.totalTimeout.map { max(1, Int($0.seconds * 1000)) } ?? 0)
         if request.headers["Accept-Encoding"] == nil {
             set(easy, .acceptEncoding, "")
+        } else {
+            sb_easy_setopt_pointer(easy, CurlLibrary.Option.acceptEncoding.rawValue, nil)
         }
         // The receive limit is kept here, chunk by chunk (see `ReceivePacer`); the send limit by libcurl, whose check
         // between sends is fine-grained enough.
@@ -147,10 +153,8 @@ final class CurlTransfer: @unchecked Sendable {
             setUploadCallbacks(easy, length: stream.length, context: context)
         }
         // The text starts with the scheme and its colon (read there: `URL.scheme` makes a string of its own).
-        if address.utf8.prefix(6).lazy.map({ $0 | 0x20 }).elementsEqual("https:".utf8) {
-            // Wait for a connection that may multiplex (HTTP/2) rather than open one per request.
-            set(easy, .pipeWait, 1)
-        }
+        // Wait for a connection that may multiplex (HTTP/2) rather than open one per request.
+        set(easy, .pipeWait, address.utf8.prefix(6).lazy.map({ $0 | 0x20 }).elementsEqual("https:".utf8) ? 1 : 0)
         if method != .get && method != .head && !(method == .post && request.body != .none && !request.body.isStreamed)
         {
             set(easy, .customRequest, method.rawValue)
@@ -162,10 +166,11 @@ final class CurlTransfer: @unchecked Sendable {
         }
         // No `Expect: 100-continue` round trip before bodies (libcurl adds none to a request without one).
         if case .none = request.body {} else { list = sb_slist_append(list, "Expect:") }
-        if let list {
-            headerList = list
-            sb_easy_setopt_pointer(easy, CurlLibrary.Option.httpHeader.rawValue, UnsafeRawPointer(list))
-        }
+        headerList = list
+        sb_easy_setopt_pointer(easy, CurlLibrary.Option.httpHeader.rawValue, list.map { UnsafeRawPointer($0) })
+        plainGet =
+            method == .get && request.body == .none && request.receiver == nil && pacer == nil
+            && request.maxSendBytesPerSecond == nil && tls.caCertificates == nil && tls.pinnedPublicKeys.isEmpty
     }
 
     /// Appends `Name: value` to a libcurl header list (which copies it), composed in a buffer on the stack: a string
@@ -189,8 +194,16 @@ final class CurlTransfer: @unchecked Sendable {
         }
     }
 
+    /// Whether the handle must be reset before another transfer. Not after a plain GET that completed: every option
+    /// such a transfer sets, `configure` sets again for the next one (its header list and error buffer are replaced
+    /// before the handle is used again), and a reset costs more than the rest of the handle's bookkeeping (it frees
+    /// every option and copies libcurl's defaults back in). Any other transfer may have set options that `configure`
+    /// leaves alone when unused (a body, a method, a send limit, TLS settings, a pause), so its handle is reset.
+    var handleNeedsReset: Bool { !(plainGet && completed) }
+
     /// Gives the easy handle back once the transfer is out of the multi handle: the worker resets it for another
-    /// transfer. The header list it pointed to is freed with this transfer, after the reset.
+    /// transfer, unless `handleNeedsReset` says otherwise. The header list it pointed to is freed with this transfer,
+    /// after the reset (or after the next transfer has set its own).
     func releaseHandle() -> UnsafeMutableRawPointer? {
         defer { easy = nil }
         return easy
@@ -428,6 +441,7 @@ final class CurlTransfer: @unchecked Sendable {
     }
 
     func complete(code: Int32) {
+        completed = code == 0
         bodyStream?.close()
         if code != 0 {
             sink?.abandon()
