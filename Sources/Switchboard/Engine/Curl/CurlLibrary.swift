@@ -35,6 +35,7 @@ struct CurlLibrary: Sendable {
         case seekData = 10168
         case maxSendSpeedLarge = 30145
         case protocols = 181
+        case bufferSize = 98
 
         var name: String {
             switch self {
@@ -68,6 +69,7 @@ struct CurlLibrary: Sendable {
             case .seekFunction: "SEEKFUNCTION"
             case .seekData: "SEEKDATA"
             case .maxSendSpeedLarge: "MAX_SEND_SPEED_LARGE"
+            case .bufferSize: "BUFFERSIZE"
             }
         }
     }
