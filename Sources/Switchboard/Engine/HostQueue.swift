@@ -11,14 +11,6 @@ import FoundationNetworking
 /// without having sent a byte. A wait here counts against the total timeout (the whole exchange) and ends at once
 /// when the task is cancelled.
 final class HostQueue: Sendable {
-    /// What a limit counts against: scheme, lowercased host and port (the scheme's default when absent). Requests
-    /// without a scheme or host share one.
-    struct Origin: Hashable, Sendable {
-        var scheme: String
-        var host: String
-        var port: Int
-    }
-
     /// The waiters of one origin in arrival order; a waiter that gave up is removed from `waiters` and skipped.
     private struct Line {
         var order: [UInt64] = []
@@ -75,26 +67,14 @@ final class HostQueue: Sendable {
         max(.milliseconds(1), deadline - ContinuousClock.now)
     }
 
-    /// The origin a request counts against. Read without decoding or lowercasing what needs neither: done for every
-    /// request, that cost as much as the rest of the queue's bookkeeping.
+    /// The origin a request counts against (see `Origin`); requests without a scheme or host share one.
     static func origin(of url: URL?) -> Origin {
-        guard let url, let scheme = url.scheme, var host = url.host(percentEncoded: true) else {
-            return Origin(scheme: "", host: "", port: 0)
-        }
-        if host.utf8.contains(UInt8(ascii: "%")) { host = url.host ?? host }
-        let lowerScheme = lowercased(scheme)
-        let port = url.port ?? (lowerScheme == "https" ? 443 : 80)
-        return Origin(scheme: lowerScheme, host: lowercased(host), port: port)
-    }
-
-    /// `text.lowercased()`, without its cost when there is nothing to lower (ASCII without capitals).
-    private static func lowercased(_ text: String) -> String {
-        text.utf8.contains { $0 >= 0x80 || ($0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z")) }
-            ? text.lowercased() : text
+        Origin(url) ?? Origin(scheme: "", host: "", port: 0)
     }
 
     /// Waits for a place for `url`'s origin. Throws `CancellationError` when the task is cancelled while waiting, and
     /// `URLError(.timedOut)` when `deadline` passes first.
+    ///
     /// Returns the origin whose place was taken (to `release` when done), or `nil` when there is no limit.
     func enter(
         _ url: URL?, deadline: ContinuousClock.Instant?, cancellation: EngineCancellation? = nil

@@ -82,14 +82,39 @@ enum Redirects {
         )
     }
 
+    /// Whether both URLs have a scheme and host, and the same origin.
     static func sameOrigin(_ lhs: URL?, _ rhs: URL?) -> Bool {
-        guard let lhs, let rhs else { return false }
-        return lhs.scheme?.lowercased() == rhs.scheme?.lowercased()
-            && lhs.host?.lowercased() == rhs.host?.lowercased()
-            && port(lhs) == port(rhs)
+        guard let origin = Origin(lhs) else { return false }
+        return origin == Origin(rhs)
+    }
+}
+
+/// A URL's origin: scheme and host lowercased (the host percent-decoded), and the port, or the scheme's default for
+/// `http` and `https`. Credentials follow a redirect only within one; the per-host queue counts exchanges per one.
+struct Origin: Hashable, Sendable {
+    var scheme: String
+    var host: String
+    var port: Int?
+
+    init(scheme: String, host: String, port: Int?) {
+        self.scheme = scheme
+        self.host = host
+        self.port = port
     }
 
-    private static func port(_ url: URL) -> Int? {
-        url.port ?? (url.scheme?.lowercased() == "https" ? 443 : url.scheme?.lowercased() == "http" ? 80 : nil)
+    /// The origin of `url`, or `nil` when it has no scheme or host. Read without decoding or lowercasing what needs
+    /// neither: the per-host queue reads one for every request.
+    init?(_ url: URL?) {
+        guard let url, let scheme = url.scheme, var host = url.host(percentEncoded: true) else { return nil }
+        if host.utf8.contains(UInt8(ascii: "%")) { host = url.host ?? host }
+        self.scheme = Self.lowercased(scheme)
+        self.host = Self.lowercased(host)
+        port = url.port ?? (self.scheme == "https" ? 443 : self.scheme == "http" ? 80 : nil)
+    }
+
+    /// `text.lowercased()`, without its cost when there is nothing to lower (ASCII without capitals).
+    private static func lowercased(_ text: String) -> String {
+        text.utf8.contains { $0 >= 0x80 || ($0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z")) }
+            ? text.lowercased() : text
     }
 }

@@ -17,16 +17,16 @@ import SwitchboardTestSupport
     }
 
     @Test func theLimitCountsPerOriginWhateverItsSpelling() {
-        func origin(_ text: String) -> HostQueue.Origin { HostQueue.origin(of: URL(string: text)) }
+        func origin(_ text: String) -> Origin { HostQueue.origin(of: URL(string: text)) }
         let plain = origin("http://api.example.com/users")
-        #expect(plain == HostQueue.Origin(scheme: "http", host: "api.example.com", port: 80))
+        #expect(plain == Origin(scheme: "http", host: "api.example.com", port: 80))
         #expect(origin("HTTP://API.Example.COM:80/other?q=1") == plain, "case and the default port do not matter")
         #expect(origin("http://api.ex%61mple.com/") == plain, "nor percent-encoding in the host")
         #expect(
-            origin("https://api.example.com/") == HostQueue.Origin(scheme: "https", host: "api.example.com", port: 443))
+            origin("https://api.example.com/") == Origin(scheme: "https", host: "api.example.com", port: 443))
         #expect(origin("http://api.example.com:8080/") != plain)
         #expect(origin("http://ÄPI.example.com/") == origin("http://äpi.example.com/"), "nor case beyond ASCII")
-        #expect(HostQueue.origin(of: nil) == HostQueue.Origin(scheme: "", host: "", port: 0))
+        #expect(HostQueue.origin(of: nil) == Origin(scheme: "", host: "", port: 0))
     }
 
     @Test func defaults() throws {
