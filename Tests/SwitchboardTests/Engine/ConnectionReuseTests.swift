@@ -59,9 +59,11 @@ import SwitchboardTestSupport
     }
 
     /// A handle that served a plain GET is reused without a reset: the next GET on it must still be its own, with
-    /// none of the earlier one's header fields, Accept-Encoding or total timeout.
-    @Test func aGetAfterAGetCarriesNothingOfIt() async throws {
-        let center = try center()
+    /// none of the earlier one's header fields, Accept-Encoding or total timeout. URLSessionEngine, which has no
+    /// handles to reuse, gives the same outcome.
+    @Test(arguments: bothEngines)
+    func aGetAfterAGetCarriesNothingOfIt(engineName: String) async throws {
+        let center = try loopbackCenter(engineName)
         let first = try await center.send { request in
             request.api = "anything/first"
             request.headers["X-Only-First"] = "yes"
