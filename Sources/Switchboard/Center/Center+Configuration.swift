@@ -9,16 +9,19 @@ extension Center {
         /// The base URL for requests that give an `api` but no `server`.
         public var server: String? {
             get { fields.server }
+            set { storage.unique().value.server = newValue }
             _modify { yield &storage.unique().value.server }
         }
         /// Named base URLs that requests and endpoints pick with `node`; `.default` is `server`.
         public var nodes: [Node: String] {
             get { fields.nodes }
+            set { storage.unique().value.nodes = newValue }
             _modify { yield &storage.unique().value.nodes }
         }
         /// Plugins every request of this center runs through, in order (see `Plugin`).
         public var plugins: [any Plugin] {
             get { fields.plugins }
+            set { storage.unique().value.plugins = newValue }
             _modify { yield &storage.unique().value.plugins }
         }
         /// Plugins for the requests to one node, run after the center's `plugins`; `.default` is for requests that
@@ -29,51 +32,61 @@ extension Center {
         /// ```
         public var nodePlugins: [Node: [any Plugin]] {
             get { fields.nodePlugins }
+            set { storage.unique().value.nodePlugins = newValue }
             _modify { yield &storage.unique().value.nodePlugins }
         }
         /// Whether endpoints that have a `stub` are answered from it instead of the network. `false` by default.
         public var usesEndpointStubs: Bool {
             get { fields.usesEndpointStubs }
+            set { storage.unique().value.usesEndpointStubs = newValue }
             _modify { yield &storage.unique().value.usesEndpointStubs }
         }
         /// The response cache, for requests whose `cachePolicy` is not `.networkOnly`. `nil` (no cache) by default.
         public var cache: ResponseCache? {
             get { fields.cache }
+            set { storage.unique().value.cache = newValue }
             _modify { yield &storage.unique().value.cache }
         }
         /// Headers sent with every request (unless it turns `useGeneralHeaders` off); the request's own win.
         public var headers: HTTPHeaders {
             get { fields.headers }
+            set { storage.unique().value.headers = newValue }
             _modify { yield &storage.unique().value.headers }
         }
         /// Parameters sent with every request (unless it turns `useGeneralParameters` off); the request's own win.
         public var parameters: [String: any Sendable] {
             get { fields.parameters }
+            set { storage.unique().value.parameters = newValue }
             _modify { yield &storage.unique().value.parameters }
         }
         /// Values merged under every request's `userInfo`, for the hooks to read.
         public var userInfo: [String: any Sendable] {
             get { fields.userInfo }
+            set { storage.unique().value.userInfo = newValue }
             _modify { yield &storage.unique().value.userInfo }
         }
         /// The queue that callbacks run on. `nil`: a private concurrent queue (not the main queue).
         public var callbackQueue: DispatchQueue? {
             get { fields.callbackQueue }
+            set { storage.unique().value.callbackQueue = newValue }
             _modify { yield &storage.unique().value.callbackQueue }
         }
         /// The transport. `URLSessionEngine.shared` by default.
         public var engine: any Engine {
             get { fields.engine }
+            set { storage.unique().value.engine = newValue }
             _modify { yield &storage.unique().value.engine }
         }
         /// Whether to print request, response and error banners, with secrets redacted. `false` by default.
         public var consoleLog: Bool {
             get { fields.consoleLog }
+            set { storage.unique().value.consoleLog = newValue }
             _modify { yield &storage.unique().value.consoleLog }
         }
         /// Where console banners go when `consoleLog` is on. Standard output by default.
         public var consoleLogHandler: @Sendable (String) -> Void {
             get { fields.consoleLogHandler }
+            set { storage.unique().value.consoleLogHandler = newValue }
             _modify { yield &storage.unique().value.consoleLogHandler }
         }
         /// More words that make a name secret in the console log, beside the built-in ones (`token`, `secret`,
@@ -82,72 +95,85 @@ extension Center {
         /// as `<redacted>`.
         public var consoleLogSecretNames: Set<String> {
             get { fields.consoleLogSecretNames }
+            set { storage.unique().value.consoleLogSecretNames = newValue }
             _modify { yield &storage.unique().value.consoleLogSecretNames }
         }
         /// Whether redirects from `https` to plain `http` are followed. `false` (the default) fails them with
         /// `HTTPError.Code.insecureRedirect`, on every engine.
         public var allowsInsecureRedirects: Bool {
             get { fields.allowsInsecureRedirects }
+            set { storage.unique().value.allowsInsecureRedirects = newValue }
             _modify { yield &storage.unique().value.allowsInsecureRedirects }
         }
         /// The longest a request may wait without receiving anything (the idle timeout). 60 seconds by default.
         public var timeout: Duration {
             get { fields.timeout }
+            set { storage.unique().value.timeout = newValue }
             _modify { yield &storage.unique().value.timeout }
         }
         /// The longest a whole exchange may take, however steadily data arrives. `nil` (no limit) by default.
         public var totalTimeout: Duration? {
             get { fields.totalTimeout }
+            set { storage.unique().value.totalTimeout = newValue }
             _modify { yield &storage.unique().value.totalTimeout }
         }
         /// Status codes that count as success. 200 to 299 by default.
         public var acceptableStatusCodes: Set<Int> {
             get { fields.acceptableStatusCodes }
+            set { storage.unique().value.acceptableStatusCodes = newValue }
             _modify { yield &storage.unique().value.acceptableStatusCodes }
         }
         /// Keeps a credential on every request and refreshes it once when it is refused. `nil` by default.
         public var authenticator: Authenticator? {
             get { fields.authenticator }
+            set { storage.unique().value.authenticator = newValue }
             _modify { yield &storage.unique().value.authenticator }
         }
         /// Whether identical `GET` and `HEAD` requests in flight share one transfer (each caller still gets its own
         /// callbacks). `false` by default; `Request.deduplicate` decides for one request.
         public var deduplicatesGETs: Bool {
             get { fields.deduplicatesGETs }
+            set { storage.unique().value.deduplicatesGETs = newValue }
             _modify { yield &storage.unique().value.deduplicatesGETs }
         }
         /// When and how failed requests are retried. `.never` by default; `.default` gives three attempts.
         public var retryPolicy: RetryPolicy {
             get { fields.retryPolicy }
+            set { storage.unique().value.retryPolicy = newValue }
             _modify { yield &storage.unique().value.retryPolicy }
         }
         /// The clock the center waits on between retries; inject one in tests to control time.
         public var clock: any Clock<Duration> {
             get { fields.clock }
+            set { storage.unique().value.clock = newValue }
             _modify { yield &storage.unique().value.clock }
         }
         /// How many failed requests and groups (sent with callbacks) the center remembers for `retry(_:)`, and how
         /// many successes it remembers to answer `.succeeded`. 100 by default; 0 turns retry by identifier off.
         public var retainedFailures: Int {
             get { fields.retainedFailures }
+            set { storage.unique().value.retainedFailures = newValue }
             _modify { yield &storage.unique().value.retainedFailures }
         }
         /// Runs before each request is encoded, after merging and URL composition: it may change anything, and may
         /// throw to refuse sending (the request then fails with the thrown `HTTPError`, or `.vetoed`).
         public var onRequest: (@Sendable (inout Request) async throws -> Void)? {
             get { fields.onRequest }
+            set { storage.unique().value.onRequest = newValue }
             _modify { yield &storage.unique().value.onRequest }
         }
         /// Runs after a response passed status validation and was decoded: it may return a different response,
         /// or throw to fail the request (with the thrown `HTTPError`, or `.business`).
         public var onResponse: (@Sendable (Request, Response) async throws -> Response)? {
             get { fields.onResponse }
+            set { storage.unique().value.onResponse = newValue }
             _modify { yield &storage.unique().value.onResponse }
         }
         /// Runs once on the final error of a failed request, before the failure callbacks; returns the error to
         /// report (the same, or another).
         public var onError: (@Sendable (Request, HTTPError) async -> HTTPError)? {
             get { fields.onError }
+            set { storage.unique().value.onError = newValue }
             _modify { yield &storage.unique().value.onError }
         }
 
@@ -190,6 +216,7 @@ extension Center {
 
         private var fields: Fields {
             get { storage.value }
+            set { storage.unique().value = newValue }
             _modify { yield &storage.unique().value }
         }
     }

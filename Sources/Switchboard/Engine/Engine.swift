@@ -68,52 +68,62 @@ public struct EngineRequest: Sendable {
     /// The method.
     public var method: HTTPMethod {
         get { storage.value.method }
+        set { storage.unique().value.method = newValue }
         _modify { yield &storage.unique().value.method }
     }
     /// The URL.
     public var url: URL? {
         get { storage.value.url }
+        set { storage.unique().value.url = newValue }
         _modify { yield &storage.unique().value.url }
     }
     /// The header fields.
     public var headers: HTTPHeaders {
         get { storage.value.headers }
+        set { storage.unique().value.headers = newValue }
         _modify { yield &storage.unique().value.headers }
     }
     /// The idle timeout: the longest wait without any data. 60 seconds unless set.
     public var timeout: Duration {
         get { storage.value.timeout }
+        set { storage.unique().value.timeout = newValue }
         _modify { yield &storage.unique().value.timeout }
     }
     /// The body to send.
     public var body: Body {
         get { storage.value.body }
+        set { storage.unique().value.body = newValue }
         _modify { yield &storage.unique().value.body }
     }
     /// Where the response body goes.
     public var destination: Destination {
         get { storage.value.destination }
+        set { storage.unique().value.destination = newValue }
         _modify { yield &storage.unique().value.destination }
     }
     /// The longest the whole exchange may take, or `nil` for no limit; the engine enforces it.
     public var totalTimeout: Duration? {
         get { storage.value.totalTimeout }
+        set { storage.unique().value.totalTimeout = newValue }
         _modify { yield &storage.unique().value.totalTimeout }
     }
     /// The most bytes per second the response body may arrive at, or `nil`. An engine that enforces it says so with
     /// `Engine.honoursRateLimits`, and fails what it cannot limit with `HTTPError.Code.unsupported`.
     public var maxReceiveBytesPerSecond: Int64? {
         get { storage.value.maxReceiveBytesPerSecond }
+        set { storage.unique().value.maxReceiveBytesPerSecond = newValue }
         _modify { yield &storage.unique().value.maxReceiveBytesPerSecond }
     }
     /// The most bytes per second the request body may be sent at, or `nil`; as `maxReceiveBytesPerSecond`.
     public var maxSendBytesPerSecond: Int64? {
         get { storage.value.maxSendBytesPerSecond }
+        set { storage.unique().value.maxSendBytesPerSecond = newValue }
         _modify { yield &storage.unique().value.maxSendBytesPerSecond }
     }
     /// The identifier of the request at the center, for logs and stubs.
     public var id: RequestID? {
         get { storage.value.id }
+        set { storage.unique().value.id = newValue }
         _modify { yield &storage.unique().value.id }
     }
     /// Called with the response head as soon as it arrives, before the body (of each response, after redirects), by
@@ -125,6 +135,7 @@ public struct EngineRequest: Sendable {
     )
     public var onResponseHead: (@Sendable (HTTPURLResponse) -> Void)? {
         get { storage.value.onResponseHead }
+        set { storage.unique().value.onResponseHead = newValue }
         _modify { yield &storage.unique().value.onResponseHead }
     }
     /// `onResponseHead`, for the built-in engines, which still call it for code that sets it.
@@ -135,12 +146,14 @@ public struct EngineRequest: Sendable {
     /// the download's own business (what it needs to resume), which no engine has to know about.
     var onFileOpened: (@Sendable (_ status: Int, _ field: (String) -> String?) -> Void)? {
         get { storage.value.onFileOpened }
+        set { storage.unique().value.onFileOpened = newValue }
         _modify { yield &storage.unique().value.onFileOpened }
     }
     /// Called as the exchange goes, from any thread, with each response head (a redirect's too) and each redirect the
     /// engine follows, for the center's `RequestObserver`s; `nil` when nobody observes. Engines should call it.
     public var onEvent: (@Sendable (EngineEvent) -> Void)? {
         get { storage.value.onEvent }
+        set { storage.unique().value.onEvent = newValue }
         _modify { yield &storage.unique().value.onEvent }
     }
     /// Fires when the center cancels the request by its identifier while it runs in its caller's task (see
@@ -148,6 +161,7 @@ public struct EngineRequest: Sendable {
     /// task cancellation: `withCancellationHandler(operation:onCancel:)` and `isCancelled` do.
     public var cancellation: EngineCancellation? {
         get { storage.value.cancellation }
+        set { storage.unique().value.cancellation = newValue }
         _modify { yield &storage.unique().value.cancellation }
     }
     /// Whether a redirect from `https` to plain `http` is followed. `false` by default: such a redirect fails with
@@ -162,12 +176,14 @@ public struct EngineRequest: Sendable {
     /// a stream, on an engine whose `streamsResponses` is `true`. See `BodyReceiver` for what an engine does with it.
     public var receiver: BodyReceiver? {
         get { storage.value.receiver }
+        set { storage.unique().value.receiver = newValue }
         _modify { yield &storage.unique().value.receiver }
     }
     /// The URL request this one was made from or last set to, for the settings it has beyond method, URL, headers
     /// and timeout (its cache policy, say), which `urlRequest` keeps.
     private var base: URLRequest? {
         get { storage.value.base }
+        set { storage.unique().value.base = newValue }
         _modify { yield &storage.unique().value.base }
     }
 

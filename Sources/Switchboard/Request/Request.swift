@@ -26,27 +26,32 @@ public struct Request: Sendable {
     /// A complete URL. When set it wins over `server` and `api`.
     public var url: String? {
         get { fields.url }
+        set { storage.unique().value.url = newValue }
         _modify { yield &storage.unique().value.url }
     }
     /// The base URL for `api`. When empty, the center's server is used (unless `useGeneralServer` is off).
     public var server: String? {
         get { fields.server }
+        set { storage.unique().value.server = newValue }
         _modify { yield &storage.unique().value.server }
     }
     /// A named base URL for `api`, looked up in the center's `nodes` when `server` is empty (`.default` is the
     /// center's `server`).
     public var node: Node? {
         get { fields.node }
+        set { storage.unique().value.node = newValue }
         _modify { yield &storage.unique().value.node }
     }
     /// The path of the endpoint, resolved against the server: `users/1`, `/v2/users`, or an absolute URL.
     public var api: String? {
         get { fields.api }
+        set { storage.unique().value.api = newValue }
         _modify { yield &storage.unique().value.api }
     }
     /// The method. `GET` by default.
     public var method: HTTPMethod {
         get { fields.method }
+        set { storage.unique().value.method = newValue }
         _modify { yield &storage.unique().value.method }
     }
     /// Parameters: in the query for `GET`, `HEAD` and `DELETE`, in the body otherwise (per `requestSerializer`).
@@ -55,51 +60,61 @@ public struct Request: Sendable {
     /// Anything else fails the request with an `.encoding` error that names the key.
     public var parameters: [String: any Sendable] {
         get { fields.parameters }
+        set { storage.unique().value.parameters = newValue }
         _modify { yield &storage.unique().value.parameters }
     }
     /// Header fields; names compare case-insensitively. These win over the center's headers of the same name.
     public var headers: HTTPHeaders {
         get { fields.headers }
+        set { storage.unique().value.headers = newValue }
         _modify { yield &storage.unique().value.headers }
     }
     /// Whether the center's server is used when `server` is empty. `true` by default.
     public var useGeneralServer: Bool {
         get { fields.useGeneralServer }
+        set { storage.unique().value.useGeneralServer = newValue }
         _modify { yield &storage.unique().value.useGeneralServer }
     }
     /// Whether the center's headers are added (the request's own win on conflicts). `true` by default.
     public var useGeneralHeaders: Bool {
         get { fields.useGeneralHeaders }
+        set { storage.unique().value.useGeneralHeaders = newValue }
         _modify { yield &storage.unique().value.useGeneralHeaders }
     }
     /// Whether the center's parameters are added (the request's own win on conflicts). `true` by default.
     public var useGeneralParameters: Bool {
         get { fields.useGeneralParameters }
+        set { storage.unique().value.useGeneralParameters = newValue }
         _modify { yield &storage.unique().value.useGeneralParameters }
     }
     /// How parameters are encoded into the body. `.form` by default.
     public var requestSerializer: RequestSerializer {
         get { fields.requestSerializer }
+        set { storage.unique().value.requestSerializer = newValue }
         _modify { yield &storage.unique().value.requestSerializer }
     }
     /// How the response body is decoded into `Response.value`. `.json` by default.
     public var responseSerializer: ResponseSerializer {
         get { fields.responseSerializer }
+        set { storage.unique().value.responseSerializer = newValue }
         _modify { yield &storage.unique().value.responseSerializer }
     }
     /// An explicit body. When set, it is sent instead of encoding `parameters` into the body.
     public var body: Body? {
         get { fields.cold.value.body }
+        set { storage.unique().value.cold.unique().value.body = newValue }
         _modify { yield &storage.unique().value.cold.unique().value.body }
     }
     /// The longest the request may wait for the server without receiving anything; the center's `timeout` when nil.
     public var timeout: Duration? {
         get { fields.timeout }
+        set { storage.unique().value.timeout = newValue }
         _modify { yield &storage.unique().value.timeout }
     }
     /// The longest the whole exchange may take, however steadily data arrives; the center's `totalTimeout` when nil.
     public var totalTimeout: Duration? {
         get { fields.totalTimeout }
+        set { storage.unique().value.totalTimeout = newValue }
         _modify { yield &storage.unique().value.totalTimeout }
     }
     /// The most bytes per second the response body may arrive at, or `nil` for no limit. `CurlEngine` holds it
@@ -108,12 +123,14 @@ public struct Request: Sendable {
     /// does not say it `honoursRateLimits`.
     public var maxBytesPerSecond: Int64? {
         get { fields.maxBytesPerSecond }
+        set { storage.unique().value.maxBytesPerSecond = newValue }
         _modify { yield &storage.unique().value.maxBytesPerSecond }
     }
     /// The most bytes per second the request body may be sent at, or `nil` for no limit. `CurlEngine` holds it
     /// exactly; `URLSessionEngine` cannot, and refuses such a request (`.unsupported`).
     public var maxUploadBytesPerSecond: Int64? {
         get { fields.maxUploadBytesPerSecond }
+        set { storage.unique().value.maxUploadBytesPerSecond = newValue }
         _modify { yield &storage.unique().value.maxUploadBytesPerSecond }
     }
     /// For a stream (`Center.stream(_:)`): the most bytes of body held for a consumer that reads slower than they
@@ -122,95 +139,112 @@ public struct Request: Sendable {
     /// `.streamOverflow` instead.
     public var streamBufferSize: Int {
         get { fields.streamBufferSize }
+        set { storage.unique().value.streamBufferSize = newValue }
         _modify { yield &storage.unique().value.streamBufferSize }
     }
     /// Status codes that count as success; the center's `acceptableStatusCodes` when nil.
     public var acceptableStatusCodes: Set<Int>? {
         get { fields.acceptableStatusCodes }
+        set { storage.unique().value.acceptableStatusCodes = newValue }
         _modify { yield &storage.unique().value.acceptableStatusCodes }
     }
     /// When and how to retry this request; the center's `retryPolicy` when nil.
     public var retry: RetryPolicy? {
         get { fields.cold.value.retry }
+        set { storage.unique().value.cold.unique().value.retry = newValue }
         _modify { yield &storage.unique().value.cold.unique().value.retry }
     }
     /// Shorthand for the number of retries after the first attempt, with the rest of the policy from `retry` or the
     /// center (XMNetworking's `retryCount`): `retryCount = 2` means three attempts in all.
     public var retryCount: Int? {
         get { fields.retryCount }
+        set { storage.unique().value.retryCount = newValue }
         _modify { yield &storage.unique().value.retryCount }
     }
     /// What kind of exchange this is: `.data` (the default), `.upload` (multipart `form` parts, or a file `body`;
     /// `POST` unless you choose another method) or `.download` (the body goes to `destination`).
     public var kind: Kind {
         get { fields.kind }
+        set { storage.unique().value.kind = newValue }
         _modify { yield &storage.unique().value.kind }
     }
     /// The parts of a multipart upload (`kind = .upload`); `parameters` are sent as text fields beside them.
     public var form: [FormPart] {
         get { fields.cold.value.form }
+        set { storage.unique().value.cold.unique().value.form = newValue }
         _modify { yield &storage.unique().value.cold.unique().value.form }
     }
     /// Where a download goes (`kind = .download`): a file, or a directory where the server's or the URL's file name
     /// is used.
     public var destination: Destination? {
         get { fields.cold.value.destination }
+        set { storage.unique().value.cold.unique().value.destination = newValue }
         _modify { yield &storage.unique().value.cold.unique().value.destination }
     }
     /// Whether a download keeps its partial file when it fails or is cancelled, and continues from it next time
     /// (with `Range` and `If-Range`), even from a new process.
     public var resumable: Bool {
         get { fields.resumable }
+        set { storage.unique().value.resumable = newValue }
         _modify { yield &storage.unique().value.resumable }
     }
     /// A checksum the downloaded file must match before it is moved into place.
     public var checksum: Checksum? {
         get { fields.cold.value.checksum }
+        set { storage.unique().value.cold.unique().value.checksum = newValue }
         _modify { yield &storage.unique().value.cold.unique().value.checksum }
     }
     /// Whether this request shares one transfer with identical requests in flight (same method, URL, headers and
     /// body); `nil` follows the center's `deduplicatesGETs` for `GET` and `HEAD`.
     public var deduplicate: Bool? {
         get { fields.deduplicate }
+        set { storage.unique().value.deduplicate = newValue }
         _modify { yield &storage.unique().value.deduplicate }
     }
     /// Whether the center's `authenticator` applies to this request. Requests sent while the authenticator refreshes
     /// its credential skip it on their own.
     public var usesAuthenticator: Bool {
         get { fields.usesAuthenticator }
+        set { storage.unique().value.usesAuthenticator = newValue }
         _modify { yield &storage.unique().value.usesAuthenticator }
     }
     /// How the center's response cache serves this request. `.networkOnly` by default.
     public var cachePolicy: CachePolicy {
         get { fields.cachePolicy }
+        set { storage.unique().value.cachePolicy = newValue }
         _modify { yield &storage.unique().value.cachePolicy }
     }
     /// Whether a `POST` response may be cached (its body is part of the key). `false` by default.
     public var cachesPOST: Bool {
         get { fields.cachesPOST }
+        set { storage.unique().value.cachesPOST = newValue }
         _modify { yield &storage.unique().value.cachesPOST }
     }
     /// Checks (or transforms) this request's response after the center's `onResponse`; throw to fail (an
     /// `HTTPError` as it is, anything else as `.business`).
     public var validate: (@Sendable (Response) throws -> Response)? {
         get { fields.cold.value.validate }
+        set { storage.unique().value.cold.unique().value.validate = newValue }
         _modify { yield &storage.unique().value.cold.unique().value.validate }
     }
     /// An endpoint's canned answer, served when the center's `usesEndpointStubs` is on.
     var endpointStub: StubEngine.Reply? {
         get { fields.cold.value.endpointStub }
+        set { storage.unique().value.cold.unique().value.endpointStub = newValue }
         _modify { yield &storage.unique().value.cold.unique().value.endpointStub }
     }
     /// Your own values, for the hooks to read (a per-request API version, a flag to skip a token, ...).
     /// The center's `userInfo` is merged in under these (the request's own win).
     public var userInfo: [String: any Sendable] {
         get { fields.userInfo }
+        set { storage.unique().value.userInfo = newValue }
         _modify { yield &storage.unique().value.userInfo }
     }
     /// Plugins for this request alone, run after the center's and the node's (see `Plugin`); an endpoint's `plugins`
     /// arrive here.
     public var plugins: [any Plugin] {
         get { fields.cold.value.plugins }
+        set { storage.unique().value.cold.unique().value.plugins = newValue }
         _modify { yield &storage.unique().value.cold.unique().value.plugins }
     }
     /// Where this request's callbacks run; the center's `callbackQueue` when nil.
@@ -238,6 +272,7 @@ public struct Request: Sendable {
     }
     var scope: WorkScope {
         get { fields.cold.value.scope }
+        set { storage.unique().value.cold.unique().value.scope = newValue }
         _modify { yield &storage.unique().value.cold.unique().value.scope }
     }
 
@@ -298,6 +333,7 @@ public struct Request: Sendable {
 
     var fields: Fields {
         get { storage.value }
+        set { storage.unique().value = newValue }
         _modify { yield &storage.unique().value }
     }
 

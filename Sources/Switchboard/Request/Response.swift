@@ -29,31 +29,37 @@ public struct Response: Sendable {
     /// The request as it was sent (merged with the configuration, after `onRequest`).
     public var request: Request {
         get { storage.value.request }
+        set { storage.unique().value.request = newValue }
         _modify { yield &storage.unique().value.request }
     }
     /// The HTTP status code.
     public var status: Int {
         get { storage.value.status }
+        set { storage.unique().value.status = newValue }
         _modify { yield &storage.unique().value.status }
     }
     /// The response header fields.
     public var headers: HTTPHeaders {
         get { storage.value.headers.fields }
+        set { storage.unique().value.headers.fields = newValue }
         _modify { yield &storage.unique().value.headers.fields }
     }
     /// The URL that answered, after redirects.
     public var url: URL? {
         get { storage.value.url }
+        set { storage.unique().value.url = newValue }
         _modify { yield &storage.unique().value.url }
     }
     /// The body bytes, decoded from any `Content-Encoding`.
     public var data: Data {
         get { storage.value.data }
+        set { storage.unique().value.data = newValue }
         _modify { yield &storage.unique().value.data }
     }
     /// The body decoded by the request's `responseSerializer`.
     public var value: Value {
         get { storage.value.value }
+        set { storage.unique().value.value = newValue }
         _modify { yield &storage.unique().value.value }
     }
     /// Where a response came from.
@@ -69,21 +75,25 @@ public struct Response: Sendable {
     /// Where this response came from.
     public var source: Source {
         get { storage.value.source }
+        set { storage.unique().value.source = newValue }
         _modify { yield &storage.unique().value.source }
     }
     /// Where a download was saved; `nil` for other requests.
     public var fileURL: URL? {
         get { storage.value.fileURL }
+        set { storage.unique().value.fileURL = newValue }
         _modify { yield &storage.unique().value.fileURL }
     }
     /// How many times the request was sent to get this response (1 unless it was retried).
     public var attempts: Int {
         get { storage.value.attempts }
+        set { storage.unique().value.attempts = newValue }
         _modify { yield &storage.unique().value.attempts }
     }
     /// How long the exchange took, from handing the request to the engine to having the whole body.
     public var duration: Duration {
         get { storage.value.duration }
+        set { storage.unique().value.duration = newValue }
         _modify { yield &storage.unique().value.duration }
     }
     /// What the engine measured of the exchange (phases, bytes, connection); `nil` for a response the cache served
@@ -95,6 +105,7 @@ public struct Response: Sendable {
     /// `metrics`, by reference (see `MetricsBox`).
     var metricsBox: MetricsBox? {
         get { storage.value.metricsBox }
+        set { storage.unique().value.metricsBox = newValue }
         _modify { yield &storage.unique().value.metricsBox }
     }
 

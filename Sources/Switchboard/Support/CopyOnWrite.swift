@@ -35,7 +35,9 @@ struct CopyOnWrite<Value: Sendable>: Sendable {
     /// This copy's box, made its own first when shared: for changing one field in place, as
     /// `_modify { yield &storage.unique().value.field }`. A property's `_modify` that goes through another `_modify`
     /// (`value`, then the field) nests two coroutines, and Swift allocates the inner one's frame on the heap: two
-    /// allocations for every property a configuration closure sets.
+    /// allocations for every property a configuration closure sets. A public property has a `set` besides, which
+    /// plain assignments from other modules use: across a module boundary even a single `_modify` coroutine keeps its
+    /// frame on the heap, one allocation per `request.api = ...` in app code.
     mutating func unique() -> Box {
         if !isKnownUniquelyReferenced(&box) { box = Box(box.value) }
         return box

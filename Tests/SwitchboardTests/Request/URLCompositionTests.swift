@@ -90,6 +90,26 @@ import Testing
         #expect(stub.requests.isEmpty)
     }
 
+    /// `validate` reads scheme and host off the text; for every text Foundation accepts, the answer must be the one
+    /// Foundation's own `scheme` and `host` give.
+    @Test(arguments: [
+        "http://x.com", "HTTP://X.COM/a", "hTtPs://x.com:8443/a?b#c", "https://x", "http://x:80", "http://:80/",
+        "http:///path", "http://@/", "http://user@/p", "http://user:pw@host/p", "http://a@b@c/", "http:x.com",
+        "http:/x.com", "https:", "http://", "http://?q", "http://#f", "http://[::1]:8080/", "http://[::1]",
+        "http://[]/", "http://%41.com/", "http://ex%20ample/", "httpx://x.com", "https+x://x.com", "ftp://x.com",
+        "htt://x", "https//x.com", "http//x.com", "x.com/http://y", "/http://x", "http://x.com:abc/", "http://x y/",
+        "http://\\x/", "http:\\\\x", "http://ü.com/", "http://[v1.x]/", "http://:@:/", "http://u@:8/",
+    ])
+    func theSchemeAndHostCheckAgreesWithFoundation(text: String) throws {
+        guard let url = URL(string: text) else { return }
+        let scheme = url.scheme?.lowercased()
+        let expected: URLComposition.Authority =
+            scheme != "http" && scheme != "https"
+            ? .notHTTP : (url.host(percentEncoded: true) ?? "").isEmpty ? .noHost : .hasHost
+        var copy = text
+        #expect(copy.withUTF8(URLComposition.authority) == expected, "\(url.absoluteString)")
+    }
+
     @Test func noURLAtAllFailsClearly() async {
         let center = testCenter { $0.engine = StubEngine() }
         let error = await #expect(throws: HTTPError.self) {
