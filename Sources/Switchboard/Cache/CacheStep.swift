@@ -2,7 +2,7 @@ import Foundation
 
 /// The cache's part in one exchange: serve from the cache before the network, validate a stale entry, store what
 /// comes back, and forget what a successful unsafe request changed.
-struct CacheStep {
+final class CacheStep {
     let cache: ResponseCache
     let policy: CachePolicy
     let key: String

@@ -79,20 +79,63 @@ public struct HTTPError: Error, Sendable, CustomStringConvertible, CustomDebugSt
         ]
     }
 
+    /// The fields, in a box of their own: an error is one reference wide. Every `throws(HTTPError)` call site in an
+    /// `async` function keeps room for a thrown error in the function's frame, and the frames of the request
+    /// pipeline are allocated for every request; seven fields inline made them several kilobytes each.
+    private struct Fields {
+        var code: Code
+        var message: String
+        var request: Request?
+        var response: Response?
+        var underlying: (any Error)?
+        var serverCode: JSON?
+        var memberResults: [Result<Response, HTTPError>]?
+    }
+
+    private var storage: CopyOnWrite<Fields>
+
     /// What kind of failure happened.
-    public var code: Code
+    public var code: Code {
+        get { storage.value.code }
+        set { storage.unique().value.code = newValue }
+        _modify { yield &storage.unique().value.code }
+    }
     /// A short explanation in plain words.
-    public var message: String
+    public var message: String {
+        get { storage.value.message }
+        set { storage.unique().value.message = newValue }
+        _modify { yield &storage.unique().value.message }
+    }
     /// The request as it was sent (after merging with the configuration and the `onRequest` hook), if it got that far.
-    public var request: Request?
+    public var request: Request? {
+        get { storage.value.request }
+        set { storage.unique().value.request = newValue }
+        _modify { yield &storage.unique().value.request }
+    }
     /// The response, if the server answered; its body is kept (an error page, a business error envelope).
-    public var response: Response?
+    public var response: Response? {
+        get { storage.value.response }
+        set { storage.unique().value.response = newValue }
+        _modify { yield &storage.unique().value.response }
+    }
     /// The error that caused this one (a `URLError`, a `DecodingError`, an error thrown by a hook), if any.
-    public var underlying: (any Error)?
+    public var underlying: (any Error)? {
+        get { storage.value.underlying }
+        set { storage.unique().value.underlying = newValue }
+        _modify { yield &storage.unique().value.underlying }
+    }
     /// For a `.business` error from an envelope: the code the server sent.
-    public var serverCode: JSON?
+    public var serverCode: JSON? {
+        get { storage.value.serverCode }
+        set { storage.unique().value.serverCode = newValue }
+        _modify { yield &storage.unique().value.serverCode }
+    }
     /// For a failed batch or chain: every member's outcome, in member order.
-    public var memberResults: [Result<Response, HTTPError>]?
+    public var memberResults: [Result<Response, HTTPError>]? {
+        get { storage.value.memberResults }
+        set { storage.unique().value.memberResults = newValue }
+        _modify { yield &storage.unique().value.memberResults }
+    }
 
     /// Creates an error.
     public init(
@@ -102,11 +145,10 @@ public struct HTTPError: Error, Sendable, CustomStringConvertible, CustomDebugSt
         response: Response? = nil,
         underlying: (any Error)? = nil
     ) {
-        self.code = code
-        self.message = message
-        self.request = request
-        self.response = response
-        self.underlying = underlying
+        storage = CopyOnWrite(
+            Fields(
+                code: code, message: message, request: request, response: response, underlying: underlying,
+                serverCode: nil, memberResults: nil))
     }
 
     /// The HTTP status of the response, if there was one.

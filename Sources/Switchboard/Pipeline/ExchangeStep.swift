@@ -65,6 +65,10 @@ extension Center {
         let engineResponse: EngineResponse
         if !plugins.isEmpty { await plugins.willSend(engineRequest, for: request) }
         events?.post(RequestEvent(id: request.id!, kind: .sent, request: request))
+        // Unwrapped, not `progress ?? { _ in }`: the generic `??` hands the closure back in its most general form,
+        // and turning it into the engine's concrete one allocated a thunk for every request.
+        let report: @Sendable (TransferProgress) -> Void
+        if let progress { report = progress } else { report = Center.ignoresProgress }
         do {
             let shared =
                 request.deduplicate
@@ -73,9 +77,9 @@ extension Center {
                         || request.method == .head))
             if shared, request.kind == .data, engineRequest.receiver == nil, let key = InFlight.Key(engineRequest) {
                 engineResponse = try await inFlight.perform(
-                    engineRequest, key: key, engine: configuration.engine, progress: progress ?? { _ in })
+                    engineRequest, key: key, engine: configuration.engine, progress: report)
             } else {
-                engineResponse = try await configuration.engine.perform(engineRequest, progress: progress ?? { _ in })
+                engineResponse = try await configuration.engine.perform(engineRequest, progress: report)
             }
         } catch {
             exchange.download?.interrupted()
@@ -87,6 +91,9 @@ extension Center {
         if !plugins.isEmpty { await plugins.didReceive(.success(response), for: request) }
         return response
     }
+
+    /// The progress handler an engine gets when nobody listens.
+    static let ignoresProgress: @Sendable (TransferProgress) -> Void = { _ in }
 
     /// A download's last step: a complete, acceptable body moves to its destination. Returns `nil` when the pass
     /// should start over (`mayStartOver`): a `416` for a partial file that does not match, which is dropped.

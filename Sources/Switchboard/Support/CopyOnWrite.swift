@@ -39,7 +39,15 @@ struct CopyOnWrite<Value: Sendable>: Sendable {
     /// plain assignments from other modules use: across a module boundary even a single `_modify` coroutine keeps its
     /// frame on the heap, one allocation per `request.api = ...` in app code.
     mutating func unique() -> Box {
-        if !isKnownUniquelyReferenced(&box) { box = Box(box.value) }
+        if !isKnownUniquelyReferenced(&box) { box = copy() }
         return box
+    }
+
+    /// A new box holding a copy of the value. Never inlined: the copy passes through temporaries as large as the
+    /// value, and in an `async` function the compiler keeps those in the function's frame (allocated for every call)
+    /// for every place a property is set.
+    @inline(never)
+    private func copy() -> Box {
+        Box(box.value)
     }
 }
