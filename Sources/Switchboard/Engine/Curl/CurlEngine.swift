@@ -125,9 +125,7 @@ public final class CurlEngine: Engine {
                 }
             }
             var response = try await exchange(sent, progress: progress)
-            if redirects > 0 {
-                response.metrics = response.metrics?.starting(earlier: began - start, redirects: redirects)
-            }
+            if redirects > 0 { Self.shiftMetrics(of: &response, by: began - start, redirects: redirects) }
             if let cookies, let url = response.url, response.value(forHTTPHeaderField: "Set-Cookie") != nil {
                 let received = HTTPCookie.cookies(
                     withResponseHeaderFields: response.headers?.dictionary ?? [:], for: url)
@@ -139,6 +137,13 @@ public final class CurlEngine: Engine {
             current = next
         }
         throw Redirects.tooMany
+    }
+
+    /// The metrics of an exchange after redirects, as from the first request. Out of line: the 200-byte copies of
+    /// the metrics would otherwise sit in `follow`'s frame, which every request allocates.
+    @inline(never)
+    private static func shiftMetrics(of response: inout EngineResponse, by offset: Duration, redirects: Int) {
+        response.metrics = response.metrics?.starting(earlier: offset, redirects: redirects)
     }
 
     private func exchange(
