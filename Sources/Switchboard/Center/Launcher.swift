@@ -31,12 +31,14 @@ struct Launcher: Sendable {
     }
 
     /// A batch with its identifier, and its members' with the refresh rule applied.
-    static func numbered(_ batch: BatchRequest) -> BatchRequest {
-        var batch = batch
+    static func numbered(_ batch: consuming BatchRequest) -> BatchRequest {
+        // Consumed, and each member changed where it stands: a copy of a member would copy its storage too.
         batch.id = RequestID.next()
+        let refreshing = Authenticator.isRefreshing
         for index in batch.members.indices {
-            batch.members[index].id = nil
-            batch.members[index] = numbered(batch.members[index])
+            // Always a new identifier: one set in the closure would be shared by every send of the batch.
+            batch.members[index].id = RequestID.next()
+            if refreshing { batch.members[index].usesAuthenticator = false }
         }
         return batch
     }
