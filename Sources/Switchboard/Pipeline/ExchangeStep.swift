@@ -25,7 +25,7 @@ extension Center {
 
     /// The send step: the plugins' `adapt` (after encoding: signing), the console log, then deduplication and the
     /// engine. A download that fails here keeps its partial file only when it is resumable.
-    func send(
+    nonisolated(nonsending) func send(
         _ exchange: inout Exchange, _ request: Request, _ configuration: Configuration, _ plugins: PluginChain,
         _ events: EventRelay?, progress: (@Sendable (TransferProgress) -> Void)?, log: ConsoleLog?
     ) async throws(HTTPError) -> Response {
@@ -97,7 +97,7 @@ extension Center {
 
     /// A download's last step: a complete, acceptable body moves to its destination. Returns `nil` when the pass
     /// should start over (`mayStartOver`): a `416` for a partial file that does not match, which is dropped.
-    func settle(
+    nonisolated(nonsending) func settle(
         _ download: DownloadPlan, _ response: Response, _ request: Request, mayStartOver: Bool
     ) async throws(HTTPError) -> Response? {
         var response = response
@@ -114,7 +114,7 @@ extension Center {
     }
 
     /// An endpoint's stub, served after its delay (on the center's clock) and marked as such.
-    func stubbed(
+    nonisolated(nonsending) func stubbed(
         _ reply: StubEngine.Reply, _ engineRequest: EngineRequest, _ request: Request, _ configuration: Configuration,
         _ cancellation: EngineCancellation?
     ) async throws(HTTPError) -> Response {

@@ -119,7 +119,7 @@ extension Center {
     }
 
     /// One attempt through the steps. `request` is left as far as the steps got, for the error report.
-    private func attempt(
+    nonisolated(nonsending) private func attempt(
         _ request: inout Request,
         _ configuration: Configuration,
         _ plugins: PluginChain,

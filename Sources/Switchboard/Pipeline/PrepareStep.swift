@@ -16,7 +16,7 @@ extension Center {
     ///
     /// `request` is left as far as the step got (merged, at least), so that a failure reports the request as it
     /// stood.
-    func prepare(
+    nonisolated(nonsending) func prepare(
         _ request: inout Request, _ configuration: Configuration, _ plugins: PluginChain
     ) async throws(HTTPError) -> PreparedRequest {
         let id = request.id!

@@ -5,7 +5,7 @@ import FoundationNetworking
 
 extension Center {
     /// Validate, decode, hook: what every response goes through, from the network, the cache or a stub.
-    func postProcess(
+    nonisolated(nonsending) func postProcess(
         _ response: consuming Response, _ request: Request, _ configuration: Configuration, log: ConsoleLog?
     ) async throws(HTTPError) -> Response {
         guard response.fileURL != nil || acceptable(response, for: request) else {
