@@ -33,7 +33,8 @@ final class Registry: Sendable {
 
     /// Replaces the description on record, so that lookups see it as merged, hooked or progressed.
     func update(_ id: RequestID, _ work: AnyRequest) {
-        state.withLock { $0.update(id, work) }
+        // Released here, after the lock.
+        _ = state.withLock { $0.update(id, work) }
     }
 
     /// Marks running work cancelled and cancels its task; returns the work, or `nil` if none was running.
@@ -74,7 +75,8 @@ final class Registry: Sendable {
 
     /// Removes finished work; returns whether it had been cancelled.
     func finish(_ id: RequestID) -> Bool {
-        state.withLock { $0.finish(id) }
+        // The entry is released here, after the lock.
+        state.withLock { $0.finish(id) }?.cancelled ?? false
     }
 
     /// The running work with this identifier.

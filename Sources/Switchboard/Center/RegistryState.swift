@@ -63,9 +63,14 @@ struct RegistryState {
         return entries[id]!.cancelled
     }
 
-    /// Replaces the description on record, so that lookups see it as merged, hooked or progressed.
-    mutating func update(_ id: RequestID, _ work: AnyRequest) {
-        if entries[id] != nil { entries[id]!.work = work }
+    /// Replaces the description on record, so that lookups see it as merged, hooked or progressed; returns the one
+    /// it replaced, so that the caller releases it after the lock (the last reference to a request's storage frees
+    /// it, which takes the allocator's own lock).
+    mutating func update(_ id: RequestID, _ work: AnyRequest) -> AnyRequest? {
+        guard let index = entries.index(forKey: id) else { return nil }
+        var replaced = work
+        swap(&entries.values[index].work, &replaced)
+        return replaced
     }
 
     /// Marks running work cancelled; returns it and its way to stop (to call outside the lock), or `nil` when it is
@@ -92,13 +97,11 @@ struct RegistryState {
         return watchingOwners
     }
 
-    /// Removes finished work; returns whether it had been cancelled.
-    mutating func finish(_ id: RequestID) -> Bool {
-        // Read in place, then removed: the entry is not copied out to read one flag.
-        guard let index = entries.index(forKey: id) else { return false }
-        let cancelled = entries.values[index].cancelled
-        entries.remove(at: index)
-        return cancelled
+    /// Removes finished work; returns its entry (for the caller to release after the lock, as with `update`), or
+    /// `nil` when none was running.
+    mutating func finish(_ id: RequestID) -> Entry? {
+        guard let index = entries.index(forKey: id) else { return nil }
+        return entries.remove(at: index).value
     }
 
     /// The running work with this identifier, unless it was cancelled.

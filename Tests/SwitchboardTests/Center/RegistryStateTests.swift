@@ -22,8 +22,8 @@ import Testing
         let stopNow = state.attach({}, to: id)
         #expect(stopNow, "the task attached after the cancel is stopped at once")
         #expect(state.work(for: id) == nil, "cancelled work is no longer found")
-        let wasCancelled = state.finish(id)
-        #expect(wasCancelled, "the outcome becomes .cancelled, whatever the transfer did")
+        let wasCancelled = state.finish(id)?.cancelled
+        #expect(wasCancelled == true, "the outcome becomes .cancelled, whatever the transfer did")
     }
 
     @Test func aCancelAfterTheFinishFindsNothing() {
@@ -32,8 +32,8 @@ import Testing
         _ = state.insert(id, request)
         let stopNow = state.attach({}, to: id)
         #expect(!stopNow)
-        let wasCancelled = state.finish(id)
-        #expect(!wasCancelled)
+        let wasCancelled = state.finish(id)?.cancelled
+        #expect(wasCancelled == false)
         let late = state.cancel(id)
         #expect(late == nil, "finished first: the cancel loses and the outcome stands")
         let attachedLate = state.attach({}, to: id)
@@ -61,8 +61,8 @@ import Testing
         #expect(signal.isCancelled, "the cancel reached the signal given with the work, with no attach step")
         let again = state.cancel(id)
         #expect(again == nil, "and finds nothing the second time")
-        let wasCancelled = state.finish(id)
-        #expect(wasCancelled, "the outcome becomes .cancelled")
+        let wasCancelled = state.finish(id)?.cancelled
+        #expect(wasCancelled == true, "the outcome becomes .cancelled")
     }
 
     @Test func cancellingByTagReachesOnlyThatTag() {
@@ -97,6 +97,28 @@ import Testing
         let afterFinish = state.ownerCheckDone()
         #expect(!afterFinish, "nothing left to watch")
         withExtendedLifetime(owner) {}
+    }
+
+    @Test func anUpdateReplacesTheWorkOnRecordAndHandsBackTheOldOne() {
+        var state = RegistryState()
+        let (id, original) = work(20, tag: "feed")
+        #expect(state.update(id, original) == nil, "nothing on record yet: nothing replaced, nothing inserted")
+        #expect(state.work(for: id) == nil)
+        _ = state.insert(id, original)
+        var merged = Request { $0.api = "items/20/merged" }
+        merged.id = id
+        let replaced = state.update(id, .single(merged))
+        guard case .single(let old) = replaced, case .single(let now) = state.work(for: id) else {
+            Issue.record("expected the original handed back and the merged one on record")
+            return
+        }
+        #expect(old.api == "items/20", "the caller gets the replaced work, to release outside the lock")
+        #expect(now.api == "items/20/merged")
+        _ = state.cancel(where: { $0.tag == "feed" })
+        #expect(state.work(for: id) == nil, "the entry keeps the tag it was inserted with")
+        let finished = state.finish(id)
+        #expect(finished?.cancelled == true, "finish hands back the removed entry")
+        #expect(state.finish(id) == nil, "and finds nothing the second time")
     }
 
     @Test func aFailureIsTakenOnceForRetryAndRunsAgain() {
