@@ -25,6 +25,32 @@ import SwitchboardTestSupport
     }
 
     @Test(arguments: bothEngines)
+    func urlsWithoutAHostAreRefusedBeforeAnythingIsSent(engineName: String) async throws {
+        let engine = try namedEngine(engineName)
+        // Each is a URL Foundation accepts (scheme http or https) but with no host, or an empty one.
+        for url in ["http:///x", "http://:80/x", "https://user@/x", "http:x", "HTTP:///x"] {
+            do {
+                _ = try await engine.perform(EngineRequest(urlRequest: URLRequest(url: URL(string: url)!))) { _ in }
+                Issue.record("\(engineName) performed \(url)")
+            } catch let error as HTTPError {
+                #expect(error.code == .invalidURL, "\(engineName), \(url): \(error)")
+                #expect(error.message.contains("no host"), "\(engineName), \(url): \(error.message)")
+            }
+        }
+        // Upper-case schemes and IP literals are hosts like any other: these reach the (closed) port and fail there.
+        for url in ["HTTP://127.0.0.1:1/x", "http://[::1]:1/x"] {
+            do {
+                _ = try await engine.perform(EngineRequest(urlRequest: URLRequest(url: URL(string: url)!))) { _ in }
+                Issue.record("\(engineName) got an answer from a closed port for \(url)")
+            } catch let error as HTTPError {
+                #expect(error.code != .invalidURL, "\(engineName), \(url): \(error)")
+            } catch {
+                // A transport error (URLError): the URL passed the check.
+            }
+        }
+    }
+
+    @Test(arguments: bothEngines)
     func aRedirectToAnotherSchemeIsAnsweredNotFollowed(engineName: String) async throws {
         let engine = try namedEngine(engineName)
         let center = testCenter { $0.engine = engine }
