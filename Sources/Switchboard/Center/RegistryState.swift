@@ -1,5 +1,5 @@
-/// What a center is running and remembers, as a value without I/O: `Registry` holds it under a lock, and runs the
-/// cancel actions and owner checks it hands back, outside the lock.
+/// Work a center is running, as a value without I/O: `Registry` holds one for each of its stripes (the work whose
+/// identifiers fall in it), each under its own lock, and runs the cancel actions it hands back outside the lock.
 ///
 /// Cancellation is decided here, so that work that finishes and a cancel that arrives at the same moment agree on one
 /// outcome: whichever is applied first wins, and the other sees it.
@@ -35,25 +35,15 @@ struct RegistryState {
     }
 
     private(set) var entries: [RequestID: Entry] = [:]
-    private var failures: [RequestID: RetryRecord] = [:]
-    private var failureOrder: [RequestID] = []
-    private var successes: Set<RequestID> = []
-    private var successOrder: [RequestID] = []
-    /// Whether a check for deallocated owners is scheduled.
-    private(set) var watchingOwners = false
 
-    // MARK: - Running
-
-    /// Records work that is about to start, with its way to stop when it is known already; returns whether a check
-    /// for deallocated owners must be scheduled.
+    /// Records work that is about to start, with its way to stop when it is known already; returns whether it has an
+    /// owner (whose deallocation must then be watched for).
     mutating func insert(_ id: RequestID, _ work: AnyRequest, stop: Stop? = nil) -> Bool {
         var entry = Entry(work: work)
         entry.stop = stop
         let hasOwner = entry.owner != nil
         entries[id] = entry
-        guard hasOwner, !watchingOwners else { return false }
-        watchingOwners = true
-        return true
+        return hasOwner
     }
 
     /// Attaches the way to stop the work; returns whether to stop it at once (a cancel came first).
@@ -91,10 +81,9 @@ struct RegistryState {
         return found
     }
 
-    /// After an owner check: whether running work still has an owner, so that the check must come again.
-    mutating func ownerCheckDone() -> Bool {
-        watchingOwners = entries.values.contains { $0.owner != nil && !$0.cancelled }
-        return watchingOwners
+    /// Whether running work that is not cancelled has an owner, so that owners must still be watched.
+    var hasOwners: Bool {
+        entries.values.contains { $0.owner != nil && !$0.cancelled }
     }
 
     /// Removes finished work; returns its entry (for the caller to release after the lock, as with `update`), or
@@ -110,10 +99,28 @@ struct RegistryState {
         return entry.work
     }
 
-    // MARK: - Remembering outcomes for retry
+    /// Looks an identifier up for `retry` in `memory`: a failure record is taken, and the work marked running here,
+    /// in one step (the caller holds both locks). Returns whether the work taken back has an owner.
+    mutating func takeForRetry(
+        _ id: RequestID, from memory: inout RetryMemory
+    ) -> (RetryMemory.Lookup, hasOwner: Bool) {
+        if entries[id] != nil { return (.running, false) }
+        if let record = memory.takeFailure(id) {
+            return (.failed(record), insert(id, record.work))
+        }
+        return (memory.succeeded(id) ? .succeeded : .unknown, false)
+    }
+}
 
-    /// Remembers how finished work ended: a failure with what is needed to run it again, or a success. At most
-    /// `limit` of each are kept; the oldest go first.
+/// How a center's finished work ended, for `retry`: failures with what is needed to run them again, and successes.
+/// At most `limit` of each are kept; the oldest go first. `Registry` holds it under a lock of its own.
+struct RetryMemory {
+    private var failures: [RequestID: RetryRecord] = [:]
+    private var failureOrder: [RequestID] = []
+    private var successes: Set<RequestID> = []
+    private var successOrder: [RequestID] = []
+
+    /// Remembers how finished work ended: a failure with what is needed to run it again, or a success.
     mutating func remember(_ id: RequestID, failure record: RetryRecord?, limit: Int) {
         guard limit > 0 else { return }
         if let record {
@@ -139,14 +146,15 @@ struct RegistryState {
         case unknown
     }
 
-    /// Looks an identifier up for `retry`: a failure record is taken, and the work marked running again, in one
-    /// step. Returns whether a check for deallocated owners must be scheduled.
-    mutating func takeForRetry(_ id: RequestID) -> (Lookup, watchOwners: Bool) {
-        if entries[id] != nil { return (.running, false) }
-        if let record = failures.removeValue(forKey: id) {
-            failureOrder.removeAll { $0 == id }
-            return (.failed(record), insert(id, record.work))
-        }
-        return (successes.contains(id) ? .succeeded : .unknown, false)
+    /// Takes the failure record of an identifier, if one is kept.
+    mutating func takeFailure(_ id: RequestID) -> RetryRecord? {
+        guard let record = failures.removeValue(forKey: id) else { return nil }
+        failureOrder.removeAll { $0 == id }
+        return record
+    }
+
+    /// Whether the identifier's success is remembered.
+    func succeeded(_ id: RequestID) -> Bool {
+        successes.contains(id)
     }
 }

@@ -77,7 +77,7 @@ import Testing
         #expect(again.isEmpty, "cancelled work is not cancelled twice")
     }
 
-    @Test func onlyTheFirstWorkWithAnOwnerSchedulesTheOwnerCheck() {
+    @Test func workWithAnOwnerIsWatchedUntilItFinishes() {
         final class Owner {}
         let owner = Owner()
         var state = RegistryState()
@@ -86,16 +86,17 @@ import Testing
         first.owner = owner
         var second = first
         second.id = RequestID(rawValue: 21)
-        let scheduleFirst = state.insert(first.id!, .single(first))
-        let scheduleSecond = state.insert(second.id!, .single(second))
-        #expect(scheduleFirst)
-        #expect(!scheduleSecond, "one check is scheduled at a time")
-        let again = state.ownerCheckDone()
-        #expect(again, "running work still has an owner")
+        second.owner = nil
+        let firstHasOwner = state.insert(first.id!, .single(first))
+        let secondHasOwner = state.insert(second.id!, .single(second))
+        #expect(firstHasOwner, "the registry starts its owner checks for this one")
+        #expect(!secondHasOwner)
+        #expect(state.hasOwners, "running work still has an owner")
+        _ = state.cancel(first.id!)
+        #expect(!state.hasOwners, "cancelled work needs no watching")
         _ = state.finish(first.id!)
         _ = state.finish(second.id!)
-        let afterFinish = state.ownerCheckDone()
-        #expect(!afterFinish, "nothing left to watch")
+        #expect(!state.hasOwners, "nothing left to watch")
         withExtendedLifetime(owner) {}
     }
 
@@ -123,43 +124,84 @@ import Testing
 
     @Test func aFailureIsTakenOnceForRetryAndRunsAgain() {
         var state = RegistryState()
+        var memory = RetryMemory()
         let (id, request) = work(30)
         guard case .single(let single) = request else { return }
-        state.remember(id, failure: .single(single, SingleCallbacks()), limit: 10)
-        let (lookup, _) = state.takeForRetry(id)
+        memory.remember(id, failure: .single(single, SingleCallbacks()), limit: 10)
+        let (lookup, _) = state.takeForRetry(id, from: &memory)
         guard case .failed = lookup else {
             Issue.record("the failure should be found, got \(lookup)")
             return
         }
         #expect(state.work(for: id) != nil, "taken and running again, in one step")
-        let (second, _) = state.takeForRetry(id)
+        let (second, _) = state.takeForRetry(id, from: &memory)
         guard case .running = second else {
             Issue.record("a retry while it runs should find it running, got \(second)")
             return
         }
         _ = state.finish(id)
-        let (third, _) = state.takeForRetry(id)
+        let (third, _) = state.takeForRetry(id, from: &memory)
         guard case .unknown = third else {
             Issue.record("the record was taken; nothing is left, got \(third)")
             return
         }
     }
 
+    @Test func aFailureTakenBackWithAnOwnerIsWatchedAgain() {
+        final class Owner {}
+        let owner = Owner()
+        var state = RegistryState()
+        var memory = RetryMemory()
+        var request = Request { $0.api = "owned" }
+        request.id = RequestID(rawValue: 35)
+        request.owner = owner
+        memory.remember(request.id!, failure: .single(request, SingleCallbacks()), limit: 10)
+        let (lookup, hasOwner) = state.takeForRetry(request.id!, from: &memory)
+        guard case .failed = lookup else {
+            Issue.record("the failure should be found, got \(lookup)")
+            return
+        }
+        #expect(hasOwner, "work running again with an owner restarts the owner checks")
+        #expect(state.hasOwners)
+        withExtendedLifetime(owner) {}
+    }
+
     @Test func theOldestOutcomesAreForgottenFirst() {
         var state = RegistryState()
-        for raw in UInt64(40)..<43 { state.remember(RequestID(rawValue: raw), failure: nil, limit: 2) }
-        let (oldest, _) = state.takeForRetry(RequestID(rawValue: 40))
-        let (newest, _) = state.takeForRetry(RequestID(rawValue: 42))
+        var memory = RetryMemory()
+        for raw in UInt64(40)..<43 { memory.remember(RequestID(rawValue: raw), failure: nil, limit: 2) }
+        let (oldest, _) = state.takeForRetry(RequestID(rawValue: 40), from: &memory)
+        let (newest, _) = state.takeForRetry(RequestID(rawValue: 42), from: &memory)
         guard case .unknown = oldest, case .succeeded = newest else {
             Issue.record("expected the oldest success forgotten and the newest kept: \(oldest), \(newest)")
             return
         }
     }
 
+    @Test func aFailureReplacesTheSuccessOfTheSameIdentifierAndTheOldestFailureGoesFirst() {
+        var state = RegistryState()
+        var memory = RetryMemory()
+        let (id, request) = work(60)
+        guard case .single(let single) = request else { return }
+        memory.remember(id, failure: nil, limit: 2)
+        memory.remember(id, failure: .single(single, SingleCallbacks()), limit: 2)
+        for raw in UInt64(61)..<63 {
+            memory.remember(RequestID(rawValue: raw), failure: .single(single, SingleCallbacks()), limit: 2)
+        }
+        let (first, _) = state.takeForRetry(id, from: &memory)
+        let (last, _) = state.takeForRetry(RequestID(rawValue: 62), from: &memory)
+        guard case .unknown = first, case .failed = last else {
+            Issue.record(
+                "expected the first failure forgotten (not its earlier success) and the last kept: \(first), \(last)")
+            return
+        }
+    }
+
     @Test func nothingIsRememberedWithALimitOfZero() {
         var state = RegistryState()
-        state.remember(RequestID(rawValue: 50), failure: nil, limit: 0)
-        let (lookup, _) = state.takeForRetry(RequestID(rawValue: 50))
+        var memory = RetryMemory()
+        memory.remember(RequestID(rawValue: 50), failure: nil, limit: 0)
+        let (lookup, _) = state.takeForRetry(RequestID(rawValue: 50), from: &memory)
         guard case .unknown = lookup else {
             Issue.record("expected nothing remembered, got \(lookup)")
             return
