@@ -39,7 +39,7 @@ final class BatchRun: Sendable {
                     state.waiter = waiter
                     return min(batch.maxConcurrent ?? .max, state.machine.pending)
                 }
-                for _ in 0..<limit { startNext() }
+                startWave(limit)
                 completeIfOver()
             }
         } onCancel: {
@@ -59,15 +59,46 @@ final class BatchRun: Sendable {
         return nil
     }
 
-    /// Starts the next member unless the batch has stopped.
-    private func startNext() {
-        guard let index = state.withLock({ $0.machine.next() }) else { return }
-        start(index)
+    /// How many members a wave takes from the queue at a time.
+    private static let waveSize = 64
+
+    /// Starts up to `count` members, the first ones of a run, in waves: a wave's members are taken from the queue in
+    /// one trip through the lock, registered, marked running in a second trip, then started. Taken one trip at a time,
+    /// a large batch's first members kept the threads that ran them waiting for the thread that started the rest.
+    private func startWave(_ count: Int) {
+        var left = count
+        while left > 0 {
+            let indices: [Int] = state.withLock { state in
+                var taken: [Int] = []
+                taken.reserveCapacity(min(left, BatchRun.waveSize))
+                while taken.count < min(left, BatchRun.waveSize), let index = state.machine.next() {
+                    taken.append(index)
+                }
+                return taken
+            }
+            if indices.isEmpty { return }
+            left -= indices.count
+            // Registered before they count as running, so that a cancel that sees one running can always reach it.
+            let cancellations = indices.map { runner.register(batch.members[$0]) }
+            let begun = state.withLock { state in
+                indices.map { state.machine.begin($0, id: batch.members[$0].id!) }
+            }
+            for (position, index) in indices.enumerated() {
+                if begun[position] {
+                    launch(index, cancellation: cancellations[position])
+                } else {
+                    runner.unregister(batch.members[index])
+                }
+            }
+            if begun.contains(false) {
+                completeIfOver()
+                return
+            }
+        }
     }
 
-    /// Starts a member taken from the queue. It is registered before it counts as running, so a cancel that sees it
-    /// running can always reach it. When it ends, one trip through the lock records its outcome, takes the next
-    /// member, and, when there is none, tells whether the run is over.
+    /// Starts a member taken from the queue when another ended. It is registered before it counts as running, so a
+    /// cancel that sees it running can always reach it.
     private func start(_ index: Int) {
         let member = batch.members[index]
         let cancellation = runner.register(member)
@@ -76,6 +107,13 @@ final class BatchRun: Sendable {
             completeIfOver()
             return
         }
+        launch(index, cancellation: cancellation)
+    }
+
+    /// Runs a registered, running member. When it ends, one trip through the lock records its outcome, takes the
+    /// next member, and, when there is none, tells whether the run is over.
+    private func launch(_ index: Int, cancellation: EngineCancellation?) {
+        let member = batch.members[index]
         var progress: (@Sendable (TransferProgress) -> Void)?
         if let relay {
             progress = { [state] report in

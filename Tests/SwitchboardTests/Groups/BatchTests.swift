@@ -83,6 +83,41 @@ import Testing
         #expect(stub.statistics.maxInFlight >= 2)
     }
 
+    @Test func aLimitLargerThanAWaveOfStartsIsNeverExceededAndEveryMemberRuns() async {
+        // The first members start in waves of 64: a limit of 100 spans two waves, and members that end meanwhile
+        // start others of their own.
+        let stub = StubEngine()
+        stub.on(nil, "*", reply: .status(200).delayed(by: .milliseconds(20)))
+        let (center, _) = stubCenter(stub)
+        let outcome = await center.groupRecording(batch: { batch in
+            batch.maxConcurrent = 100
+            for index in 0..<300 { batch.add { $0.api = "item/\(index)" } }
+        })
+        #expect(outcome.events == ["success(300)", "finished"])
+        #expect(stub.statistics.calls == 300)
+        #expect(stub.statistics.maxInFlight <= 100)
+        #expect(stub.statistics.maxInFlight > 64, "the second wave started before the first ended")
+        #expect(Set(stub.requests.map(\.url?.path)).count == 300, "each member sent once")
+        #expect(center.registry.count == 0)
+    }
+
+    @Test func aBatchCancelledWhileItsFirstWavesStartEndsOnceWithEveryMemberAccountedFor() async {
+        let stub = StubEngine()
+        stub.on(nil, "*", reply: .status(200).delayed(by: .milliseconds(50)))
+        let (center, _) = stubCenter(stub)
+        let outcome = await center.groupRecording(
+            batch: { batch in
+                for index in 0..<1_000 { batch.add { $0.api = "item/\(index)" } }
+            },
+            afterSending: { id in center.cancel(id) })
+        #expect(outcome.events.last == "finished")
+        #expect(outcome.events.filter { $0 == "finished" }.count == 1)
+        #expect(outcome.results.count == 1_000)
+        // Each member either ran and was cancelled, or never started: nothing succeeded, nothing is left running.
+        #expect(Set(outcome.summary).isSubset(of: ["cancelled", "notSent"]), "\(Set(outcome.summary))")
+        #expect(center.registry.count == 0)
+    }
+
     @Test func membersThatAllFailInstantlyStillFinishOnceWithAValidIdentifier() async {
         let (center, stub) = stubCenter()
         let seenDuringRun = Locked<AnyRequest?>(nil)
