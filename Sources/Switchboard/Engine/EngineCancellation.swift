@@ -1,4 +1,7 @@
 import Foundation
+#if os(Linux)
+import Synchronization
+#endif
 
 /// Cancels one exchange from outside its Swift task.
 ///
@@ -25,7 +28,14 @@ public final class EngineCancellation: Sendable {
         }
     }
 
+    #if os(Linux)
+    // The state and its lock live in the signal itself: one allocation for each request run in its caller's task,
+    // instead of two. `Mutex` needs macOS 15 / iOS 18, above the Apple platform floor, so Apple platforms keep
+    // `Locked`, whose `withLock` has the same shape.
+    private let state = Mutex(State())
+    #else
     private let state = Locked(State())
+    #endif
 
     /// Creates a signal that has not fired.
     public init() {}
