@@ -105,6 +105,12 @@ struct Launcher: Sendable {
     }
 }
 
+/// Hears how the members a group started with `MemberRunner.start` end.
+protocol MemberOutcomes: AnyObject, Sendable {
+    /// Member `index` ended with `result` (called once, in the member's task).
+    func member(_ index: Int, endedWith result: Result<Response, HTTPError>)
+}
+
 /// What a batch or chain needs to run its members: start each under its own identifier, through the launcher, and
 /// cancel it by identifier. Groups hold this, not the center.
 struct MemberRunner: Sendable {
@@ -131,17 +137,19 @@ struct MemberRunner: Sendable {
         _ = launcher.registry.finish(member.id!)
     }
 
-    /// Starts a registered member in a task of its own; `then` hears its outcome, in that task. A member registered
-    /// with its signal is stopped through it; any other through its task, attached to the registry.
+    /// Starts a registered member in a task of its own; `outcomes` hears how member `index` ended, in that task. A
+    /// member registered with its signal is stopped through it; any other through its task, attached to the registry.
+    /// (The group itself hears the outcome, not a closure: a closure of the group's would be one more allocation for
+    /// every member.)
     func start(
-        _ member: Request, cancellation: EngineCancellation?, progress: (@Sendable (TransferProgress) -> Void)?,
-        then: @escaping @Sendable (Result<Response, HTTPError>) -> Void
+        _ member: Request, at index: Int, cancellation: EngineCancellation?,
+        progress: (@Sendable (TransferProgress) -> Void)?, reportingTo outcomes: any MemberOutcomes
     ) {
         if let cancellation {
-            Task { then(await perform(member, progress, cancellation)) }
+            Task { [perform] in outcomes.member(index, endedWith: await perform(member, progress, cancellation)) }
         } else {
-            _ = launcher.start(.single(member), registration: .registered) {
-                then(await perform(member, progress, nil))
+            _ = launcher.start(.single(member), registration: .registered) { [perform] in
+                outcomes.member(index, endedWith: await perform(member, progress, nil))
             }
         }
     }

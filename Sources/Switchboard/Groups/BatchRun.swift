@@ -4,7 +4,7 @@
 /// ends, its task starts the next. The run stops starting members when the batch is cancelled, or at the first
 /// failure under `.failFast`; it then cancels the running ones through the registry (so each ends as `.cancelled`),
 /// and reports members that never started as `.notSent`. What to do is decided by `BatchState`; this class does it.
-final class BatchRun: Sendable {
+final class BatchRun: MemberOutcomes {
     private struct State {
         var machine: BatchState
         /// The run's caller, waiting for the last member.
@@ -110,8 +110,7 @@ final class BatchRun: Sendable {
         launch(index, cancellation: cancellation)
     }
 
-    /// Runs a registered, running member. When it ends, one trip through the lock records its outcome, takes the
-    /// next member, and, when there is none, tells whether the run is over.
+    /// Runs a registered, running member; `member(_:endedWith:)` hears how it ended.
     private func launch(_ index: Int, cancellation: EngineCancellation?) {
         let member = batch.members[index]
         var progress: (@Sendable (TransferProgress) -> Void)?
@@ -121,17 +120,21 @@ final class BatchRun: Sendable {
                 relay.report(progress, final: final)
             }
         }
-        runner.start(member, cancellation: cancellation, progress: progress) { [self] result in
-            let (stopped, next, waiter) = state.withLock { state in
-                let stopped = state.machine.finish(index, result)
-                let next = state.machine.next()
-                let waiter = next == nil && state.machine.takeCompletion() ? state.waiter.take() : nil
-                return (stopped, next, waiter)
-            }
-            if stopped { cancelRunning() }
-            if let next { start(next) }
-            waiter?.resume()
+        runner.start(member, at: index, cancellation: cancellation, progress: progress, reportingTo: self)
+    }
+
+    /// A member ended: one trip through the lock records its outcome, takes the next member, and, when there is
+    /// none, tells whether the run is over.
+    func member(_ index: Int, endedWith result: Result<Response, HTTPError>) {
+        let (stopped, next, waiter) = state.withLock { state in
+            let stopped = state.machine.finish(index, result)
+            let next = state.machine.next()
+            let waiter = next == nil && state.machine.takeCompletion() ? state.waiter.take() : nil
+            return (stopped, next, waiter)
         }
+        if stopped { cancelRunning() }
+        if let next { start(next) }
+        waiter?.resume()
     }
 
     /// Resumes the caller when the run is over (the waiter is stored before any member starts, and `takeCompletion`
