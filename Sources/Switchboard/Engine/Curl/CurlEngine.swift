@@ -149,7 +149,7 @@ public final class CurlEngine: Engine {
     private func exchange(
         _ request: EngineRequest, progress: @escaping @Sendable (TransferProgress) -> Void
     ) async throws -> EngineResponse {
-        let transfer = CurlTransfer(request: request, tls: tls, progress: progress)
+        let transfer = CurlTransfer(request: request, tls: tls, worker: worker, progress: progress)
         let worker = worker
         return try await request.withCancellationHandler {
             // Unchecked: `finish` resumes it exactly once (it takes it out first), and the checked kind allocates a
@@ -159,7 +159,8 @@ public final class CurlEngine: Engine {
                 worker.start(transfer)
             }
         } onCancel: {
-            worker.cancel(transfer)
+            // The transfer alone is captured: a closure holding one object needs no context of its own.
+            transfer.cancel()
         }
     }
 }
@@ -173,7 +174,7 @@ final class CurlWorker: @unchecked Sendable {
     private var running: [UnsafeMutableRawPointer: CurlTransfer] = [:]
     /// Easy handles reset after their transfer, for the next ones: setting up a fresh handle costs more than the
     /// rest of a small exchange's bookkeeping. At most `spareLimit` are kept.
-    private var spareHandles: [UnsafeMutableRawPointer] = []
+    private var spareHandles: [CurlHandle] = []
     /// The running transfers with a receive limit, which the loop un-pauses when their held chunk is due; kept apart
     /// so that the loop visits no other transfer for it.
     private var paced: [UnsafeMutableRawPointer: CurlTransfer] = [:]
@@ -243,7 +244,7 @@ final class CurlWorker: @unchecked Sendable {
             }
             for transfer in starts {
                 if transfer.cancelledEarly { transfer.finish(.failure(CancellationError())); continue }
-                guard let easy = spareHandles.popLast() ?? sb_easy_init() else {
+                guard let handle = spareHandles.popLast() ?? CurlHandle.make() else {
                     transfer.finish(
                         .failure(
                             URLError(
@@ -255,14 +256,14 @@ final class CurlWorker: @unchecked Sendable {
                     continue
                 }
                 do {
-                    try transfer.configure(easy) {
+                    try transfer.configure(handle) {
                         { [weak self, weak transfer] in
                             if let self, let transfer { self.resume(transfer) }
                         }
                     }
-                    running[easy] = transfer
-                    if transfer.request.maxReceiveBytesPerSecond != nil { paced[easy] = transfer }
-                    sb_multi_add_handle(multi, easy)
+                    running[handle.easy] = transfer
+                    if transfer.request.maxReceiveBytesPerSecond != nil { paced[handle.easy] = transfer }
+                    sb_multi_add_handle(multi, handle.easy)
                 } catch {
                     recycle(transfer)
                     transfer.finish(.failure(error))
@@ -318,20 +319,20 @@ final class CurlWorker: @unchecked Sendable {
             var descriptors: Int32 = 0
             sb_multi_poll(multi, timeout, &descriptors)
         }
-        for easy in spareHandles { sb_easy_cleanup(easy) }
+        for handle in spareHandles { handle.destroy() }
         spareHandles = []
     }
 
     /// Takes a finished transfer's handle (out of the multi handle), resets it when the transfer says so, and keeps
     /// it for the next transfer.
     private func recycle(_ transfer: CurlTransfer) {
-        guard let easy = transfer.releaseHandle() else { return }
-        paced[easy] = nil
+        guard let handle = transfer.releaseHandle() else { return }
+        paced[handle.easy] = nil
         guard spareHandles.count < CurlWorker.spareLimit else {
-            sb_easy_cleanup(easy)
+            handle.destroy()
             return
         }
-        if transfer.handleNeedsReset { sb_easy_reset(easy) }
-        spareHandles.append(easy)
+        if transfer.handleNeedsReset { sb_easy_reset(handle.easy) }
+        spareHandles.append(handle)
     }
 }

@@ -15,13 +15,9 @@ final class CurlTransfer: @unchecked Sendable {
     var continuation: UnsafeContinuation<EngineResponse, any Error>?
     var cancelledEarly = false
     private(set) var easy: UnsafeMutableRawPointer?
+    /// Where libcurl writes its error text for `easy` (CURLOPT_ERRORBUFFER): it comes and goes with the handle.
+    private var errorBuffer: UnsafeMutablePointer<CChar>?
     private var headerList: OpaquePointer?
-    /// libcurl writes its error text here (CURLOPT_ERRORBUFFER); it must not move, so it is allocated by hand.
-    private let errorBuffer: UnsafeMutablePointer<CChar> = {
-        let buffer = UnsafeMutablePointer<CChar>.allocate(capacity: 256)
-        buffer.initialize(repeating: 0, count: 256)
-        return buffer
-    }()
     private var upload: FileHandle?
     private var bodyStream: CurlBodyStream?
     private var resume: (@Sendable () -> Void)?
@@ -64,19 +60,30 @@ final class CurlTransfer: @unchecked Sendable {
         max(.milliseconds(1), request.timeout)
     }
 
-    init(request: EngineRequest, tls: CurlEngine.TLS, progress: @escaping @Sendable (TransferProgress) -> Void) {
+    /// The worker that runs it, for a cancel that comes from another thread.
+    private let worker: CurlWorker
+
+    init(
+        request: EngineRequest, tls: CurlEngine.TLS, worker: CurlWorker,
+        progress: @escaping @Sendable (TransferProgress) -> Void
+    ) {
         self.request = request
         self.tls = tls
+        self.worker = worker
         self.progress = progress
     }
 
+    /// Asks the worker to remove the transfer (from any thread); it ends as cancelled.
+    func cancel() {
+        worker.cancel(self)
+    }
+
     deinit {
-        if let easy { sb_easy_cleanup(easy) }
+        if let easy { CurlHandle(easy: easy, errorBuffer: errorBuffer!).destroy() }
         if let headerList { sb_slist_free_all(headerList) }
         try? upload?.close()
         bodyStream?.close()
         body.reset()
-        errorBuffer.deallocate()
     }
 
     // MARK: - Setting up
@@ -87,8 +94,11 @@ final class CurlTransfer: @unchecked Sendable {
     /// - Parameter makeResume: makes the closure that asks the worker to un-pause this transfer (a stream body has
     ///   bytes again, a stream's reader caught up), called from another thread; made only for a transfer that can
     ///   pause so (it holds weak references, which cost allocations every other request would pay for nothing).
-    func configure(_ easy: UnsafeMutableRawPointer, resume makeResume: () -> @Sendable () -> Void) throws {
+    func configure(_ handle: CurlHandle, resume makeResume: () -> @Sendable () -> Void) throws {
+        let easy = handle.easy
         self.easy = easy
+        errorBuffer = handle.errorBuffer
+        handle.errorBuffer[0] = 0
         let canPause: Bool = if case .stream = request.body { true } else { request.receiver != nil }
         if canPause { resume = makeResume() }
         guard let url = request.url else { throw URLError(.badURL) }
@@ -98,7 +108,7 @@ final class CurlTransfer: @unchecked Sendable {
         set(easy, .noSignal, 1)
         set(easy, .followLocation, 0)
         set(easy, .protocols, CurlLibrary.httpProtocols)  // never file://, dict:// or any other scheme
-        set(easy, .errorBuffer, UnsafeRawPointer(errorBuffer))
+        set(easy, .errorBuffer, UnsafeRawPointer(handle.errorBuffer))
         // A larger receive buffer than libcurl's 16 KiB: a 1 MiB body then takes 16 reads and callbacks, not 64, which
         // cut the CPU of a 1 MiB GET by about a sixth. Paced and streamed bodies keep 16 KiB chunks (a chunk is what
         // the pacer holds back, or what a stream's reader gets at once). Set every time: a reused handle may hold the
@@ -214,9 +224,12 @@ final class CurlTransfer: @unchecked Sendable {
     /// Gives the easy handle back once the transfer is out of the multi handle: the worker resets it for another
     /// transfer, unless `handleNeedsReset` says otherwise. The header list it pointed to is freed with this transfer,
     /// after the reset (or after the next transfer has set its own).
-    func releaseHandle() -> UnsafeMutableRawPointer? {
-        defer { easy = nil }
-        return easy
+    func releaseHandle() -> CurlHandle? {
+        defer {
+            easy = nil
+            errorBuffer = nil
+        }
+        return easy.map { CurlHandle(easy: $0, errorBuffer: errorBuffer!) }
     }
 
     /// A body read through the read callback (a file or a stream): sent with a `Content-Length` when the length is
@@ -538,7 +551,7 @@ final class CurlTransfer: @unchecked Sendable {
 
     /// libcurl's result as the `URLError` URLSession would give, keeping libcurl's own words.
     private func error(for code: Int32) -> any Error {
-        var detail = String(cString: errorBuffer)
+        var detail = errorBuffer.map { String(cString: $0) } ?? ""
         if detail.isEmpty { detail = String(cString: sb_easy_strerror(code)) }
         if code == 28, detail.hasPrefix("Operation timed out"), let total = request.totalTimeout {
             // CURLOPT_TIMEOUT_MS fired: the total timeout (the idle one is measured by the worker, `isIdle`).
@@ -598,4 +611,26 @@ private let curlProgress: SBProgressCallback = { context, _, _, uploadTotal, upl
     let transfer = Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue()
     transfer.reportUpload(total: uploadTotal, sent: uploadNow)
     return 0
+}
+
+/// A libcurl easy handle and the buffer it writes its error text into, made and kept together: the worker keeps spare
+/// ones for later transfers, so neither is allocated again for every request.
+struct CurlHandle {
+    let easy: UnsafeMutableRawPointer
+    let errorBuffer: UnsafeMutablePointer<CChar>
+
+    /// A new handle, or `nil` when libcurl cannot make one (out of memory).
+    static func make() -> CurlHandle? {
+        guard let easy = sb_easy_init() else { return nil }
+        // CURL_ERROR_SIZE is 256.
+        let buffer = UnsafeMutablePointer<CChar>.allocate(capacity: 256)
+        buffer.initialize(repeating: 0, count: 256)
+        return CurlHandle(easy: easy, errorBuffer: buffer)
+    }
+
+    /// Frees the handle, then its buffer.
+    func destroy() {
+        sb_easy_cleanup(easy)
+        errorBuffer.deallocate()
+    }
 }
