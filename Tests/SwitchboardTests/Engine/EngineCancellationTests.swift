@@ -1,6 +1,10 @@
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import Testing
 @testable import Switchboard
+import SwitchboardTestSupport
 
 /// `EngineCancellation`: every handler still registered runs once when it fires, a removed one never, and one added
 /// after it fired runs at once.
@@ -56,5 +60,33 @@ import Testing
         }
         await task.value
         #expect(calls.sorted == ["cancelled"])
+    }
+}
+
+/// Both ways of cancelling an exchange at once, on each engine: the request's signal and the task.
+@Suite struct EngineDoubleCancelTests {
+    @Test(arguments: bothEngines)
+    func theSignalAndTheTaskTogetherEndTheExchangeOnceAndTheEngineGoesOn(engineName: String) async throws {
+        let engine = try namedEngine(engineName)
+        let base = LoopbackServer.shared.baseURL
+        for _ in 0..<5 {
+            var request = EngineRequest(url: URL(string: base + "/drip?numbytes=10&duration=5")!)
+            let signal = EngineCancellation()
+            request.cancellation = signal
+            let started = ContinuousClock.now
+            let task = Task { try await engine.perform(request) { _ in } }
+            try await Task.sleep(for: .milliseconds(100))
+            signal.cancel()
+            task.cancel()
+            let outcome = await task.result
+            #expect(ContinuousClock.now - started < .seconds(3), "\(engineName): stopped, not run to its end")
+            guard case .failure(let error) = outcome else {
+                Issue.record("\(engineName): a cancelled exchange returned a response")
+                continue
+            }
+            #expect(error is CancellationError || (error as? URLError)?.code == .cancelled, "\(engineName): \(error)")
+        }
+        let after = try await engine.perform(EngineRequest(url: URL(string: base + "/get")!)) { _ in }
+        #expect(after.status == 200, "\(engineName): the engine serves requests after the double cancels")
     }
 }

@@ -151,7 +151,13 @@ public final class CurlEngine: Engine {
     ) async throws -> EngineResponse {
         let transfer = CurlTransfer(request: request, tls: tls, worker: worker, progress: progress)
         let worker = worker
-        return try await request.withCancellationHandler {
+        // Cancelled by the task or by the request's signal, whichever comes first; both may come, and the worker
+        // ignores a cancel for a transfer it no longer runs, so no once-guard (nor its allocation) is needed, as
+        // `EngineRequest.withCancellationHandler` would add. The handlers capture the transfer alone: a closure
+        // holding one object needs no context of its own.
+        let key = request.cancellation?.add { transfer.cancel() }
+        defer { request.cancellation?.remove(key) }
+        return try await withTaskCancellationHandler {
             // Unchecked: `finish` resumes it exactly once (it takes it out first), and the checked kind allocates a
             // watchdog per request.
             try await withUnsafeThrowingContinuation { continuation in
@@ -159,7 +165,6 @@ public final class CurlEngine: Engine {
                 worker.start(transfer)
             }
         } onCancel: {
-            // The transfer alone is captured: a closure holding one object needs no context of its own.
             transfer.cancel()
         }
     }
