@@ -211,6 +211,26 @@ final class ProgressRelay: Sendable {
         var pending: TransferProgress?
         var flushScheduled = false
         var finished = false
+        /// A batch's members' reports, summed here (see `report(member:_:)`).
+        var members: BatchProgress?
+
+        /// Passes `progress` on (inside the lock) or holds it; returns whether a flush must be scheduled.
+        mutating func admit(
+            _ progress: TransferProgress, final: Bool, at now: ContinuousClock.Instant,
+            deliver: (TransferProgress) -> Void
+        ) -> Bool {
+            guard !finished else { return false }
+            if !final, let last, now - last < ProgressRelay.interval {
+                pending = progress
+                if flushScheduled { return false }
+                flushScheduled = true
+                return true
+            }
+            last = now
+            pending = nil
+            deliver(progress)
+            return false
+        }
     }
 
     private let deliver: @Sendable (TransferProgress) -> Void
@@ -239,23 +259,32 @@ final class ProgressRelay: Sendable {
     /// member's report is complete, not when each member's is).
     func report(_ progress: TransferProgress, final: Bool) {
         let now = ContinuousClock.now
-        let scheduleFlush = state.withLock { state -> Bool in
-            guard !state.finished else { return false }
-            if !final, let last = state.last, now - last < ProgressRelay.interval {
-                state.pending = progress
-                if state.flushScheduled { return false }
-                state.flushScheduled = true
-                return true
-            }
-            state.last = now
-            state.pending = nil
-            deliver(progress)
-            return false
+        let scheduleFlush = state.withLock { state in
+            state.admit(progress, final: final, at: now, deliver: deliver)
         }
-        if scheduleFlush {
-            DispatchQueue.global().asyncAfter(deadline: .now() + ProgressRelay.interval.seconds) { [self] in
-                flushHeld()
-            }
+        if scheduleFlush { scheduleFlushHeld() }
+    }
+
+    /// Sums a batch's members' reports from now on (see `report(member:_:)`).
+    func sum(_ members: BatchProgress) {
+        state.withLock { $0.members = members }
+    }
+
+    /// A member's report, for a relay that sums a batch's (`sum(_:)`): it is added to the batch's sum, which is
+    /// passed on as `report(_:final:)` would, in the same trip through the lock (a lock of the batch's own for the
+    /// sum, then this one, were two trips for every member, each waited on by the other threads' members).
+    func report(member index: Int, _ report: TransferProgress) {
+        let now = ContinuousClock.now
+        let scheduleFlush = state.withLock { state in
+            guard let (progress, final) = state.members?.report(index, report) else { return false }
+            return state.admit(progress, final: final, at: now, deliver: deliver)
+        }
+        if scheduleFlush { scheduleFlushHeld() }
+    }
+
+    private func scheduleFlushHeld() {
+        DispatchQueue.global().asyncAfter(deadline: .now() + ProgressRelay.interval.seconds) { [self] in
+            flushHeld()
         }
     }
 

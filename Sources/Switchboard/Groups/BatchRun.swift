@@ -22,10 +22,9 @@ final class BatchRun: MemberOutcomes {
         self.runner = runner
         self.batch = batch
         self.relay = relay
-        state = Locked(
-            State(
-                machine: BatchState(
-                    count: batch.members.count, previous: previous, failFast: batch.policy == .failFast)))
+        let machine = BatchState(count: batch.members.count, previous: previous, failFast: batch.policy == .failFast)
+        relay?.sum(BatchProgress(count: batch.members.count, toRun: machine.pending))
+        state = Locked(State(machine: machine))
     }
 
     /// Runs every member that has no success yet; returns one result per member, in member order.
@@ -115,10 +114,7 @@ final class BatchRun: MemberOutcomes {
         let member = batch.members[index]
         var progress: (@Sendable (TransferProgress) -> Void)?
         if let relay {
-            progress = { [state] report in
-                let (progress, final) = state.withLock { $0.machine.report(index, report) }
-                relay.report(progress, final: final)
-            }
+            progress = { report in relay.report(member: index, report) }
         }
         runner.start(member, at: index, cancellation: cancellation, progress: progress, reportingTo: self)
     }

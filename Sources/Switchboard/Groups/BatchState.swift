@@ -20,16 +20,6 @@ struct BatchState {
     private let failFast: Bool
     private var completed = false
 
-    // Progress: each member's latest report (by index; allocated with the first report), and sums over them kept
-    // as reports come, so that a report costs the same however large the batch.
-    private var progress: [TransferProgress?] = []
-    private var bytesDone: Int64 = 0
-    private var bytesExpected: Int64 = 0
-    private var withoutTotal = 0
-    /// Members to run whose latest report is not complete (or who have not reported): the batch's report is final,
-    /// and worth passing on at once, only when none is left.
-    private var incomplete: Int
-
     /// - Parameter previous: outcomes of an earlier run (for `retry`): members with a success there keep it and are
     ///   not run again.
     init(count: Int, previous: [Result<Response, HTTPError>]?, failFast: Bool) {
@@ -39,7 +29,6 @@ struct BatchState {
         }
         self.results = results
         queue = results.indices.filter { results[$0] == nil }[...]
-        incomplete = queue.count
         self.failFast = failFast
     }
 
@@ -96,14 +85,37 @@ struct BatchState {
                         request: members[index]))
         }
     }
+}
+
+/// A batch's progress: each member's latest report, summed as reports come, so that a report costs the same however
+/// large the batch. `ProgressRelay` keeps it under the lock it passes reports on under, so that a member's report
+/// takes one trip through one lock.
+struct BatchProgress {
+    /// Each member's latest report, by index (allocated with the first report).
+    private var reports: [TransferProgress?] = []
+    private let count: Int
+    private var bytesDone: Int64 = 0
+    private var bytesExpected: Int64 = 0
+    private var withoutTotal = 0
+    /// Members to run whose latest report is not complete (or who have not reported): the batch's report is final,
+    /// and worth passing on at once, only when none is left.
+    private var incomplete: Int
+
+    /// - Parameters:
+    ///   - count: the batch's members.
+    ///   - toRun: how many of them run (members with a success from an earlier run do not, and never report).
+    init(count: Int, toRun: Int) {
+        self.count = count
+        incomplete = toRun
+    }
 
     /// Takes a member's latest progress report; returns the batch's (bytes done, and bytes expected when every
     /// reporting member knows its total), and whether it is final: every member to run has reported all its bytes.
     /// A member's own complete report is not the batch's: passing each on at once would cost a delivery a member.
     mutating func report(_ index: Int, _ report: TransferProgress) -> (progress: TransferProgress, final: Bool) {
-        if progress.isEmpty { progress = Array(repeating: nil, count: results.count) }
-        let previous = progress[index]
-        progress[index] = report
+        if reports.isEmpty { reports = Array(repeating: nil, count: count) }
+        let previous = reports[index]
+        reports[index] = report
         if let old = previous {
             bytesDone -= old.completed
             if let expected = old.expected { bytesExpected -= expected } else { withoutTotal -= 1 }

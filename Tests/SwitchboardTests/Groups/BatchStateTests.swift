@@ -115,9 +115,9 @@ import Testing
     }
 
     @Test func progressSumsEachMembersLatestReport() {
-        var state = BatchState(count: 3, previous: nil, failFast: false)
+        var sums = BatchProgress(count: 3, toRun: 3)
         func report(_ index: Int, _ done: Int64, of total: Int64?) -> TransferProgress {
-            state.report(index, TransferProgress(direction: .download, completed: done, expected: total)).progress
+            sums.report(index, TransferProgress(direction: .download, completed: done, expected: total)).progress
         }
         let first = report(0, 10, of: 100)
         #expect(first == TransferProgress(direction: .download, completed: 10, expected: 100))
@@ -135,11 +135,13 @@ import Testing
 
     @Test func theBatchsReportIsFinalOnlyWhenEveryMemberToRunIsComplete() {
         // Member 1 succeeded in an earlier run: it is not run again, and never reports.
-        var state = BatchState(
+        let state = BatchState(
             count: 3, previous: [.failure(HTTPError(.transport, "x")), ok, .failure(HTTPError(.transport, "y"))],
             failFast: false)
+        var sums = BatchProgress(count: 3, toRun: state.pending)
+        #expect(state.pending == 2)
         func final(_ index: Int, _ done: Int64, of total: Int64?) -> Bool {
-            state.report(index, TransferProgress(direction: .download, completed: done, expected: total)).final
+            sums.report(index, TransferProgress(direction: .download, completed: done, expected: total)).final
         }
         #expect(!final(0, 10, of: 10), "one member's complete report is not the batch's")
         #expect(!final(2, 5, of: 10))
