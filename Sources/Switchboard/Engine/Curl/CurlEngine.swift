@@ -184,6 +184,8 @@ final class CurlWorker: @unchecked Sendable {
     /// so that the loop visits no other transfer for it.
     private var paced: [UnsafeMutableRawPointer: CurlTransfer] = [:]
     private static let spareLimit = 64
+    /// The header list of the last transfer configured, for the next one that sends the same fields.
+    private var lastHeaders: CurlHeaderList?
     /// How many idle connections the multi handle keeps open for reuse. libcurl's default follows the number of
     /// transfers added, so it shrank whenever a burst ended and closed connections the next burst wanted.
     static let connectionCacheSize = 128
@@ -261,7 +263,7 @@ final class CurlWorker: @unchecked Sendable {
                     continue
                 }
                 do {
-                    try transfer.configure(handle) {
+                    try transfer.configure(handle, headers: &lastHeaders) {
                         { [weak self, weak transfer] in
                             if let self, let transfer { self.resume(transfer) }
                         }

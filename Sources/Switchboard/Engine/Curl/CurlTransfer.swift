@@ -17,7 +17,8 @@ final class CurlTransfer: @unchecked Sendable {
     private(set) var easy: UnsafeMutableRawPointer?
     /// Where libcurl writes its error text for `easy` (CURLOPT_ERRORBUFFER): it comes and goes with the handle.
     private var errorBuffer: UnsafeMutablePointer<CChar>?
-    private var headerList: OpaquePointer?
+    /// The header list libcurl sends (shared with other transfers that send the same fields).
+    private var headerList: CurlHeaderList?
     private var upload: FileHandle?
     private var bodyStream: CurlBodyStream?
     private var resume: (@Sendable () -> Void)?
@@ -80,7 +81,6 @@ final class CurlTransfer: @unchecked Sendable {
 
     deinit {
         if let easy { CurlHandle(easy: easy, errorBuffer: errorBuffer!).destroy() }
-        if let headerList { sb_slist_free_all(headerList) }
         try? upload?.close()
         bodyStream?.close()
         body.reset()
@@ -94,7 +94,9 @@ final class CurlTransfer: @unchecked Sendable {
     /// - Parameter makeResume: makes the closure that asks the worker to un-pause this transfer (a stream body has
     ///   bytes again, a stream's reader caught up), called from another thread; made only for a transfer that can
     ///   pause so (it holds weak references, which cost allocations every other request would pay for nothing).
-    func configure(_ handle: CurlHandle, resume makeResume: () -> @Sendable () -> Void) throws {
+    func configure(
+        _ handle: CurlHandle, headers: inout CurlHeaderList?, resume makeResume: () -> @Sendable () -> Void
+    ) throws {
         let easy = handle.easy
         self.easy = easy
         errorBuffer = handle.errorBuffer
@@ -180,14 +182,21 @@ final class CurlTransfer: @unchecked Sendable {
             set(easy, .customRequest, method.rawValue)
         }
 
-        var list: OpaquePointer?
-        for field in request.headers {
-            list = Self.append(field, to: list)
-        }
         // No `Expect: 100-continue` round trip before bodies (libcurl adds none to a request without one).
-        if case .none = request.body {} else { list = sb_slist_append(list, "Expect:") }
-        headerList = list
-        sb_easy_setopt_pointer(easy, CurlLibrary.Option.httpHeader.rawValue, list.map { UnsafeRawPointer($0) })
+        let expectNothing: Bool = if case .none = request.body { false } else { true }
+        if let last = headers, last.matches(request.headers, expectNothing: expectNothing) {
+            headerList = last
+        } else {
+            var list: OpaquePointer?
+            for field in request.headers {
+                list = Self.append(field, to: list)
+            }
+            if expectNothing { list = sb_slist_append(list, "Expect:") }
+            headerList = CurlHeaderList(list, fields: request.headers, expectNothing: expectNothing)
+            headers = headerList
+        }
+        sb_easy_setopt_pointer(
+            easy, CurlLibrary.Option.httpHeader.rawValue, headerList?.list.map { UnsafeRawPointer($0) })
         plainGet =
             method == .get && request.body == .none && request.receiver == nil && pacer == nil
             && request.maxSendBytesPerSecond == nil && tls.caCertificates == nil && tls.pinnedPublicKeys.isEmpty
@@ -632,5 +641,36 @@ struct CurlHandle {
     func destroy() {
         sb_easy_cleanup(easy)
         errorBuffer.deallocate()
+    }
+}
+
+/// A libcurl header list and the fields it was built from. The worker keeps the last one made and hands it to the
+/// next transfer that sends the same fields (most requests of an app send the same ones: its user agent, its
+/// credentials), so that those fields are not copied into a new list, two allocations each, for every request. Each
+/// transfer holds the list it sends; the last to let go frees it.
+final class CurlHeaderList: @unchecked Sendable {
+    // Safety: immutable once made; libcurl only reads the list, and it is freed once, in `deinit`, when no transfer
+    // (and so no easy handle in use) holds it any more.
+    let list: OpaquePointer?
+    private let fields: HTTPHeaders
+    private let expectNothing: Bool
+
+    init(_ list: OpaquePointer?, fields: HTTPHeaders, expectNothing: Bool) {
+        self.list = list
+        self.fields = fields
+        self.expectNothing = expectNothing
+    }
+
+    deinit {
+        if let list { sb_slist_free_all(list) }
+    }
+
+    /// Whether the list sends exactly these fields: names and values byte for byte (`String`'s `==` would take a
+    /// composed `é` for a decomposed one, and the list would send the other bytes), in this order.
+    func matches(_ other: HTTPHeaders, expectNothing: Bool) -> Bool {
+        expectNothing == self.expectNothing
+            && fields.elementsEqual(other) {
+                $0.name.utf8.elementsEqual($1.name.utf8) && $0.value.utf8.elementsEqual($1.value.utf8)
+            }
     }
 }
