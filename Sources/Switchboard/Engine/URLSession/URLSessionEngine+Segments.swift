@@ -56,11 +56,16 @@ struct Segments: Sendable {
     /// A plan for a `GET` into a file, or `nil` when the request is not one to split (a body, a range of the
     /// caller's own, segments turned off).
     init?(for request: EngineRequest, size: Int?) {
+        // Only a GET into a file is sent in segments: anything else is answered before a limit is read (an array
+        // of the limits, made for every request, cost an allocation each).
+        guard case .file(_, let offset) = request.destination, request.body == .none, request.method == .get else {
+            return nil
+        }
         let rate = request.maxReceiveBytesPerSecond
         let paced = rate.map { max(4096, $0 / 4) }
-        guard let size = [size.map(Int64.init), paced].compactMap({ $0 }).min(), size > 0,
-            case .file(_, let offset) = request.destination, request.body == .none, request.method == .get
-        else { return nil }
+        var smallest = size.map(Int64.init)
+        if let paced { smallest = min(smallest ?? paced, paced) }
+        guard let size = smallest, size > 0 else { return nil }
         let range = request.headers["Range"]
         guard range == nil || range == "bytes=\(offset)-" else { return nil }
         largest = size

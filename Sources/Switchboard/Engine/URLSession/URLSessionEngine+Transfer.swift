@@ -13,7 +13,7 @@ final class SessionTransfer: Sendable {
     }
 
     private struct State {
-        var continuation: CheckedContinuation<EngineResponse, any Error>?
+        var continuation: UnsafeContinuation<EngineResponse, any Error>?
         var task: URLSessionDataTask?
         var stopReason: StopReason?
         var response: HTTPURLResponse?
@@ -89,7 +89,7 @@ final class SessionTransfer: Sendable {
 
     // MARK: - Starting and stopping
 
-    func start(_ continuation: CheckedContinuation<EngineResponse, any Error>) {
+    func start(_ continuation: UnsafeContinuation<EngineResponse, any Error>) {
         let stopped = state.withLock { state -> Bool in
             state.continuation = continuation
             return state.stopReason != nil
@@ -507,7 +507,7 @@ final class SessionTransfer: Sendable {
     private func finish(_ result: Result<EngineResponse, any Error>) {
         var result = result
         let (continuation, spooled) = state.withLock {
-            state -> (CheckedContinuation<EngineResponse, any Error>?, URL?) in
+            state -> (UnsafeContinuation<EngineResponse, any Error>?, URL?) in
             defer { state.continuation = nil; state.task = nil; state.spooled = nil }
             if case .success(var response) = result {
                 response.metrics = metrics(of: response, state)

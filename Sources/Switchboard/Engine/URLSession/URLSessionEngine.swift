@@ -103,7 +103,9 @@ public final class URLSessionEngine: Engine {
             request: request, progress: progress, session: session, delegate: delegate,
             segmentSize: downloadSegmentSize)
         return try await request.withCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
+            // Unchecked: `finish` takes it out under the transfer's lock before resuming it, so it is resumed
+            // exactly once, and the checked kind allocates a watchdog for every request.
+            try await withUnsafeThrowingContinuation { continuation in
                 transfer.start(continuation)
             }
         } onCancel: {
