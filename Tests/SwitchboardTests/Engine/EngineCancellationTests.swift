@@ -69,17 +69,17 @@ import SwitchboardTestSupport
     func theSignalAndTheTaskTogetherEndTheExchangeOnceAndTheEngineGoesOn(engineName: String) async throws {
         let engine = try namedEngine(engineName)
         let base = LoopbackServer.shared.baseURL
-        for _ in 0..<5 {
-            var request = EngineRequest(url: URL(string: base + "/drip?numbytes=10&duration=30")!)
+        // The route drips for a minute: an exchange the cancels did not stop would end with a response. No bound on
+        // the time is asserted: under the whole suite's load the test's own task may wait seconds for a thread.
+        for _ in 0..<3 {
+            var request = EngineRequest(url: URL(string: base + "/drip?numbytes=10&duration=60")!)
             let signal = EngineCancellation()
             request.cancellation = signal
-            let started = ContinuousClock.now
             let task = Task { try await engine.perform(request) { _ in } }
             try await Task.sleep(for: .milliseconds(100))
             signal.cancel()
             task.cancel()
             let outcome = await task.result
-            #expect(ContinuousClock.now - started < .seconds(15), "\(engineName): stopped, not run to its 30 s end")
             guard case .failure(let error) = outcome else {
                 Issue.record("\(engineName): a cancelled exchange returned a response")
                 continue
