@@ -58,7 +58,7 @@ struct ChildProcessTests {
 
     /// The check the benchmark runs at its end (and `.ci/run` runs in Python): it names what is still running with
     /// the run's marker, and nothing once it has stopped.
-    @Test func leftoversAreFoundByTheMarkerTheyInherited() throws {
+    @Test func leftoversAreFoundByTheMarkerTheyInherited() async throws {
         let marker = UUID().uuidString
         let (process, pids) = try startGroup(marker: marker)
         try #require(pids.count == 2)
@@ -70,7 +70,7 @@ struct ChildProcessTests {
             !(pids.allSatisfy { pid in running.contains { $0.pid == pid } }
                 && running.contains { $0.command.contains("sleep 301") })
         {
-            Thread.sleep(forTimeInterval: 0.02)
+            try await Task.sleep(for: .milliseconds(20))  // not a blocking sleep: it would hold a thread of the pool
             running = LeftoverProcesses.find(name: "SWITCHBOARD_CHILD_PROCESS_TEST", value: marker)
             looks += 1
         }

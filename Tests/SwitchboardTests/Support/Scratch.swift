@@ -39,13 +39,10 @@ final class Scratch: @unchecked Sendable {
         return url
     }
 
-    /// The file's SHA-256, worked out on a dispatch queue: hashing megabytes in a debug build would hold a thread
-    /// of the shared pool (two on a 2-core machine) for seconds, and every other test's tasks with it.
+    /// The file's SHA-256, worked out on a thread of its own (`OwnThread`): hashing megabytes in a debug build
+    /// would hold a thread of the shared pool (two on a 2-core machine) for seconds, and every other test's tasks
+    /// with it.
     static func sha256(of url: URL) async -> String {
-        await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                continuation.resume(returning: (try? SHA256Hasher.hex(ofFile: url)) ?? "unreadable: \(url.path)")
-            }
-        }
+        await OwnThread.run { (try? SHA256Hasher.hex(ofFile: url)) ?? "unreadable: \(url.path)" }
     }
 }
