@@ -118,19 +118,15 @@ struct DownloadPlan: Sendable {
 
     /// Verifies the partial file and renames it to its destination; returns the final URL.
     ///
-    /// The file work (the checksum, flushing the file to disk, the rename) runs on a dispatch queue, not in the
-    /// calling task: a gigabyte's checksum takes seconds, and a thread of the shared pool would wait that long.
+    /// The file work (the checksum, flushing the file to disk, the rename) runs on a thread of its own
+    /// (`BlockingWork`), not in the calling task nor on a dispatch queue: a gigabyte's checksum takes seconds, and a
+    /// thread of the shared pool would wait that long.
     ///
     /// - Throws: `.fileSystem` when the file is shorter or longer than announced or fails its checksum; a resumable
     ///   download keeps a short file to continue from, and drops a corrupt one.
     func complete(_ response: Response) async throws(HTTPError) -> URL {
         let plan = self
-        let result = await withCheckedContinuation {
-            (continuation: CheckedContinuation<Result<URL, HTTPError>, Never>) in
-            DispatchQueue.global().async {
-                continuation.resume(returning: Result { () throws(HTTPError) in try plan.completeNow(response) })
-            }
-        }
+        let result = await BlockingWork.run { Result { () throws(HTTPError) in try plan.completeNow(response) } }
         return try result.get()
     }
 

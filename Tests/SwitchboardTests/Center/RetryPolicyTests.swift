@@ -79,7 +79,7 @@ import Testing
                 },
                 afterSending: { id in
                     // Cancelled once it is on the (stub) network, so that there is something not to send again.
-                    OwnThread.start {
+                    BlockingWork.start {
                         while !stub.requests.contains(where: { $0.url?.path == "/v1/slow" }) { usleep(1000) }
                         center.cancel(id)
                     }

@@ -90,7 +90,7 @@ struct ObserverTests {
         let outcome = await center.sendRecording(
             { $0.api = "delay/10" },
             afterSending: { id in
-                OwnThread.start {
+                BlockingWork.start {
                     while !observer.timeline(id).contains("sent") { usleep(1000) }
                     center.cancel(id)
                 }

@@ -1,5 +1,5 @@
 import Foundation
-import Switchboard
+@testable import Switchboard
 import SwitchboardTestSupport
 
 /// A directory of its own for one test, removed when the test ends.
@@ -39,10 +39,10 @@ final class Scratch: @unchecked Sendable {
         return url
     }
 
-    /// The file's SHA-256, worked out on a thread of its own (`OwnThread`): hashing megabytes in a debug build
+    /// The file's SHA-256, worked out on a thread of its own (`BlockingWork`): hashing megabytes in a debug build
     /// would hold a thread of the shared pool (two on a 2-core machine) for seconds, and every other test's tasks
     /// with it.
     static func sha256(of url: URL) async -> String {
-        await OwnThread.run { (try? SHA256Hasher.hex(ofFile: url)) ?? "unreadable: \(url.path)" }
+        await BlockingWork.run { (try? SHA256Hasher.hex(ofFile: url)) ?? "unreadable: \(url.path)" }
     }
 }

@@ -140,7 +140,7 @@ import SwitchboardTestSupport
         let cancelled = await upload(file, as: "big", marker: marker, on: center) {
             $0.api = "discard"
         } afterSending: { id in
-            OwnThread.start {
+            BlockingWork.start {
                 // As soon as the copy has begun (or after 10 s, when the test fails anyway).
                 let deadline = Date().addingTimeInterval(10)
                 while MultipartCopies.holding(marker).isEmpty, Date() < deadline { usleep(500) }

@@ -133,11 +133,12 @@ final class SessionTransfer: Sendable {
             task = session.uploadTask(with: urlRequest, fromFile: url)
         case .stream(let stream) where stream.needsLength:
             // URLSession can give a length only to a file body: copy the stream into one (once per exchange). The
-            // copy is made on a dispatch queue, and the launch goes on from there once it is done: copying a large
-            // file part takes seconds, and the caller's thread may be one of the shared pool's.
+            // copy is made on a thread of its own (`BlockingWork`), and the launch goes on from there once it is
+            // done: copying a large file part takes seconds, and the caller's thread may be one of the shared pool's
+            // (as is any dispatch queue's, on Linux).
             guard let file = state.withLock({ $0.spooled }) else {
                 let pending = urlRequest
-                DispatchQueue.global().async { [self] in
+                BlockingWork.start { [self] in
                     do {
                         _ = try spool(stream)
                     } catch {
