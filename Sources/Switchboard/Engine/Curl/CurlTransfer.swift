@@ -14,9 +14,9 @@ final class CurlTransfer: @unchecked Sendable {
     let progress: @Sendable (TransferProgress) -> Void
     var continuation: UnsafeContinuation<EngineResponse, any Error>?
     var cancelledEarly = false
-    private(set) var easy: UnsafeMutableRawPointer?
-    /// Where libcurl writes its error text for `easy` (CURLOPT_ERRORBUFFER): it comes and goes with the handle.
-    private var errorBuffer: UnsafeMutablePointer<CChar>?
+    /// The easy handle and its error buffer, from `configure` until `releaseHandle()`.
+    private var handle: CurlHandle?
+    var easy: UnsafeMutableRawPointer? { handle?.easy }
     /// The header list libcurl sends (shared with other transfers that send the same fields).
     private var headerList: CurlHeaderList?
     private var upload: FileHandle?
@@ -80,7 +80,7 @@ final class CurlTransfer: @unchecked Sendable {
     }
 
     deinit {
-        if let easy { CurlHandle(easy: easy, errorBuffer: errorBuffer!).destroy() }
+        handle?.destroy()
         try? upload?.close()
         bodyStream?.close()
         body.reset()
@@ -98,8 +98,7 @@ final class CurlTransfer: @unchecked Sendable {
         _ handle: CurlHandle, headers: inout CurlHeaderList?, resume makeResume: () -> @Sendable () -> Void
     ) throws {
         let easy = handle.easy
-        self.easy = easy
-        errorBuffer = handle.errorBuffer
+        self.handle = handle
         handle.errorBuffer[0] = 0
         let canPause: Bool = if case .stream = request.body { true } else { request.receiver != nil }
         if canPause { resume = makeResume() }
@@ -234,11 +233,8 @@ final class CurlTransfer: @unchecked Sendable {
     /// transfer, unless `handleNeedsReset` says otherwise. The header list it pointed to is freed with this transfer,
     /// after the reset (or after the next transfer has set its own).
     func releaseHandle() -> CurlHandle? {
-        defer {
-            easy = nil
-            errorBuffer = nil
-        }
-        return easy.map { CurlHandle(easy: $0, errorBuffer: errorBuffer!) }
+        defer { handle = nil }
+        return handle
     }
 
     /// A body read through the read callback (a file or a stream): sent with a `Content-Length` when the length is
@@ -560,7 +556,7 @@ final class CurlTransfer: @unchecked Sendable {
 
     /// libcurl's result as the `URLError` URLSession would give, keeping libcurl's own words.
     private func error(for code: Int32) -> any Error {
-        var detail = errorBuffer.map { String(cString: $0) } ?? ""
+        var detail = handle.map { String(cString: $0.errorBuffer) } ?? ""
         if detail.isEmpty { detail = String(cString: sb_easy_strerror(code)) }
         if code == 28, detail.hasPrefix("Operation timed out"), let total = request.totalTimeout {
             // CURLOPT_TIMEOUT_MS fired: the total timeout (the idle one is measured by the worker, `isIdle`).
