@@ -1,6 +1,9 @@
+// For pthread_setname_np on Linux.
+#define _GNU_SOURCE
 #include "CCurlShim.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -159,4 +162,12 @@ int sb_multi_next_done(SBCurlMulti *multi, SBCurl **easy, int *result) {
         }
     }
     return 0;
+}
+
+void sb_name_current_thread(const char *name) {
+#if defined(__APPLE__)
+    pthread_setname_np(name);
+#else
+    pthread_setname_np(pthread_self(), name);
+#endif
 }

@@ -58,4 +58,10 @@ int sb_multi_wakeup(SBCurlMulti *multi);
 /// The next finished transfer, if any: returns 1 and fills `easy` and `result`, or 0 when none is left.
 int sb_multi_next_done(SBCurlMulti *multi, SBCurl **easy, int *result);
 
+/// Names the calling thread (at most 15 bytes on Linux), as `top -H` and debuggers show it. Not libcurl's, but C:
+/// `pthread_setname_np` is not visible from Swift on Linux, and Foundation's `Thread.name`, set from the new thread
+/// itself, is sometimes not applied there (it names the thread through a handle the starting thread may not have
+/// stored yet).
+void sb_name_current_thread(const char *name);
+
 #endif
