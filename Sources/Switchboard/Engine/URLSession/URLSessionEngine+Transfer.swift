@@ -58,16 +58,19 @@ final class SessionTransfer: Sendable {
     private let progress: @Sendable (TransferProgress) -> Void
     private let session: URLSession
     private let delegate: SessionDelegate
+    /// Where the calls into URLSession that can wait are made (see `SessionCalls`).
+    private let calls: SessionCalls
     private let state = Locked(State())
 
     init(
         request: EngineRequest, progress: @escaping @Sendable (TransferProgress) -> Void, session: URLSession,
-        delegate: SessionDelegate, segmentSize: Int?
+        delegate: SessionDelegate, calls: SessionCalls, segmentSize: Int?
     ) {
         self.request = request
         self.progress = progress
         self.session = session
         self.delegate = delegate
+        self.calls = calls
         let quick =
             request.destination == .memory && !request.observesProgress && request.body == .none
             && (request.method == .get || request.method == .head) && request.headHandler == nil
@@ -112,9 +115,14 @@ final class SessionTransfer: Sendable {
         launch(first)
     }
 
+    /// Starts a task for the request with this transfer's body (see `SessionCalls` for where).
+    private func launch(_ urlRequest: URLRequest) {
+        calls.run { [self] in launchNow(urlRequest) }
+    }
+
     /// Starts a task for the request with this transfer's body: a file goes by `uploadTask(fromFile:)`, which
     /// streams it with a `Content-Length`.
-    private func launch(_ urlRequest: URLRequest) {
+    private func launchNow(_ urlRequest: URLRequest) {
         var urlRequest = urlRequest
         let task: URLSessionDataTask
         switch request.body {
@@ -134,8 +142,8 @@ final class SessionTransfer: Sendable {
         case .stream(let stream) where stream.needsLength:
             // URLSession can give a length only to a file body: copy the stream into one (once per exchange). The
             // copy is made on a thread of its own (`BlockingWork`), and the launch goes on from there once it is
-            // done: copying a large file part takes seconds, and the caller's thread may be one of the shared pool's
-            // (as is any dispatch queue's, on Linux).
+            // done: copying a large file part takes seconds, which neither the shared pool nor the engine's queue of
+            // calls (`SessionCalls`, on which every other request of the engine starts) should wait for.
             guard let file = state.withLock({ $0.spooled }) else {
                 let pending = urlRequest
                 BlockingWork.start { [self] in
@@ -193,7 +201,7 @@ final class SessionTransfer: Sendable {
             defer { state.pacing = nil }
             return (state.task, state.pacing != nil)
         }
-        task?.cancel()
+        if let task { calls.run { task.cancel() } }
         // No task runs while a speed-limited download waits for its next segment: the stop ends the exchange now.
         if wasPacing { completed(nil) }
     }

@@ -23,6 +23,7 @@ public final class URLSessionEngine: Engine {
     private let delegate: SessionDelegate
     private let downloadSegmentSize: Int?
     private let queue: HostQueue
+    private let calls = SessionCalls()
 
     /// The most exchanges with one host (scheme, host and port) at a time, from the configuration's
     /// `httpMaximumConnectionsPerHost` (6 unless set). Further requests wait in the engine, not in URLSession, so
@@ -100,7 +101,7 @@ public final class URLSessionEngine: Engine {
         _ request: EngineRequest, progress: @escaping @Sendable (TransferProgress) -> Void
     ) async throws -> EngineResponse {
         let transfer = SessionTransfer(
-            request: request, progress: progress, session: session, delegate: delegate,
+            request: request, progress: progress, session: session, delegate: delegate, calls: calls,
             segmentSize: downloadSegmentSize)
         return try await request.withCancellationHandler {
             // Unchecked: `finish` takes it out under the transfer's lock before resuming it, so it is resumed
@@ -112,6 +113,27 @@ public final class URLSessionEngine: Engine {
             transfer.stop(.cancelled)
         }
     }
+}
+
+/// Where a `URLSessionEngine` makes the calls into URLSession that can wait: creating, resuming and cancelling a
+/// task.
+///
+/// On Linux each of them waits (`sync`) for URLSession's work queue: one serial queue for every session of the
+/// process, which also runs libcurl, copies every chunk received and reads stream bodies. During large transfers
+/// that wait is long, and a stream body that is slow to read makes it as long as the read. The calls used to be made
+/// from the request's task or a delegate callback, both on the threads of the shared pool (on Linux, Swift's tasks
+/// and Dispatch's global queues share about one thread a core), so each waiting call held up a share of all the
+/// process's tasks. They go to a serial queue of the engine's own instead, in order: its thread waits, the pool's do
+/// not. Apple platforms keep making the calls in place: there the pool is not shared with Dispatch's queues, and
+/// this queue answers a fault measured on Linux.
+struct SessionCalls: Sendable {
+    #if canImport(Darwin)
+    func run(_ call: @escaping @Sendable () -> Void) { call() }
+    #else
+    private let queue = DispatchQueue(label: "Switchboard.URLSessionEngine.calls")
+
+    func run(_ call: @escaping @Sendable () -> Void) { queue.async(execute: call) }
+    #endif
 }
 
 /// The session delegate: routes every task event to the transfer that owns the task.
