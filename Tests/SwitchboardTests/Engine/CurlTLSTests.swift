@@ -14,10 +14,15 @@ struct SelfSignedCertificate: Sendable {
     let key: URL
     let pin: String
 
+    /// The run's certificate (see `shared`), made or waited for on a thread of its own (`BlockingWork`).
+    static func made() async throws -> SelfSignedCertificate {
+        try await BlockingWork.run { shared }.get()
+    }
+
     /// One certificate for the whole run, made on first use: making an RSA key takes `openssl` a good part of a
-    /// second, during which the test's thread of the shared pool waits.
-    /// Removed when the test process exits.
-    static let shared: Result<SelfSignedCertificate, any Error> = Result {
+    /// second, and whoever touches this first waits for it (and anyone else meanwhile), so it is only touched
+    /// through `made()`, off the shared pool. Removed when the test process exits.
+    private static let shared: Result<SelfSignedCertificate, any Error> = Result {
         try FileManager.default.createDirectory(at: sharedDirectory, withIntermediateDirectories: true)
         atexit { try? FileManager.default.removeItem(at: SelfSignedCertificate.sharedDirectory) }
         return try SelfSignedCertificate(in: sharedDirectory)
@@ -55,8 +60,8 @@ final class TLSServer: @unchecked Sendable {
         FileManager.default.isExecutableFile(atPath: "/usr/bin/openssl") && CurlEngine.libraryVersion != nil
     }
 
-    init() throws {
-        let made = try SelfSignedCertificate.shared.get()
+    init() async throws {
+        let made = try await SelfSignedCertificate.made()
         certificate = made.certificate
         pin = made.pin
         port = try FreePort.find()
@@ -151,14 +156,14 @@ struct CurlTLSTests {
     }
 
     @Test func aSelfSignedServerIsRefusedByDefault() async throws {
-        let server = try TLSServer()
+        let server = try await TLSServer()
         await server.ready()
         let outcome = await send(server, tls: .init())
         #expect(outcome.error?.code == .serverTrust)
     }
 
     @Test func aPrivateCAIsTrusted() async throws {
-        let server = try TLSServer()
+        let server = try await TLSServer()
         await server.ready()
         let outcome = await send(server, tls: .init(caCertificates: server.certificate))
         #expect(outcome.response?.status == 200)
@@ -172,7 +177,7 @@ struct CurlTLSTests {
     }
 
     @Test func theRightPinIsAccepted() async throws {
-        let server = try TLSServer()
+        let server = try await TLSServer()
         await server.ready()
         let outcome = await send(
             server,
@@ -182,7 +187,7 @@ struct CurlTLSTests {
     }
 
     @Test func aWrongPinIsRefusedWithThePinningError() async throws {
-        let server = try TLSServer()
+        let server = try await TLSServer()
         await server.ready()
         let wrong = "sha256//" + Data(repeating: 7, count: 32).base64EncodedString()
         let outcome = await send(
@@ -196,7 +201,7 @@ struct CurlTLSTests {
     /// A pin's host compares without case and without a trailing dot: it used to be ignored for `localhost.`.
     @Test(arguments: ["localhost.", "LocalHost.", " localhost"])
     func aPinIsAppliedWhateverTheCaseOrTrailingDotOfItsHost(host: String) async throws {
-        let server = try TLSServer()
+        let server = try await TLSServer()
         await server.ready()
         let wrong = "sha256//" + Data(repeating: 7, count: 32).base64EncodedString()
         let outcome = await send(
@@ -278,6 +283,6 @@ struct CurlTLSTests {
         }
         #expect(response.fileURL != nil)
         #expect(
-            await Scratch.sha256(of: scratch.file("curl.bin")) == GeneratedContent(seed: 1).sha256(length: 3_000_000))
+            await Scratch.sha256(of: scratch.file("curl.bin")) == GeneratedContent(seed: 1).digest(length: 3_000_000))
     }
 }

@@ -64,8 +64,8 @@ final class HTTP2Server: @unchecked Sendable {
             await send({"type": "http.response.body", "body": payload})
         """
 
-    init() throws {
-        let made = try SelfSignedCertificate.shared.get()
+    init() async throws {
+        let made = try await SelfSignedCertificate.made()
         certificate = made.certificate
         try Data(Self.app.utf8).write(to: scratch.file("h2app.py"))
         port = try FreePort.find()
@@ -100,7 +100,7 @@ final class HTTP2Server: @unchecked Sendable {
 struct HTTP2Tests {
     @Test(arguments: [false, true])
     func anHTTPSToHTTPRedirectIsRefusedUnlessTheCenterAllowsIt(allowed: Bool) async throws {
-        let server = try HTTP2Server()
+        let server = try await HTTP2Server()
         let center = try await server.center()
         center.setup { $0.allowsInsecureRedirects = allowed }
         let target = LoopbackServer.shared.baseURL + "/anything"
@@ -119,7 +119,7 @@ struct HTTP2Tests {
     }
 
     @Test func curlEngineNegotiatesHTTP2OverTLS() async throws {
-        let server = try HTTP2Server()
+        let server = try await HTTP2Server()
         let response = try await server.center().send { $0.api = "hello" }
         #expect(response.json?["http_version"]?.string == "2")
         #expect(response.json?["path"]?.string == "/hello")
@@ -132,7 +132,7 @@ struct HTTP2Tests {
     /// From a cold start: the requests wait for the first connection to learn it multiplexes (`CURLOPT_PIPEWAIT`)
     /// rather than each opening its own.
     @Test func parallelRequestsShareOneMultiplexedConnection() async throws {
-        let server = try HTTP2Server()
+        let server = try await HTTP2Server()
         let center = try await server.center()
         let ports = try await withThrowingTaskGroup(of: Int?.self) { group in
             for index in 0..<8 {
@@ -146,7 +146,7 @@ struct HTTP2Tests {
     }
 
     @Test func everyBodyKindIsSentOverHTTP2() async throws {
-        let server = try HTTP2Server()
+        let server = try await HTTP2Server()
         let center = try await server.center()
         let scratch = Scratch()
         let file = scratch.write("upload.bin", bytes: 300_000, seed: 4)
@@ -178,11 +178,11 @@ struct HTTP2Tests {
         }
         #expect(fromStream.json?["http_version"]?.string == "2")
         #expect(fromStream.json?["length"]?.int == 200_000)
-        #expect(fromStream.json?["sha256"]?.string == generated.sha256)
+        #expect(await fromStream.json?["sha256"]?.string == generated.sha256())
     }
 
     @Test func aDownloadOverHTTP2IsWrittenWhole() async throws {
-        let server = try HTTP2Server()
+        let server = try await HTTP2Server()
         let scratch = Scratch()
         let target = scratch.file("h2.bin")
         let response = try await server.center().send { request in

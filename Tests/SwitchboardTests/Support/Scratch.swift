@@ -46,3 +46,10 @@ final class Scratch: @unchecked Sendable {
         await BlockingWork.run { (try? SHA256Hasher.hex(ofFile: url)) ?? "unreadable: \(url.path)" }
     }
 }
+
+extension GeneratedContent {
+    /// `sha256(length:)`, worked out on a thread of its own (`BlockingWork`), as `Scratch.sha256(of:)` is.
+    func digest(length: Int) async -> String {
+        await BlockingWork.run { sha256(length: length) }
+    }
+}

@@ -12,8 +12,8 @@ import SwitchboardTestSupport
         testCenter { $0.server = Server.loopback.baseURL + "/" }
     }
 
-    func expectedSHA(seed: UInt64 = 1, length: Int? = nil) -> String {
-        GeneratedContent(seed: seed).sha256(length: length ?? self.length)
+    func expectedSHA(seed: UInt64 = 1, length: Int? = nil) async -> String {
+        await GeneratedContent(seed: seed).digest(length: length ?? self.length)
     }
 
     @Test func downloadsToAFile() async throws {
@@ -311,11 +311,12 @@ import SwitchboardTestSupport
 
     @Test func theChecksumIsVerified() async throws {
         let scratch = Scratch()
+        let expected = await expectedSHA()
         let good = try await center().send { request in
             request.kind = .download
             request.api = "files/\(self.length)"
             request.destination = .file(scratch.file("good.bin"))
-            request.checksum = .sha256(expectedSHA().uppercased())
+            request.checksum = .sha256(expected.uppercased())
         }
         #expect(good.fileURL != nil)
         let bad = await center().sendRecording { request in

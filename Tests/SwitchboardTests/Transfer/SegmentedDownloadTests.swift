@@ -28,7 +28,7 @@ import SwitchboardTestSupport
         #expect(response.status == 200)
         #expect(response.headers["Content-Length"] == String(length))
         #expect(response.headers["Content-Range"] == nil)
-        #expect(await Scratch.sha256(of: scratch.file("whole.bin")) == GeneratedContent(seed: 1).sha256(length: length))
+        #expect(await Scratch.sha256(of: scratch.file("whole.bin")) == GeneratedContent(seed: 1).digest(length: length))
         #expect(reports.last == Int64(length))
         #expect(zip(reports, reports.dropFirst()).allSatisfy { $0 <= $1 })
     }
@@ -48,7 +48,7 @@ import SwitchboardTestSupport
         let response = try await center.send(configure)
         #expect(response.status == 206)
         #expect(response.headers["Content-Range"] == "bytes 1500000-\(length - 1)/\(length)")
-        #expect(await Scratch.sha256(of: destination) == GeneratedContent(seed: 1).sha256(length: length))
+        #expect(await Scratch.sha256(of: destination) == GeneratedContent(seed: 1).digest(length: length))
     }
 
     @Test func aFileThatChangesBetweenSegmentsRestartsFromZero() async throws {
@@ -65,7 +65,7 @@ import SwitchboardTestSupport
         }
         #expect(response.status == 200)
         #expect(response.headers["ETag"] == "\"seed1001-\(length)\"")
-        #expect(await Scratch.sha256(of: destination) == GeneratedContent(seed: 1001).sha256(length: length))
+        #expect(await Scratch.sha256(of: destination) == GeneratedContent(seed: 1001).digest(length: length))
     }
 
     // MARK: - Planning

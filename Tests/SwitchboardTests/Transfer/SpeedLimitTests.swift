@@ -24,7 +24,7 @@ import SwitchboardTestSupport
         }
         let elapsed = ContinuousClock.now - start
         #expect(response.fileURL == destination)
-        #expect(await Scratch.sha256(of: destination) == GeneratedContent(seed: 1).sha256(length: length))
+        #expect(await Scratch.sha256(of: destination) == GeneratedContent(seed: 1).digest(length: length))
         #expect(elapsed >= .milliseconds(700), "\(engineName) took \(elapsed) for one second's worth at the limit")
     }
 

@@ -20,9 +20,9 @@ final class GeneratedBody: Sendable {
         CountingStream(body: self)
     }
 
-    /// The SHA-256 of the whole body, as hex.
-    var sha256: String {
-        content.sha256(length: length)
+    /// The SHA-256 of the whole body, as hex (on a thread of its own, as `Scratch.sha256(of:)`).
+    func sha256() async -> String {
+        await content.digest(length: length)
     }
 }
 
@@ -146,7 +146,7 @@ final class StreamFactory: Sendable {
         }
         let json = try #require(response.json)
         #expect(json["length"]?.int == 20_000_000)
-        #expect(json["sha256"]?.string == stream.sha256)
+        #expect(await json["sha256"]?.string == stream.sha256())
         // CurlEngine sends the known length; URLSession cannot send a stream with one.
         #expect(json["chunked"]?.bool == !Self.defaultIsCurl)
         await waitUntil { stream.closed.snapshot }
