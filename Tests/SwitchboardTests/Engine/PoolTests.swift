@@ -41,6 +41,21 @@ import SwitchboardTestSupport
         #expect(uploaded.status == 200, "\(engineName)")
         #expect(String(decoding: uploaded.body, as: UTF8.self).contains("gated body"), "\(engineName)")
         #expect(statuses == Array(repeating: 200, count: starts), "\(engineName)")
+        #if os(Linux)
+        if engine is URLSessionEngine {
+            #expect(Self.threadNames().contains(SessionCallThread.threadName), "the calls' own thread runs")
+        }
+        #endif
+    }
+
+    /// The kernel's names of the process's threads.
+    static func threadNames() -> Set<String> {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        return Set(
+            tasks.compactMap { task in
+                (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8))?
+                    .trimmingCharacters(in: .whitespacesAndNewlines)
+            })
     }
 }
 
