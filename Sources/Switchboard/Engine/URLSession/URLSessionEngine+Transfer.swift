@@ -117,7 +117,7 @@ final class SessionTransfer: Sendable {
 
     /// Starts a task for the request with this transfer's body (see `SessionCalls` for where).
     private func launch(_ urlRequest: URLRequest) {
-        calls.run { [self] in launchNow(urlRequest) }
+        calls.run(for: self) { [self] in launchNow(urlRequest) }
     }
 
     /// Starts a task for the request with this transfer's body: a file goes by `uploadTask(fromFile:)`, which
@@ -201,7 +201,7 @@ final class SessionTransfer: Sendable {
             defer { state.pacing = nil }
             return (state.task, state.pacing != nil)
         }
-        if let task { calls.run { task.cancel() } }
+        if let task { calls.run(for: self) { task.cancel() } }
         // No task runs while a speed-limited download waits for its next segment: the stop ends the exchange now.
         if wasPacing { completed(nil) }
     }

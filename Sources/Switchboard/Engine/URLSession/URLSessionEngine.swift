@@ -124,32 +124,39 @@ public final class URLSessionEngine: Engine {
 /// that wait is long, and a stream body that is slow to read makes it as long as the read. The calls used to be made
 /// from the request's task or a delegate callback, both on the threads of the shared pool (on Linux, Swift's tasks
 /// and Dispatch's global queues share about one thread a core), so each waiting call held up a share of all the
-/// process's tasks. They go, in order, to one thread of their own instead (`SessionCallThread`): it waits, the
-/// pool's threads do not. Apple platforms keep making the calls in place: there the pool is not shared with
-/// Dispatch's queues, and this thread answers a fault measured on Linux.
+/// process's tasks. They go to threads of their own instead (`SessionCallThread`): those wait, the pool's threads do
+/// not. Apple platforms keep making the calls in place: there the pool is not shared with Dispatch's queues, and
+/// these threads answer a fault measured on Linux.
 struct SessionCalls: Sendable {
-    func run(_ call: @escaping @Sendable () -> Void) {
+    /// Makes `call` for `transfer`: a transfer's calls are made in the order they come, on one thread; different
+    /// transfers' calls wait side by side.
+    func run(for transfer: AnyObject, _ call: @escaping @Sendable () -> Void) {
         #if canImport(Darwin)
         call()
         #else
-        SessionCallThread.shared.enqueue(call)
+        let threads = SessionCallThread.all
+        threads[Int(bitPattern: UInt(bitPattern: ObjectIdentifier(transfer).hashValue) % UInt(threads.count))]
+            .enqueue(call)
         #endif
     }
 }
 
 #if !canImport(Darwin)
-/// The one thread that makes every `URLSessionEngine`'s waiting calls into URLSession, in the order they come.
+/// A thread that makes `URLSessionEngine`'s waiting calls into URLSession, in the order they come.
 ///
-/// One for the process, as URLSession's work queue is: the calls would wait for each other there anyway. A thread,
-/// not a serial dispatch queue: a queue's work moves between Dispatch's threads, and URLSession's work queue, whose
-/// thread copies every chunk received, then ran on more threads in turn, each allocating from its own C heap arena
-/// (a 1 GiB download peaked 4-7 MiB higher).
+/// A few for the process, shared by every engine, as URLSession's work queue is: a transfer's calls always go to the
+/// same one (a cancel after the start it cancels), and several transfers' starts wait for the work queue side by
+/// side, as they did from the pool's threads (with one thread, a start waited behind every start queued before it:
+/// small requests sent during eight large downloads completed half as often). Threads, not serial dispatch queues: a
+/// queue's work moves between Dispatch's threads, and URLSession's work queue, whose thread copies every chunk
+/// received, then ran on more threads in turn, each allocating from its own C heap arena (a 1 GiB download peaked
+/// 4-7 MiB higher).
 final class SessionCallThread: @unchecked Sendable {
     // Safety: `calls` is read and changed only while `condition` is locked; the thread takes the calls out under it
     // and runs them after unlocking.
-    static let shared = SessionCallThread()
+    static let all = (0..<4).map { _ in SessionCallThread() }
 
-    /// What the thread is called (in a debugger, `top -H`, `/proc/<pid>/task/*/comm`).
+    /// What the threads are called (in a debugger, `top -H`, `/proc/<pid>/task/*/comm`).
     static let threadName = "sb.session-call"
 
     private let condition = NSCondition()
