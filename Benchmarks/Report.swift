@@ -41,7 +41,7 @@ enum Report {
     static func transfers(_ results: [TransferBenchmarks.Result]) -> String {
         guard let bytes = results.first?.bytes else { return "" }
         var lines = [
-            "Transfers of \(bytes >> 20) MiB on the loopback server, each case in a process of its own",
+            "Transfers of \(bytes >> 20) MiB on the loopback server, each case in a process of its own, \(TransferBenchmarks.rounds) times in alternating order, medians",
             "",
             "case                                        MB/s   ratio   peak memory above baseline",
             "------------------------------------------  -----  ------  --------------------------",
