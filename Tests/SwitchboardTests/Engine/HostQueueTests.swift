@@ -81,7 +81,9 @@ import SwitchboardTestSupport
         let center = testCenter { $0.engine = try! namedEngine(engineName, perHost: 1) }
         let key = "queue-total-\(engineName)-\(UUID().uuidString)"
         async let first = center.sendRecording { $0.url = LoopbackServer.shared.baseURL + "/arrivals/\(key)?delay=2" }
-        try await Task.sleep(for: .milliseconds(300))
+        // The second is sent once the first holds the only place (it has reached the server), not after a fixed
+        // time: on a busy machine the first's task may start late, and the second would take the place instead.
+        while try await Self.peak(key, window: 10).count < 1 { try await Task.sleep(for: .milliseconds(20)) }
         let second = await center.sendRecording { request in
             request.url = LoopbackServer.shared.baseURL + "/arrivals/\(key)"
             request.totalTimeout = .milliseconds(500)
