@@ -11,12 +11,17 @@ import Foundation
 enum BlockingWork {
     /// Starts `work` on a new thread and returns at once.
     static func start(_ work: @escaping @Sendable () -> Void) {
+        startThread(named: threadName, work)
+    }
+
+    /// Starts a thread named `name` (at most 15 bytes) that runs `body`; for any of Switchboard's own threads.
+    static func startThread(named name: String, _ body: @escaping @Sendable () -> Void) {
         let thread = Thread {
             // Named from inside, through the shim: on Linux a name set before `start` is not applied (the thread
-            // keeps its creator's, often a dispatch worker's), `Thread.current.name` set here was seen not to be
-            // applied in about 1 of 40 threads, and a name is at most 15 bytes.
-            sb_name_current_thread(BlockingWork.threadName)
-            work()
+            // keeps its creator's, often a dispatch worker's), and `Thread.current.name` set here was seen not to be
+            // applied in about 1 of 40 threads.
+            sb_name_current_thread(name)
+            body()
         }
         thread.start()
     }

@@ -85,7 +85,6 @@ import SwitchboardTestSupport
         request.allowsInsecureRedirects = allowed
         let transfer = SessionTransfer(
             request: request, progress: { _ in }, session: URLSession.shared, delegate: SessionDelegate(),
-            calls: SessionCalls(),
             segmentSize: nil)
         let response = try #require(
             HTTPURLResponse(

@@ -58,19 +58,16 @@ final class SessionTransfer: Sendable {
     private let progress: @Sendable (TransferProgress) -> Void
     private let session: URLSession
     private let delegate: SessionDelegate
-    /// Where the calls into URLSession that can wait are made (see `SessionCalls`).
-    private let calls: SessionCalls
     private let state = Locked(State())
 
     init(
         request: EngineRequest, progress: @escaping @Sendable (TransferProgress) -> Void, session: URLSession,
-        delegate: SessionDelegate, calls: SessionCalls, segmentSize: Int?
+        delegate: SessionDelegate, segmentSize: Int?
     ) {
         self.request = request
         self.progress = progress
         self.session = session
         self.delegate = delegate
-        self.calls = calls
         let quick =
             request.destination == .memory && !request.observesProgress && request.body == .none
             && (request.method == .get || request.method == .head) && request.headHandler == nil
@@ -117,7 +114,7 @@ final class SessionTransfer: Sendable {
 
     /// Starts a task for the request with this transfer's body (see `SessionCalls` for where).
     private func launch(_ urlRequest: URLRequest) {
-        calls.run(for: self) { [self] in launchNow(urlRequest) }
+        SessionCalls.run(for: self) { [self] in launchNow(urlRequest) }
     }
 
     /// Starts a task for the request with this transfer's body: a file goes by `uploadTask(fromFile:)`, which
@@ -201,7 +198,7 @@ final class SessionTransfer: Sendable {
             defer { state.pacing = nil }
             return (state.task, state.pacing != nil)
         }
-        if let task { calls.run(for: self) { task.cancel() } }
+        if let task { SessionCalls.run(for: self) { task.cancel() } }
         // No task runs while a speed-limited download waits for its next segment: the stop ends the exchange now.
         if wasPacing { completed(nil) }
     }

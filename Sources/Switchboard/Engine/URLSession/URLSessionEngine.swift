@@ -1,4 +1,3 @@
-import CCurlShim
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -24,7 +23,6 @@ public final class URLSessionEngine: Engine {
     private let delegate: SessionDelegate
     private let downloadSegmentSize: Int?
     private let queue: HostQueue
-    private let calls = SessionCalls()
 
     /// The most exchanges with one host (scheme, host and port) at a time, from the configuration's
     /// `httpMaximumConnectionsPerHost` (6 unless set). Further requests wait in the engine, not in URLSession, so
@@ -102,7 +100,7 @@ public final class URLSessionEngine: Engine {
         _ request: EngineRequest, progress: @escaping @Sendable (TransferProgress) -> Void
     ) async throws -> EngineResponse {
         let transfer = SessionTransfer(
-            request: request, progress: progress, session: session, delegate: delegate, calls: calls,
+            request: request, progress: progress, session: session, delegate: delegate,
             segmentSize: downloadSegmentSize)
         return try await request.withCancellationHandler {
             // Unchecked: `finish` takes it out under the transfer's lock before resuming it, so it is resumed
@@ -127,10 +125,10 @@ public final class URLSessionEngine: Engine {
 /// process's tasks. They go to threads of their own instead (`SessionCallThread`): those wait, the pool's threads do
 /// not. Apple platforms keep making the calls in place: there the pool is not shared with Dispatch's queues, and
 /// these threads answer a fault measured on Linux.
-struct SessionCalls: Sendable {
+enum SessionCalls {
     /// Makes `call` for `transfer`: a transfer's calls are made in the order they come, on one thread; different
     /// transfers' calls wait side by side.
-    func run(for transfer: AnyObject, _ call: @escaping @Sendable () -> Void) {
+    static func run(for transfer: AnyObject, _ call: @escaping @Sendable () -> Void) {
         #if canImport(Darwin)
         call()
         #else
@@ -163,8 +161,7 @@ final class SessionCallThread: @unchecked Sendable {
     private var calls: [@Sendable () -> Void] = []
 
     private init() {
-        let thread = Thread { [self] in
-            sb_name_current_thread(SessionCallThread.threadName)
+        BlockingWork.startThread(named: SessionCallThread.threadName) { [self] in
             while true {
                 condition.lock()
                 while calls.isEmpty { condition.wait() }
@@ -174,7 +171,6 @@ final class SessionCallThread: @unchecked Sendable {
                 for call in due { call() }
             }
         }
-        thread.start()
     }
 
     func enqueue(_ call: @escaping @Sendable () -> Void) {
