@@ -146,6 +146,30 @@ struct RequestBenchmarks {
                             }
                         }
                     ))
+                // The callback form (XMNetworking's shape) on the same engine: the request runs in a task of its
+                // own, and the outcome reaches the caller through the callback queue.
+                guard family == "small GET" else { continue }
+                let callbackCenter = Center { config in
+                    config.engine = engine
+                    config.server = baseURL + "/"
+                }
+                contenders.append(
+                    (
+                        "Center + \(name), callbacks",
+                        { _ in
+                            let response = await withCheckedContinuation {
+                                (continuation: CheckedContinuation<Response?, Never>) in
+                                callbackCenter.send {
+                                    $0.api = path; $0.responseSerializer = .raw
+                                } onFinished: { result in
+                                    continuation.resume(returning: try? result.get())
+                                }
+                            }
+                            guard let response, response.status == 200, response.data.count == size else {
+                                throw URLError(.badServerResponse)
+                            }
+                        }
+                    ))
             }
             if let only {
                 // Raw URLSession stays (every ratio is against it), and raw libcurl (the CurlEngine rows' floor).

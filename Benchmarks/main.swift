@@ -1,7 +1,7 @@
 import Foundation
 import SwitchboardTestSupport
 
-// `swift run -c release Benchmarks [--quick] [--json] [--requests-only] [--stability-only] [--overhead-only] [--streams-only] [--only TEXT [--bare]] [--in-flight N] [--server URL]`
+// `swift run -c release Benchmarks [--quick] [--json] [--requests-only] [--stability-only] [--overhead-only] [--streams-only] [--only TEXT [--bare]] [--in-flight N] [--server URL] [--rounds N] [--requests N]`
 //
 // Everything runs in one process against an embedded loopback server. Each comparison interleaves its rounds
 // (raw, Center, raw, Center, ...) and reports the median round, so that a noisy neighbour hurts both sides alike.
@@ -41,7 +41,8 @@ if CommandLine.arguments.count == 2, CommandLine.arguments[1] == "--serve" {
 
 let usage = """
     usage: Benchmarks [--quick] [--json] [--requests-only] [--stability-only] [--overhead-only] [--transfers-only]
-                      [--streams-only] [--only TEXT [--bare]] [--in-flight N] [--server URL]
+                      [--streams-only] [--only TEXT [--bare]] [--in-flight N] [--server URL] [--rounds N]
+                      [--requests N]
       --quick           fewer requests and rounds, 256 MiB transfers (CI)
       --json            the results as JSON
       --requests-only   only the request comparisons (raw URLSession, each engine, the Center on each)
@@ -56,13 +57,15 @@ let usage = """
       --bare            with --only: leave out the raw rows as well (for a profiler; ratios against the first row)
       --server URL      measure against a server already running (`Benchmarks --serve` prints its URL), so that
                         a profiler attached to this process sees the client alone
+      --rounds N        interleaved rounds per comparison (5 unless set; 3 with --quick); each figure is the median
+      --requests N      requests per round of the request comparisons (3,000 unless set; 500 with --quick)
     """
 var options: [String: String] = [:]
 var flags = Set<String>()
 do {
     var remaining = CommandLine.arguments.dropFirst()[...]
     while let argument = remaining.popFirst() {
-        if argument == "--only" || argument == "--server" || argument == "--in-flight" {
+        if ["--only", "--server", "--in-flight", "--rounds", "--requests"].contains(argument) {
             guard let value = remaining.popFirst() else {
                 print(usage)
                 exit(2)
@@ -96,9 +99,9 @@ if !json {
 }
 #endif
 
-let requestCount = quick ? 500 : 3_000
+let requestCount = options["--requests"].flatMap { Int($0) }.map { max(32, $0) } ?? (quick ? 500 : 3_000)
 let overheadCount = quick ? 5_000 : 50_000
-let rounds = quick ? 3 : 5
+let rounds = options["--rounds"].flatMap { Int($0) }.map { max(1, $0) } ?? (quick ? 3 : 5)
 let transferBytes = quick ? 256 << 20 : 1 << 30
 
 /// Runs the benchmarks (only the request comparisons with `--requests-only`) and prints the report.

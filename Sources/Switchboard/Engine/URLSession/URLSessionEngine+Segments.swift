@@ -5,20 +5,22 @@ import FoundationNetworking
 
 /// The `Range` requests of a download fetched in segments.
 ///
-/// URLSession on Linux has no backpressure: a data task's body is queued for the delegate however slowly it is
-/// written, so a disk slower than the network makes the whole body pile up in memory (a 1 GiB download was measured
-/// at 64–300 MiB above baseline). Fetching a file in segments, one request after the other on the kept-alive
-/// connection, bounds what can pile up to about a segment. Segments after the first carry `If-Range`, so a file that
-/// changes meanwhile comes back whole (a 200), and the file restarts from zero.
+/// URLSession has no backpressure of its own: a data task's body is handed to the delegate however slowly the
+/// delegate writes it. Fetching a file in segments, one request after the other on the kept-alive connection, bounds
+/// what can pile up to about a segment. Segments after the first carry `If-Range`, so a file that changes meanwhile
+/// comes back whole (a 200), and the file restarts from zero.
 ///
-/// Even with the disk keeping up, URLSession's own thread outruns the delegate on a fast network, and the pile-up
-/// grows with the segment (1 GiB over loopback: 33-40 MiB above baseline with 16 MiB segments, 12-14 with 2 MiB).
-/// Between segments the connection waits about one round trip (with URLSession's own cost of starting a task, about a
-/// millisecond here), which small segments pay for on a slow, distant network. So each segment is sized from the one
-/// before: 8 of the shortest waits seen so far, in bytes at the speed the segment arrived, between `smallest` and the
-/// engine's `downloadSegmentSize`. A near server gets small segments (where a wait costs little), a distant one large
-/// segments (where little piles up, the network being the slow side); the wait costs about an eighth of the time at
-/// most, while a segment is below the largest.
+/// On Linux the delegate runs in URLSession's work queue (`InlineDelegateQueue`), so a chunk is written before libcurl
+/// reads the next, and nothing piles up whatever the segment's size (a 1 GiB download over loopback: 7.5-8.1 MiB
+/// above baseline with 16 MiB segments). Every segment there is the largest (`adapts` is `false`): each costs a round
+/// trip and a task start, which smaller ones would pay more often.
+///
+/// Where the delegate runs on a queue of URLSession's own (Apple platforms), the segments adapt: URLSession's thread
+/// can outrun the delegate on a fast network, and the pile-up grows with the segment (measured on Linux before its
+/// delegate ran inline: 33-40 MiB above baseline with 16 MiB segments, 12-14 with 2 MiB). Each segment is then sized
+/// from the one before: 8 of the shortest waits seen so far, in bytes at the speed the segment arrived, between
+/// `smallest` and the engine's `downloadSegmentSize`. A near server gets small segments (where a wait costs little),
+/// a distant one large segments (where little piles up, the network being the slow side).
 ///
 /// With a speed limit (`maxReceiveBytesPerSecond`), segments are a quarter of a second's worth of bytes (at least
 /// 4 KiB) and each starts only when the bytes before it are within the limit: the average holds, while each segment
@@ -28,6 +30,15 @@ struct Segments: Sendable {
     static let smallest: Int64 = 2 << 20
     /// How many waits' worth of bytes a segment is.
     static let roundTrips = 8.0
+    /// Whether segments start at `smallest` and are sized from how the last one arrived; else every one is the
+    /// largest. Only where the delegate does not write in URLSession's own thread (see the type's comment).
+    static let adapts: Bool = {
+        #if canImport(FoundationNetworking)
+        false
+        #else
+        true
+        #endif
+    }()
 
     /// How a segment arrived: the wait for its head, and its body's bytes and time from the head to the end.
     struct Timing: Sendable {
@@ -69,7 +80,7 @@ struct Segments: Sendable {
         let range = request.headers["Range"]
         guard range == nil || range == "bytes=\(offset)-" else { return nil }
         largest = size
-        self.size = paced == nil ? min(size, Self.smallest) : size
+        self.size = paced == nil && Self.adapts ? min(size, Self.smallest) : size
         self.rate = rate
         startOffset = offset
         resumed = range != nil
@@ -102,7 +113,7 @@ struct Segments: Sendable {
     /// returns whether another segment is needed.
     mutating func advance(after response: HTTPURLResponse, timing: Timing? = nil) -> Bool {
         count += 1
-        if rate == nil, var timing {
+        if Self.adapts, rate == nil, var timing {
             let shortest = min(latency ?? timing.latency, timing.latency)
             latency = shortest
             timing.latency = shortest

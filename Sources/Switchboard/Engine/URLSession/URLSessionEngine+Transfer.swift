@@ -228,7 +228,7 @@ final class SessionTransfer: Sendable {
                 return nil
             }
             do {
-                // Each chunk is written as it comes, on URLSession's delegate queue: see `FileSink.Mode.direct`.
+                // Each chunk is written as it comes, in the delegate call: see `FileSink.Mode.direct`.
                 state.sink = try request.sink(for: response, start: state.segments?.current, mode: .direct)
                 state.body.reset(expectedLength: state.sink == nil ? state.counter.bodyLength : nil)
                 return nil

@@ -36,10 +36,11 @@ public final class URLSessionEngine: Engine {
     ///   - configuration: copied; its URL cache is turned off (URLSession on Linux never stores responses, so
     ///     Switchboard does its own caching the same way everywhere).
     ///   - downloadSegmentSize: downloads into files are fetched in `Range` segments of at most this many bytes,
-    ///     one after the other, which bounds the memory a download can take (URLSession has no backpressure, so
-    ///     what arrives faster than it is written piles up). The first segment is 2 MiB (or this size, if smaller);
-    ///     each next one is sized from how the last arrived: small on a fast, near network, up to this size on a
-    ///     distant one. `nil` fetches each download in one request. 16 MiB by default.
+    ///     one after the other, which bounds the memory a download can take where URLSession can deliver a body
+    ///     faster than it is written. On Linux each chunk is written in URLSession's own thread before the next is
+    ///     read, and every segment is this size. On Apple platforms the first segment is 2 MiB (or this size, if
+    ///     smaller) and each next one is sized from how the last arrived: small on a fast, near network, up to this
+    ///     size on a distant one. `nil` fetches each download in one request. 16 MiB by default.
     ///
     /// Set `httpMaximumConnectionsPerHost` on the configuration to change how many exchanges run with one host at a
     /// time (see `maximumConnectionsPerHost`).
@@ -52,7 +53,18 @@ public final class URLSessionEngine: Engine {
         configuration.urlCache = nil
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
         delegate = SessionDelegate()
-        session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
+        session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: Self.delegateQueue())
+    }
+
+    /// The queue URLSession calls the delegate on. On Linux, none of its own: URLSession's work queue, where the
+    /// data arrived, calls the delegate directly (see `InlineDelegateQueue`). On Apple platforms, a serial queue of
+    /// URLSession's making.
+    private static func delegateQueue() -> OperationQueue? {
+        #if canImport(FoundationNetworking)
+        InlineDelegateQueue()
+        #else
+        nil
+        #endif
     }
 
     deinit {
@@ -182,6 +194,30 @@ final class SessionCallThread: @unchecked Sendable {
 }
 #endif
 
+#if canImport(FoundationNetworking)
+/// A delegate queue that runs what is added at once, in the adding thread: URLSession on Linux adds every delegate
+/// call (a response head, each chunk of a body, a completion) from its work queue, as it happens there.
+///
+/// With a queue of URLSession's own, each call was an operation handed to a thread of the shared pool: a thread woken
+/// three times or more for every small request (raw URLSession's `async` calls hand over nothing: they complete in the
+/// work queue), and no backpressure for a download, whose chunks piled up in memory while an earlier one was written.
+/// Inline, a chunk is written before libcurl reads the next one, as URLSession's own download tasks write theirs.
+///
+/// What runs here must not wait on the work queue: a delegate call never calls a task's `resume()` or `cancel()`
+/// (which wait for the work queue, where the call runs) directly, but through `SessionCalls`, on a thread of its own;
+/// the completion handlers URLSession passes to the delegate go back to the work queue asynchronously.
+final class InlineDelegateQueue: OperationQueue, @unchecked Sendable {
+    // Safety: no stored state of its own; OperationQueue is Sendable, and nothing is ever queued.
+    override func addOperation(_ block: @escaping @Sendable () -> Void) {
+        block()
+    }
+
+    override func addOperation(_ operation: Operation) {
+        operation.start()
+    }
+}
+#endif
+
 /// The session delegate: routes every task event to the transfer that owns the task.
 final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
     private let transfers = Locked<[Int: SessionTransfer]>([:])
@@ -245,8 +281,11 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
         #endif
         // Without an answer URLSession on Linux waits forever. Keep the 401 and end the task; the transfer reports
         // the 401 as the response, as every other platform does.
-        transfer(for: task)?.challenged(challenge.failureResponse as? HTTPURLResponse, url: task.currentRequest?.url)
-        completionHandler(.cancelAuthenticationChallenge, nil)
+        let transfer = transfer(for: task)
+        transfer?.challenged(challenge.failureResponse as? HTTPURLResponse, url: task.currentRequest?.url)
+        // URLSession on Linux answers this by calling the task's `cancel()`, which waits for the work queue, where
+        // this call runs (see `InlineDelegateQueue`): the answer goes from a thread of its own.
+        SessionCalls.run(for: transfer ?? task) { completionHandler(.cancelAuthenticationChallenge, nil) }
     }
 
     /// Forgets a task that completes through its completion handler (URLSession then calls no completion delegate
