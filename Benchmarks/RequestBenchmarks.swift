@@ -149,17 +149,13 @@ struct RequestBenchmarks {
                 // The callback form (XMNetworking's shape) on the same engine: the request runs in a task of its
                 // own, and the outcome reaches the caller through the callback queue.
                 guard family == "small GET" else { continue }
-                let callbackCenter = Center { config in
-                    config.engine = engine
-                    config.server = baseURL + "/"
-                }
                 contenders.append(
                     (
                         "Center + \(name), callbacks",
                         { _ in
                             let response = await withCheckedContinuation {
                                 (continuation: CheckedContinuation<Response?, Never>) in
-                                callbackCenter.send {
+                                center.send {
                                     $0.api = path; $0.responseSerializer = .raw
                                 } onFinished: { result in
                                     continuation.resume(returning: try? result.get())
