@@ -30,8 +30,9 @@ final class SessionTransfer: Sendable {
         /// When the first task started, for pacing.
         var started = ContinuousClock.now
         /// Whether the next task is a plain data task with a completion handler: URLSession then hands over the
-        /// whole body once, instead of a delegate call (an operation-queue hop) for every chunk. For in-memory `GET`
-        /// and `HEAD` exchanges nobody watches the progress of. Redirect and challenge delegate calls still come.
+        /// whole body once, instead of a delegate call for every chunk (on Apple platforms an operation-queue hop
+        /// each). For in-memory `GET` and `HEAD` exchanges nobody watches the progress of. Redirect and challenge
+        /// delegate calls still come.
         var quick = false
         /// A body that must go with a length (a multipart body), copied into a temporary file for
         /// `uploadTask(fromFile:)`, once for every send of this exchange; deleted when the exchange ends.

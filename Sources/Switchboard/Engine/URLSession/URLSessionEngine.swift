@@ -198,14 +198,17 @@ final class SessionCallThread: @unchecked Sendable {
 /// A delegate queue that runs what is added at once, in the adding thread: URLSession on Linux adds every delegate
 /// call (a response head, each chunk of a body, a completion) from its work queue, as it happens there.
 ///
-/// With a queue of URLSession's own, each call was an operation handed to a thread of the shared pool: a thread woken
-/// three times or more for every small request (raw URLSession's `async` calls hand over nothing: they complete in the
-/// work queue), and no backpressure for a download, whose chunks piled up in memory while an earlier one was written.
-/// Inline, a chunk is written before libcurl reads the next one, as URLSession's own download tasks write theirs.
+/// With a queue of URLSession's own, each call was an operation handed to a thread of the shared pool, woken for it
+/// (three times or more for a request with a body or watched progress; raw URLSession's `async` calls hand over
+/// nothing: they complete in the work queue), and a download had no backpressure: its chunks piled up in memory while
+/// an earlier one was written. Inline, a chunk is written before libcurl reads the next one, as URLSession's own
+/// download tasks write theirs.
 ///
 /// What runs here must not wait on the work queue: a delegate call never calls a task's `resume()` or `cancel()`
-/// (which wait for the work queue, where the call runs) directly, but through `SessionCalls`, on a thread of its own;
-/// the completion handlers URLSession passes to the delegate go back to the work queue asynchronously.
+/// (which wait for the work queue, where the call runs) directly, but through `SessionCalls`, on a thread of its own.
+/// The completion handlers URLSession passes to the delegate go back to the work queue asynchronously, except the
+/// answer to an authentication challenge, whose `.cancelAuthenticationChallenge` calls `cancel()`: the delegate gives
+/// that answer through `SessionCalls` too.
 final class InlineDelegateQueue: OperationQueue, @unchecked Sendable {
     // Safety: no stored state of its own; OperationQueue is Sendable, and nothing is ever queued.
     override func addOperation(_ block: @escaping @Sendable () -> Void) {
