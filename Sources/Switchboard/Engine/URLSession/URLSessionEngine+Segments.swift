@@ -32,13 +32,7 @@ struct Segments: Sendable {
     static let roundTrips = 8.0
     /// Whether segments start at `smallest` and are sized from how the last one arrived; else every one is the
     /// largest. Only where the delegate does not write in URLSession's own thread (see the type's comment).
-    static let adapts: Bool = {
-        #if canImport(FoundationNetworking)
-        false
-        #else
-        true
-        #endif
-    }()
+    static var adapts: Bool { !URLSessionEngine.delegateRunsInWorkQueue }
 
     /// How a segment arrived: the wait for its head, and its body's bytes and time from the head to the end.
     struct Timing: Sendable {

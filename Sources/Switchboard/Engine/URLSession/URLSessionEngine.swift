@@ -67,6 +67,10 @@ public final class URLSessionEngine: Engine {
         #endif
     }
 
+    /// Whether the delegate runs in URLSession's own work queue (`delegateQueue()`), so that a chunk is written
+    /// before the next one is read: what download segments are sized by (`Segments.adapts`).
+    static let delegateRunsInWorkQueue = delegateQueue() != nil
+
     deinit {
         session.finishTasksAndInvalidate()
     }
