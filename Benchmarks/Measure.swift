@@ -29,7 +29,7 @@ struct Sample {
     }
 }
 
-/// Process CPU time (user + system), for all threads: client and in-process server together.
+/// Process CPU time (user + system), for all threads: the client's (the loopback server runs in a child process).
 func processCPU() -> Duration {
     var usage = rusage()
     getrusage(rusageSelf, &usage)

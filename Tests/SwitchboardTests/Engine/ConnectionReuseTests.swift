@@ -87,6 +87,29 @@ import SwitchboardTestSupport
         #expect(echo(third).headers["Accept-Encoding"]?.string == "identity", "and goes again when a request has one")
     }
 
+    /// The other way round: what a GET sets is set even when the GET before it on the handle set none of it (a
+    /// handle kept from a plain GET is not set again where it already holds the value wanted, and must be where it
+    /// does not).
+    @Test(arguments: bothEngines)
+    func aGetAfterAPlainGetGetsItsOwnOptions(engineName: String) async throws {
+        let center = try loopbackCenter(engineName)
+        let plain = try await center.send { $0.api = "anything/plain" }
+        #expect(echo(plain).headers["Accept-Encoding"]?.string?.contains("gzip") == true)
+
+        let own = try await center.send { request in
+            request.api = "anything/own"
+            request.headers["X-Own"] = "yes"
+            request.headers["Accept-Encoding"] = "identity"
+        }
+        #expect(echo(own).headers["X-Own"]?.string == "yes")
+        #expect(echo(own).headers["Accept-Encoding"]?.string == "identity")
+
+        let limited = await center.sendRecording {
+            $0.api = "delay/3"; $0.totalTimeout = .milliseconds(500)
+        }
+        #expect(limited.error?.code == .timedOut, "its total timeout holds on a handle that had none")
+    }
+
     @Test func aHandleIsReusedAfterAFailureAndAfterACancel() async throws {
         let center = try center()
         let refused = await center.sendRecording { $0.url = "http://127.0.0.1:1/refused" }

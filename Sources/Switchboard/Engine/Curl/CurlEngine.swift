@@ -333,13 +333,13 @@ final class CurlWorker: @unchecked Sendable {
     /// Takes a finished transfer's handle (out of the multi handle), resets it when the transfer says so, and keeps
     /// it for the next transfer.
     private func recycle(_ transfer: CurlTransfer) {
-        guard let handle = transfer.releaseHandle() else { return }
+        guard var handle = transfer.releaseHandle() else { return }
         paced[handle.easy] = nil
         guard spareHandles.count < CurlWorker.spareLimit else {
             handle.destroy()
             return
         }
-        if transfer.handleNeedsReset { sb_easy_reset(handle.easy) }
+        if transfer.handleNeedsReset { handle.reset() }
         spareHandles.append(handle)
     }
 }

@@ -104,33 +104,56 @@ final class CurlTransfer: @unchecked Sendable {
         if canPause { resume = makeResume() }
         guard let url = request.url else { throw URLError(.badURL) }
         let context = Unmanaged.passUnretained(self).toOpaque()
+        // What the handle holds from its last transfer, when that was a plain GET it kept without a reset: options
+        // already at the value this transfer wants are not set again (a string option is copied by libcurl, and the
+        // content encodings' list is built anew, each time it is set).
+        var kept = handle.settings
         let address = url.absoluteString
-        set(easy, .url, address)
-        set(easy, .noSignal, 1)
-        set(easy, .followLocation, 0)
-        set(easy, .protocols, CurlLibrary.httpProtocols)  // never file://, dict:// or any other scheme
-        set(easy, .errorBuffer, UnsafeRawPointer(handle.errorBuffer))
+        if kept.url != address {
+            set(easy, .url, address)
+            kept.url = address
+        }
+        if !kept.primed {
+            set(easy, .noSignal, 1)
+            set(easy, .followLocation, 0)
+            set(easy, .protocols, CurlLibrary.httpProtocols)  // never file://, dict:// or any other scheme
+            set(easy, .errorBuffer, UnsafeRawPointer(handle.errorBuffer))
+            sb_easy_setopt_data_callback(easy, CurlLibrary.Option.writeFunction.rawValue, curlWrite)
+            sb_easy_setopt_data_callback(easy, CurlLibrary.Option.headerFunction.rawValue, curlHeader)
+            kept.primed = true
+        }
         // A larger receive buffer than libcurl's 16 KiB: a 1 MiB body then takes 16 reads and callbacks, not 64, which
         // cut the CPU of a 1 MiB GET by about a sixth. Paced and streamed bodies keep 16 KiB chunks (a chunk is what
-        // the pacer holds back, or what a stream's reader gets at once). Set every time: a reused handle may hold the
-        // other size.
+        // the pacer holds back, or what a stream's reader gets at once). Checked every time: a reused handle may hold
+        // the other size.
         let buffered = request.maxReceiveBytesPerSecond == nil && request.receiver == nil
-        set(easy, .bufferSize, buffered ? Self.receiveBufferSize : Self.streamedChunkSize)
-        sb_easy_setopt_data_callback(easy, CurlLibrary.Option.writeFunction.rawValue, curlWrite)
+        let bufferSize = buffered ? Self.receiveBufferSize : Self.streamedChunkSize
+        if kept.bufferSize != bufferSize {
+            set(easy, .bufferSize, bufferSize)
+            kept.bufferSize = bufferSize
+        }
         sb_easy_setopt_pointer(easy, CurlLibrary.Option.writeData.rawValue, context)
-        sb_easy_setopt_data_callback(easy, CurlLibrary.Option.headerFunction.rawValue, curlHeader)
         sb_easy_setopt_pointer(easy, CurlLibrary.Option.headerData.rawValue, context)
 
         // The idle timeout is measured here (`isIdle`), not with libcurl's low-speed limit, which averages over
         // its window: it cut off a server dripping a byte now and then, and fired late on one that stalled.
         lastActivity = .now
-        // These four are set whether used or not (to libcurl's default when not): a handle that served a plain GET is
-        // reused without a reset (see `handleNeedsReset`), and may still hold that GET's values.
-        set(easy, .timeoutMilliseconds, request.totalTimeout.map { max(1, Int($0.seconds * 1000)) } ?? 0)
-        if request.headers["Accept-Encoding"] == nil {
-            set(easy, .acceptEncoding, "")
-        } else {
-            sb_easy_setopt_pointer(easy, CurlLibrary.Option.acceptEncoding.rawValue, nil)
+        // These four are set whether used or not (to libcurl's default when not), unless the handle holds that value
+        // already: a handle that served a plain GET is reused without a reset (see `handleNeedsReset`), and may still
+        // hold that GET's values.
+        let timeout = request.totalTimeout.map { max(1, Int($0.seconds * 1000)) } ?? 0
+        if kept.timeout != timeout {
+            set(easy, .timeoutMilliseconds, timeout)
+            kept.timeout = timeout
+        }
+        let decodes = request.headers["Accept-Encoding"] == nil
+        if kept.decodes != decodes {
+            if decodes {
+                set(easy, .acceptEncoding, "")
+            } else {
+                sb_easy_setopt_pointer(easy, CurlLibrary.Option.acceptEncoding.rawValue, nil)
+            }
+            kept.decodes = decodes
         }
         // The receive limit is kept here, chunk by chunk (see `ReceivePacer`); the send limit by libcurl, whose check
         // between sends is fine-grained enough.
@@ -153,7 +176,8 @@ final class CurlTransfer: @unchecked Sendable {
             if method == .head {
                 set(easy, .noBody, 1)
             } else if method == .get {
-                set(easy, .httpGet, 1)
+                // A handle kept from a plain GET is set for one already.
+                if !handle.settings.primed { set(easy, .httpGet, 1) }
             } else if method == .post || method == .put || method == .patch {
                 sb_easy_setopt_offset(easy, CurlLibrary.Option.postFieldSizeLarge.rawValue, 0)
                 set(easy, .copyPostFields, "")
@@ -175,7 +199,11 @@ final class CurlTransfer: @unchecked Sendable {
         }
         // The text starts with the scheme and its colon (read there: `URL.scheme` makes a string of its own).
         // Wait for a connection that may multiplex (HTTP/2) rather than open one per request.
-        set(easy, .pipeWait, address.utf8.prefix(6).lazy.map({ $0 | 0x20 }).elementsEqual("https:".utf8) ? 1 : 0)
+        let pipeWait = address.utf8.prefix(6).lazy.map({ $0 | 0x20 }).elementsEqual("https:".utf8) ? 1 : 0
+        if kept.pipeWait != pipeWait {
+            set(easy, .pipeWait, pipeWait)
+            kept.pipeWait = pipeWait
+        }
         if method != .get && method != .head && !(method == .post && request.body != .none && !request.body.isStreamed)
         {
             set(easy, .customRequest, method.rawValue)
@@ -194,8 +222,14 @@ final class CurlTransfer: @unchecked Sendable {
             headerList = CurlHeaderList(list, fields: request.headers, expectNothing: expectNothing)
             headers = headerList
         }
-        sb_easy_setopt_pointer(
-            easy, CurlLibrary.Option.httpHeader.rawValue, headerList?.list.map { UnsafeRawPointer($0) })
+        // The same list as the handle's last transfer sent (`lastHeaders`) is still set on it.
+        let list = headerList?.list.map { UnsafeRawPointer($0) }
+        if !kept.primedHeaders || kept.headerList != list {
+            sb_easy_setopt_pointer(easy, CurlLibrary.Option.httpHeader.rawValue, list)
+            kept.headerList = list
+            kept.primedHeaders = true
+        }
+        self.handle?.settings = kept
         plainGet =
             method == .get && request.body == .none && request.receiver == nil && pacer == nil
             && request.maxSendBytesPerSecond == nil && tls.caCertificates == nil && tls.pinnedPublicKeys.isEmpty
@@ -623,6 +657,32 @@ private let curlProgress: SBProgressCallback = { context, _, _, uploadTotal, upl
 struct CurlHandle {
     let easy: UnsafeMutableRawPointer
     let errorBuffer: UnsafeMutablePointer<CChar>
+    /// What `CurlTransfer.configure` set on the handle since it was made or last reset.
+    var settings = Settings()
+
+    /// Options a transfer set on the handle, which the next transfer need not set again when it wants the same: kept
+    /// only while the handle is not reset (after a plain GET that completed; see `CurlTransfer.handleNeedsReset`),
+    /// and cleared by `reset()`.
+    struct Settings {
+        /// Whether the options every transfer sets alike (callbacks, error buffer, protocols, no redirects, no
+        /// signals) are set.
+        var primed = false
+        var url: String?
+        var bufferSize: Int?
+        var timeout: Int?
+        /// Whether libcurl asks for and decodes compressed bodies (`CURLOPT_ACCEPT_ENCODING` empty), or not (unset).
+        var decodes: Bool?
+        var pipeWait: Int?
+        /// The header list set, once `primedHeaders`.
+        var headerList: UnsafeRawPointer?
+        var primedHeaders = false
+    }
+
+    /// Resets every option to libcurl's default, and forgets what was set.
+    mutating func reset() {
+        sb_easy_reset(easy)
+        settings = Settings()
+    }
 
     /// A new handle, or `nil` when libcurl cannot make one (out of memory).
     static func make() -> CurlHandle? {
