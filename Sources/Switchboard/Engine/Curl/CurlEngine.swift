@@ -191,14 +191,7 @@ final class CurlWorker: @unchecked Sendable {
     static let connectionCacheSize = 128
     /// When the running transfers are next checked for idleness (worker thread).
     private var nextIdleCheck = ContinuousClock.now
-    private let inbox = Locked<Inbox>(Inbox())
-
-    private struct Inbox {
-        var starts: [CurlTransfer] = []
-        var cancels: [CurlTransfer] = []
-        var resumes: [CurlTransfer] = []
-        var stop = false
-    }
+    private let inbox = Locked(CurlInbox<CurlTransfer>())
 
     init() {
         multi = sb_multi_init()
@@ -209,24 +202,25 @@ final class CurlWorker: @unchecked Sendable {
     }
 
     func start(_ transfer: CurlTransfer) {
-        inbox.withLock { $0.starts.append(transfer) }
-        sb_multi_wakeup(multi)
+        post { $0.starts.append(transfer) }
     }
 
     func cancel(_ transfer: CurlTransfer) {
-        inbox.withLock { $0.cancels.append(transfer) }
-        sb_multi_wakeup(multi)
+        post { $0.cancels.append(transfer) }
     }
 
     /// Un-pauses a transfer whose request body stream has bytes again, or whose stream's reader has caught up.
     func resume(_ transfer: CurlTransfer) {
-        inbox.withLock { $0.resumes.append(transfer) }
-        sb_multi_wakeup(multi)
+        post { $0.resumes.append(transfer) }
     }
 
     func shutdown() {
-        inbox.withLock { $0.stop = true }
-        sb_multi_wakeup(multi)
+        post { $0.stop = true }
+    }
+
+    /// Hands something to the worker, and wakes it when it waits (libcurl's wake-up may be called from any thread).
+    private func post(_ add: (inout CurlInbox<CurlTransfer>) -> Void) {
+        if inbox.withLock({ $0.post(add) }) { sb_multi_wakeup(multi) }
     }
 
     private func loop() {
@@ -323,8 +317,12 @@ final class CurlWorker: @unchecked Sendable {
                 let wait = max(0, (nextDue - ContinuousClock.now).seconds * 1000)
                 timeout = min(timeout, Int32(wait.rounded(.up)))
             }
-            var descriptors: Int32 = 0
-            sb_multi_poll(multi, timeout, &descriptors)
+            // Waits only with the inbox empty: what came during this turn is taken at once, and what comes during
+            // the wait wakes it.
+            if inbox.withLock({ $0.wait(stopSeen: stop) }) {
+                var descriptors: Int32 = 0
+                sb_multi_poll(multi, timeout, &descriptors)
+            }
         }
         for handle in spareHandles { handle.destroy() }
         spareHandles = []
@@ -341,5 +339,34 @@ final class CurlWorker: @unchecked Sendable {
         }
         if transfer.handleNeedsReset { handle.reset() }
         spareHandles.append(handle)
+    }
+}
+
+/// What other threads hand the worker, and whether it must be woken for it: a value, so that the rule is tested
+/// without a thread (`CurlWorker` keeps it in a lock).
+struct CurlInbox<Transfer> {
+    var starts: [Transfer] = []
+    var cancels: [Transfer] = []
+    var resumes: [Transfer] = []
+    var stop = false
+    /// Whether the worker waits in `sb_multi_poll` (or is about to) with nothing left in the inbox, and must be
+    /// woken for what comes next. The first to add something then wakes it and clears this; while it is clear, the
+    /// worker is awake and takes the inbox before it waits again, so nobody wakes it (a wake-up is a system call on
+    /// the caller's side and a turn of the loop on the worker's).
+    var waiting = false
+
+    /// Adds something with `add`; returns whether the worker must be woken for it.
+    mutating func post(_ add: (inout CurlInbox) -> Void) -> Bool {
+        add(&self)
+        defer { waiting = false }
+        return waiting
+    }
+
+    /// The worker, about to wait: whether it may (nothing was added since it took the inbox, when it saw `stop` as
+    /// `stopSeen`); if so it is marked as waiting, and the next `post` wakes it.
+    mutating func wait(stopSeen: Bool) -> Bool {
+        guard starts.isEmpty, cancels.isEmpty, resumes.isEmpty, stop == stopSeen else { return false }
+        waiting = true
+        return true
     }
 }
