@@ -15,6 +15,20 @@ import Testing
         #expect(inbox.starts == [2] && inbox.cancels == [2])
     }
 
+    @Test func aWorkerWokenBySomethingElseIsNotWokenAgain() {
+        var inbox = CurlInbox<Int>()
+        #expect(inbox.wait(stopSeen: false) == true)
+        // libcurl's sockets end the wait: the worker takes the (empty) inbox.
+        var starts: [Int] = []
+        var cancels: [Int] = []
+        var resumes: [Int] = []
+        #expect(inbox.take(&starts, &cancels, &resumes) == false)
+        #expect(inbox.post { $0.starts.append(1) } == false, "it is awake and takes the inbox before it waits")
+        #expect(inbox.wait(stopSeen: false) == false)
+        #expect(inbox.take(&starts, &cancels, &resumes) == false)
+        #expect(starts == [1] && inbox.starts.isEmpty)
+    }
+
     @Test func theWorkerDoesNotWaitWithAnythingInItsInbox() {
         for add: (inout CurlInbox<Int>) -> Void in [
             { $0.starts.append(1) }, { $0.cancels.append(1) }, { $0.resumes.append(1) }, { $0.stop = true },

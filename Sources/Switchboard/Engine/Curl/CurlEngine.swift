@@ -230,12 +230,7 @@ final class CurlWorker: @unchecked Sendable {
         var cancels: [CurlTransfer] = []
         var resumes: [CurlTransfer] = []
         while true {
-            let stop = inbox.withLock { inbox in
-                swap(&inbox.starts, &starts)
-                swap(&inbox.cancels, &cancels)
-                swap(&inbox.resumes, &resumes)
-                return inbox.stop
-            }
+            let stop = inbox.withLock { $0.take(&starts, &cancels, &resumes) }
             defer {
                 // A burst's worth is kept, up to a bound: a 10,000-member batch's list is not held for good. Most
                 // turns of the loop take nothing, and emptying an empty list is not free.
@@ -354,6 +349,17 @@ struct CurlInbox<Transfer> {
     /// worker is awake and takes the inbox before it waits again, so nobody wakes it (a wake-up is a system call on
     /// the caller's side and a turn of the loop on the worker's).
     var waiting = false
+
+    /// The worker, awake: takes the lists (swapped with its own emptied ones; see `CurlWorker.loop`) and returns
+    /// `stop`. It is no longer waiting, whatever woke it (a post, or libcurl's sockets), so nothing posted before it
+    /// waits again wakes it.
+    mutating func take(_ starts: inout [Transfer], _ cancels: inout [Transfer], _ resumes: inout [Transfer]) -> Bool {
+        swap(&self.starts, &starts)
+        swap(&self.cancels, &cancels)
+        swap(&self.resumes, &resumes)
+        waiting = false
+        return stop
+    }
 
     /// Adds something with `add`; returns whether the worker must be woken for it.
     mutating func post(_ add: (inout CurlInbox) -> Void) -> Bool {

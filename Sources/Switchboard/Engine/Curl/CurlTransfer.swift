@@ -107,13 +107,14 @@ final class CurlTransfer: @unchecked Sendable {
         // What the handle holds from its last transfer, when that was a plain GET it kept without a reset: options
         // already at the value this transfer wants are not set again (a string option is copied by libcurl, and the
         // content encodings' list is built anew, each time it is set).
+        let reused = handle.settings.primed
         var kept = handle.settings
         let address = url.absoluteString
         if kept.url != address {
             set(easy, .url, address)
             kept.url = address
         }
-        if !kept.primed {
+        if !reused {
             set(easy, .noSignal, 1)
             set(easy, .followLocation, 0)
             set(easy, .protocols, CurlLibrary.httpProtocols)  // never file://, dict:// or any other scheme
@@ -177,7 +178,7 @@ final class CurlTransfer: @unchecked Sendable {
                 set(easy, .noBody, 1)
             } else if method == .get {
                 // A handle kept from a plain GET is set for one already.
-                if !handle.settings.primed { set(easy, .httpGet, 1) }
+                if !reused { set(easy, .httpGet, 1) }
             } else if method == .post || method == .put || method == .patch {
                 sb_easy_setopt_offset(easy, CurlLibrary.Option.postFieldSizeLarge.rawValue, 0)
                 set(easy, .copyPostFields, "")
@@ -224,10 +225,9 @@ final class CurlTransfer: @unchecked Sendable {
         }
         // The same list as the handle's last transfer sent (`lastHeaders`) is still set on it.
         let list = headerList?.list.map { UnsafeRawPointer($0) }
-        if !kept.primedHeaders || kept.headerList != list {
+        if !reused || kept.headerList != list {
             sb_easy_setopt_pointer(easy, CurlLibrary.Option.httpHeader.rawValue, list)
             kept.headerList = list
-            kept.primedHeaders = true
         }
         self.handle?.settings = kept
         plainGet =
@@ -664,8 +664,8 @@ struct CurlHandle {
     /// only while the handle is not reset (after a plain GET that completed; see `CurlTransfer.handleNeedsReset`),
     /// and cleared by `reset()`.
     struct Settings {
-        /// Whether the options every transfer sets alike (callbacks, error buffer, protocols, no redirects, no
-        /// signals) are set.
+        /// Whether a transfer set the handle up (every option below, and those every transfer sets alike:
+        /// callbacks, error buffer, protocols, no redirects, no signals); the values below are then what it set.
         var primed = false
         var url: String?
         var bufferSize: Int?
@@ -673,9 +673,8 @@ struct CurlHandle {
         /// Whether libcurl asks for and decodes compressed bodies (`CURLOPT_ACCEPT_ENCODING` empty), or not (unset).
         var decodes: Bool?
         var pipeWait: Int?
-        /// The header list set, once `primedHeaders`.
+        /// The header list set (`nil` for none), once `primed`.
         var headerList: UnsafeRawPointer?
-        var primedHeaders = false
     }
 
     /// Resets every option to libcurl's default, and forgets what was set.
