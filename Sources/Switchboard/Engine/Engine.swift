@@ -311,8 +311,9 @@ public struct EngineRequest: Sendable {
         public let open: @Sendable () throws -> InputStream
         private let identity = Identity()
         /// Whether the body must go with a `Content-Length`, never chunked: a multipart body, which object stores
-        /// (S3's POST uploads, for one) refuse chunked. URLSessionEngine, which can give a length only to a file,
-        /// copies such a stream into a temporary file first; CurlEngine streams it.
+        /// (S3's POST uploads, for one) refuse chunked. CurlEngine, and URLSessionEngine on Linux, stream it (as any
+        /// stream of known length); URLSessionEngine on Apple platforms, which gives a length only to a file,
+        /// copies it into a temporary file first.
         var needsLength = false
 
         /// Creates a stream body.

@@ -439,9 +439,9 @@ extension Request {
         /// A stream, made afresh by `open` for every send (a retry, a `307`/`308` redirect), so that each send starts
         /// from the first byte; `application/octet-stream` unless a content type is given.
         ///
-        /// With a known `length`, `CurlEngine` sends a `Content-Length` and fails the request with `.encoding` if
-        /// the stream yields a different number of bytes; `URLSessionEngine` always sends a stream chunked (it
-        /// cannot send a stream with a `Content-Length`), so use `.file` for servers that refuse chunked bodies.
+        /// With a known `length`, `CurlEngine`, and `URLSessionEngine` on Linux, send a `Content-Length` and fail
+        /// the request with `.encoding` if the stream yields a different number of bytes; on Apple platforms
+        /// `URLSessionEngine` sends a stream chunked, so use `.file` there for servers that refuse chunked bodies.
         /// The stream is read on an engine's thread, a little ahead of the network, never all at once.
         ///
         /// ```swift

@@ -117,6 +117,11 @@ extension HTTP2Tests {
         #expect(report["stream.version"] == "2")
         #expect(report["stream.length"] == "200000")
         #expect(await report["stream.sha256"] == generated.sha256())
+        // A stream of known length goes with its Content-Length over HTTP/2 too.
+        #expect(report["sized.version"] == "2")
+        #expect(report["sized.length"] == "200000")
+        #expect(report["sized.content-length"] == "200000")
+        #expect(await report["sized.sha256"] == generated.sha256())
         #expect(report["download.equal"] == "true")
         #expect(report["download.length"] == "1048576")
     }
@@ -160,6 +165,7 @@ extension HTTP2Tests {
             ("data", .post, .data(Data(repeating: 42, count: 100_000))),
             ("file", .put, .file(file)),
             ("stream", .post, .stream { generated.open() }),
+            ("sized", .post, .stream(length: 200_000) { generated.open() }),
         ]
         for upload in uploads {
             record(

@@ -4,8 +4,8 @@ import Testing
 import SwitchboardTestSupport
 
 /// Multipart bodies with file parts are read straight from their pieces, with a `Content-Length` (object stores
-/// refuse chunked multipart bodies): CurlEngine streams them without any copy; URLSessionEngine, which can give a
-/// length only to a file, copies the body into a temporary file it deletes when the exchange ends. The same bytes
+/// refuse chunked multipart bodies): CurlEngine, and URLSessionEngine on Linux, stream them without any copy (on Apple
+/// platforms URLSessionEngine copies the body into a temporary file it deletes when the exchange ends). The same bytes
 /// arrive on both engines, and again when the body is sent a second time (a `307`).
 @Suite(.serialized) struct MultipartStreamingTests {
     @Test(arguments: bothEngines)

@@ -119,7 +119,7 @@ final class SessionTransfer: Sendable {
     }
 
     /// Starts a task for the request with this transfer's body: a file goes by `uploadTask(fromFile:)`, which
-    /// streams it with a `Content-Length`.
+    /// streams it with a `Content-Length`; on Linux, so does a stream of known length (a multipart body among them).
     private func launchNow(_ urlRequest: URLRequest) {
         var urlRequest = urlRequest
         let task: URLSessionDataTask
@@ -137,6 +137,29 @@ final class SessionTransfer: Sendable {
         case .file(let url):
             urlRequest.httpBody = nil
             task = session.uploadTask(with: urlRequest, fromFile: url)
+        #if canImport(FoundationNetworking)
+        case .stream(let stream) where stream.length != nil:
+            // URLSession on Linux sends a stream chunked, and libcurl beneath it decides so unless the request has a
+            // `Transfer-Encoding` field of its own. One with a blank value is such a field, and libcurl sends none
+            // (a field with nothing after its colon only turns off libcurl's own): the body then goes with the
+            // `Content-Length` given here, read straight from the stream, which is held to that length.
+            let length = stream.length!
+            urlRequest.httpBody = nil
+            urlRequest.setValue(String(length), forHTTPHeaderField: "Content-Length")
+            urlRequest.setValue(" ", forHTTPHeaderField: "Transfer-Encoding")
+            do {
+                let opened = try heldToLength(stream.makeStream(), length)
+                urlRequest.httpBodyStream = opened
+                state.withLock { $0.bodyStream = opened }
+            } catch {
+                state.withLock { state in
+                    if state.stopReason == nil { state.stopReason = .failed(error) }
+                }
+                completed(nil)
+                return
+            }
+            task = session.dataTask(with: urlRequest)
+        #else
         case .stream(let stream) where stream.needsLength:
             // URLSession can give a length only to a file body: copy the stream into one (once per exchange). The
             // copy is made on a thread of its own (`BlockingWork`), and the launch goes on from there once it is
@@ -163,8 +186,10 @@ final class SessionTransfer: Sendable {
             urlRequest.httpBody = nil
             urlRequest.setValue(nil, forHTTPHeaderField: "Content-Length")
             task = session.uploadTask(with: urlRequest, fromFile: file)
+        #endif
         case .stream(let stream):
-            // URLSession sends a stream chunked, and sends both framings if given a `Content-Length` too.
+            // A stream of unknown length (on Apple platforms, any stream but a multipart body) goes chunked;
+            // URLSession sends both framings if given a `Content-Length` too.
             urlRequest.setValue(nil, forHTTPHeaderField: "Content-Length")
             do {
                 let opened = try stream.makeStream()
@@ -280,8 +305,21 @@ final class SessionTransfer: Sendable {
 
     /// A fresh body stream, when URLSession asks for one (to send the body again).
     func newBodyStream() -> InputStream? {
-        guard case .stream(let stream) = request.body else { return nil }
-        return try? stream.open()
+        guard case .stream(let stream) = request.body, let opened = try? stream.open() else { return nil }
+        #if canImport(FoundationNetworking)
+        if let length = stream.length { return heldToLength(opened, length) }
+        #endif
+        return opened
+    }
+
+    /// `stream` held to `length` (see `LengthHeldStream`): a stream that disagrees with it stops the transfer with
+    /// the reason, which the task's end then reports.
+    private func heldToLength(_ stream: InputStream, _ length: Int64) -> InputStream {
+        LengthHeldStream(stream, length: length) { [weak self] error in
+            self?.state.withLock { state in
+                if state.stopReason == nil { state.stopReason = .failed(error) }
+            }
+        }
     }
 
     /// Decides the request a redirect continues with: credentials stay with their origin, and a `307`/`308` with a
