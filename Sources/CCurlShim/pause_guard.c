@@ -1,7 +1,8 @@
 // URLSession on Linux (FoundationNetworking) pauses a file upload whenever its file reader has no bytes ready, and
 // resumes it with `try! curl_easy_pause(handle, CURLPAUSE_CONT)` when a read arrives. When the transfer ended in
 // between (cancelled, or ended otherwise), libcurl has detached the handle from its connection and answers
-// CURLE_BAD_FUNCTION_ARGUMENT (43), and the `try!` ends the process.
+// CURLE_BAD_FUNCTION_ARGUMENT (43), and the `try!` ends the process. URLSessionEngine no longer uploads files that
+// way on Linux; other code in the process (the app's own URLSession calls) may.
 //
 // The guard below stands in front of libcurl's curl_easy_pause: it is defined under the versioned name that
 // FoundationNetworking refers to (curl_easy_pause@CURL_OPENSSL_4), so the linker exports it from the program, and the

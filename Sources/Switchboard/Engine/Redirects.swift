@@ -28,13 +28,19 @@ enum Redirects {
             for name in credentialHeaders { next.headers[name] = nil }
         }
         let method = request.method
-        if response.status == 303 || ((response.status == 301 || response.status == 302) && method == .post) {
+        if !keepsBody(status: response.status, method: method) {
             if method != .head { next.method = .get }
             next.body = .none
             next.headers["Content-Type"] = nil
             next.headers["Content-Length"] = nil
         }
         return next
+    }
+
+    /// Whether the request that follows a redirect keeps the method and body: not after a `303`, nor after a `301`
+    /// or `302` to a `POST` (which becomes a `GET` without body, as browsers do).
+    static func keepsBody(status: Int, method: HTTPMethod) -> Bool {
+        !(status == 303 || ((status == 301 || status == 302) && method == .post))
     }
 
     /// Where a redirect response points: its `Location`, resolved against the URL it answered.

@@ -415,6 +415,39 @@ import SwitchboardTestSupport
             request.body = .string("dropped")
         }
         #expect(response.json?["method"]?.string == "GET")
+        #expect(response.json?["data"]?.string == "", "no body after the redirect")
+        #expect(response.json?["headers"]?["Content-Length"] == nil)
+    }
+
+    /// A `301`/`302` keeps the method and body of anything but a `POST`; a `303` drops them, whatever the body.
+    @Test(arguments: ["file", "stream", "data"])
+    func redirectsKeepOrDropTheBodyAsTheRulesSay(body kind: String) async throws {
+        let scratch = Scratch()
+        let file = scratch.write("body.bin", bytes: 100_000, seed: 8)
+        let content = try Data(contentsOf: file)
+        func body() -> Request.Body {
+            switch kind {
+            case "file": .file(file)
+            case "stream": .stream(length: Int64(content.count)) { InputStream(data: content) }
+            default: .data(content)
+            }
+        }
+        let kept = try await center().send { request in
+            request.url = Server.base + "/redirect-to?url=%2Fanything&status_code=302"
+            request.method = .put
+            request.body = body()
+        }
+        #expect(kept.json?["method"]?.string == "PUT")
+        #expect(kept.json?["headers"]?["Content-Length"]?.string == "100000", "\(kind)")
+        #expect(kept.json?["data"]?.string?.count ?? 0 > 0, "\(kind): the body was sent again")
+        let dropped = try await center().send { request in
+            request.url = Server.base + "/redirect-to?url=%2Fanything&status_code=303"
+            request.method = .put
+            request.body = body()
+        }
+        #expect(dropped.json?["method"]?.string == "GET")
+        #expect(dropped.json?["data"]?.string == "", "\(kind)")
+        #expect(dropped.json?["headers"]?["Content-Length"] == nil, "\(kind)")
     }
 
     @Test func anUnreachablePortFailsToConnect() async {

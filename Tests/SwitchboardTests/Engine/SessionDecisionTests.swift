@@ -43,21 +43,41 @@ import Testing
         #expect(completion() == .answered)
     }
 
-    @Test func aRedirectWithABodyIsHeldOnlyForThreeOhSevenAndThreeOhEight() {
+    /// A redirect that keeps the body is re-sent by hand; one that drops it (as browsers do) is followed.
+    @Test func aRedirectIsHeldWhenItKeepsABody() {
         for status in [307, 308] {
-            #expect(SessionDecision.redirect(status: status, redirects: 1, hasBody: true) == .holdToResend)
-            #expect(SessionDecision.redirect(status: status, redirects: 1, hasBody: false) == .follow)
+            for method: HTTPMethod in [.post, .put] {
+                #expect(
+                    SessionDecision.redirect(status: status, redirects: 1, hasBody: true, method: method)
+                        == .holdToResend)
+                #expect(
+                    SessionDecision.redirect(status: status, redirects: 1, hasBody: false, method: method) == .follow)
+            }
         }
-        for status in [301, 302, 303] {
+        for status in [301, 302] {
             #expect(
-                SessionDecision.redirect(status: status, redirects: 1, hasBody: true) == .follow,
-                "URLSession turns these into a GET without body, as browsers do")
+                SessionDecision.redirect(status: status, redirects: 1, hasBody: true, method: .put) == .holdToResend,
+                "a PUT keeps its method and body")
+            #expect(
+                SessionDecision.redirect(status: status, redirects: 1, hasBody: true, method: .post) == .follow,
+                "a POST becomes a GET without body")
+        }
+        for method: HTTPMethod in [.post, .put] {
+            #expect(
+                SessionDecision.redirect(status: 303, redirects: 1, hasBody: true, method: method) == .follow,
+                "a 303 is followed with a GET")
         }
     }
 
     @Test func aRedirectPastTheLimitIsNotFollowed() {
-        #expect(SessionDecision.redirect(status: 302, redirects: Redirects.maximum, hasBody: false) == .follow)
-        #expect(SessionDecision.redirect(status: 302, redirects: Redirects.maximum + 1, hasBody: false) == .refuse)
-        #expect(SessionDecision.redirect(status: 307, redirects: Redirects.maximum + 1, hasBody: true) == .refuse)
+        #expect(
+            SessionDecision.redirect(status: 302, redirects: Redirects.maximum, hasBody: false, method: .get) == .follow
+        )
+        #expect(
+            SessionDecision.redirect(status: 302, redirects: Redirects.maximum + 1, hasBody: false, method: .get)
+                == .refuse)
+        #expect(
+            SessionDecision.redirect(status: 307, redirects: Redirects.maximum + 1, hasBody: true, method: .post)
+                == .refuse)
     }
 }

@@ -36,17 +36,20 @@ enum SessionDecision {
     enum Redirect: Equatable {
         /// Let URLSession follow it.
         case follow
-        /// Hold it: URLSession would drop the body of a `307`/`308`, so the transfer re-sends it by hand when the
-        /// task completes.
+        /// Hold it: URLSession would drop the body of a `307`/`308`, or send a stream body it has read already, so
+        /// the transfer re-sends it by hand when the task completes.
         case holdToResend
         /// Do not follow: the redirect limit is passed (the completion reports it).
         case refuse
     }
 
-    /// - Parameter redirects: how many redirects the exchange has followed, counting this one.
-    static func redirect(status: Int, redirects: Int, hasBody: Bool) -> Redirect {
+    /// - Parameters:
+    ///   - redirects: how many redirects the exchange has followed, counting this one.
+    ///   - hasBody: whether the request being redirected still has a body.
+    ///   - method: its method.
+    static func redirect(status: Int, redirects: Int, hasBody: Bool, method: HTTPMethod) -> Redirect {
         if redirects > Redirects.maximum { return .refuse }
-        if (status == 307 || status == 308) && hasBody { return .holdToResend }
+        if hasBody && Redirects.keepsBody(status: status, method: method) { return .holdToResend }
         return .follow
     }
 }

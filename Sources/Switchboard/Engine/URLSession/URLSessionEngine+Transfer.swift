@@ -37,6 +37,8 @@ final class SessionTransfer: Sendable {
         /// A body that must go with a length (a multipart body), copied into a temporary file for
         /// `uploadTask(fromFile:)`, once for every send of this exchange; deleted when the exchange ends.
         var spooled: URL?
+        /// Whether a redirect followed has dropped the body (the request became a `GET`).
+        var bodyDropped = false
         /// The body stream given to the current task. URLSession on Linux never closes it (a file stream would keep
         /// its descriptor), so the transfer does, when the task is over.
         var bodyStream: InputStream?
@@ -118,8 +120,9 @@ final class SessionTransfer: Sendable {
         SessionCalls.run(for: self) { [self] in launchNow(urlRequest) }
     }
 
-    /// Starts a task for the request with this transfer's body: a file goes by `uploadTask(fromFile:)`, which
-    /// streams it with a `Content-Length`; on Linux, so does a stream of known length (a multipart body among them).
+    /// Starts a task for the request with this transfer's body. On Linux a body in memory, a file, and a stream of
+    /// known length (a multipart body among them) go as a stream held to that length, with it as their
+    /// `Content-Length` (see `lengthHeldTask`); on Apple platforms a file goes by `uploadTask(fromFile:)`.
     private func launchNow(_ urlRequest: URLRequest) {
         var urlRequest = urlRequest
         let task: URLSessionDataTask
@@ -131,35 +134,22 @@ final class SessionTransfer: Sendable {
             }
         case .none:
             task = session.dataTask(with: urlRequest)
+        #if canImport(FoundationNetworking)
+        case .data(let body) where body.isEmpty:
+            task = session.dataTask(with: urlRequest)
+        case .data, .file:
+            guard let lengthHeld = lengthHeldTask(urlRequest) else { return }
+            task = lengthHeld
+        case .stream(let stream) where stream.length != nil:
+            guard let lengthHeld = lengthHeldTask(urlRequest) else { return }
+            task = lengthHeld
+        #else
         case .data(let body):
             urlRequest.httpBody = body
             task = session.dataTask(with: urlRequest)
         case .file(let url):
             urlRequest.httpBody = nil
             task = session.uploadTask(with: urlRequest, fromFile: url)
-        #if canImport(FoundationNetworking)
-        case .stream(let stream) where stream.length != nil:
-            // URLSession on Linux sends a stream chunked, and libcurl beneath it decides so unless the request has a
-            // `Transfer-Encoding` field of its own. One with a blank value is such a field, and libcurl sends none
-            // (a field with nothing after its colon only turns off libcurl's own): the body then goes with the
-            // `Content-Length` given here, read straight from the stream, which is held to that length.
-            let length = stream.length!
-            urlRequest.httpBody = nil
-            urlRequest.setValue(String(length), forHTTPHeaderField: "Content-Length")
-            urlRequest.setValue(" ", forHTTPHeaderField: "Transfer-Encoding")
-            do {
-                let opened = try heldToLength(stream.makeStream(), length)
-                urlRequest.httpBodyStream = opened
-                state.withLock { $0.bodyStream = opened }
-            } catch {
-                state.withLock { state in
-                    if state.stopReason == nil { state.stopReason = .failed(error) }
-                }
-                completed(nil)
-                return
-            }
-            task = session.dataTask(with: urlRequest)
-        #else
         case .stream(let stream) where stream.needsLength:
             // URLSession can give a length only to a file body: copy the stream into one (once per exchange). The
             // copy is made on a thread of its own (`BlockingWork`), and the launch goes on from there once it is
@@ -305,22 +295,79 @@ final class SessionTransfer: Sendable {
 
     /// A fresh body stream, when URLSession asks for one (to send the body again).
     func newBodyStream() -> InputStream? {
-        guard case .stream(let stream) = request.body, let opened = try? stream.open() else { return nil }
         #if canImport(FoundationNetworking)
-        if let length = stream.length { return heldToLength(opened, length) }
+        if let body = lengthHeldBody() { return body.stream }
         #endif
-        return opened
+        guard case .stream(let stream) = request.body else { return nil }
+        return try? stream.open()
     }
 
-    /// `stream` held to `length` (see `LengthHeldStream`): a stream that disagrees with it stops the transfer with
-    /// the reason, which the task's end then reports.
-    private func heldToLength(_ stream: InputStream, _ length: Int64) -> InputStream {
-        LengthHeldStream(stream, length: length) { [weak self] error in
-            self?.state.withLock { state in
+    #if canImport(FoundationNetworking)
+    /// A task that sends the request's body (in memory, a file, or a stream of known length) as a stream with its
+    /// `Content-Length` (see `lengthHeldBody`); `nil` when the stream cannot be made, and the exchange has then ended.
+    ///
+    /// URLSession on Linux sends a body in memory or a file only once: on a keep-alive connection the server dropped,
+    /// the request waits for its idle timeout, where a stream is asked for again and sent on a new connection. Its
+    /// own file upload is also slower (it reads the file through a dispatch channel and pauses the transfer while a
+    /// read is pending: about a sixth of the speed for 1 GiB here).
+    private func lengthHeldTask(_ urlRequest: URLRequest) -> URLSessionDataTask? {
+        guard let body = lengthHeldBody() else {
+            completed(nil)
+            return nil
+        }
+        var urlRequest = urlRequest
+        urlRequest.httpBody = nil
+        urlRequest.setValue(String(body.length), forHTTPHeaderField: "Content-Length")
+        urlRequest.setValue(" ", forHTTPHeaderField: "Transfer-Encoding")
+        urlRequest.httpBodyStream = body.stream
+        state.withLock { $0.bodyStream = body.stream }
+        return session.dataTask(with: urlRequest)
+    }
+
+    /// A new stream of the request's body (in memory, a file, or a stream of known length), held to its length, for
+    /// URLSession on Linux to send with it as its `Content-Length`; `nil` for an empty body or a stream of unknown
+    /// length, and when it cannot be made (with the reason recorded to end the exchange with).
+    ///
+    /// URLSession on Linux sends a stream chunked: libcurl beneath it decides so unless the request has a
+    /// `Transfer-Encoding` field of its own. One with a blank value is such a field, and libcurl sends none (a field
+    /// with nothing after its colon only turns off libcurl's own), so the body goes with the `Content-Length` the
+    /// caller sets. A stream that then disagrees with the length stops the transfer with the reason (see
+    /// `LengthHeldStream`), which the task's end reports.
+    private func lengthHeldBody() -> (stream: InputStream, length: Int64)? {
+        let made: Result<(InputStream, Int64), HTTPError>
+        switch request.body {
+        case .file(let url):
+            // The file's size as the send starts: a file that then grows or shrinks fails the request.
+            if let length = DownloadPlan.size(of: url) {
+                made = .success((MultipartStream([.file(url)]), length))
+            } else {
+                made = .failure(
+                    HTTPError(.fileSystem, "the upload file \(url.path) does not exist or cannot be read"))
+            }
+        case .stream(let stream):
+            guard let length = stream.length else { return nil }
+            made = Result { () throws(HTTPError) in (try stream.makeStream(), length) }
+        case .data(let data) where !data.isEmpty:
+            made = .success((InputStream(data: data), Int64(data.count)))
+        case .none, .data:
+            return nil
+        }
+        switch made {
+        case .success(let (source, length)):
+            let held = LengthHeldStream(source, length: length) { [weak self] error in
+                self?.state.withLock { state in
+                    if state.stopReason == nil { state.stopReason = .failed(error) }
+                }
+            }
+            return (held, length)
+        case .failure(let error):
+            state.withLock { state in
                 if state.stopReason == nil { state.stopReason = .failed(error) }
             }
+            return nil
         }
     }
+    #endif
 
     /// Decides the request a redirect continues with: credentials stay with their origin, and a `307`/`308` with a
     /// body is not followed by URLSession (which would drop the body) but re-sent by `completed`.
@@ -358,8 +405,9 @@ final class SessionTransfer: Sendable {
         }
         let followed = state.withLock { state -> URLRequest? in
             state.redirects += 1
+            let hasBody = !request.body.isEmpty && !state.bodyDropped
             switch SessionDecision.redirect(
-                status: response.statusCode, redirects: state.redirects, hasBody: !request.body.isEmpty)
+                status: response.statusCode, redirects: state.redirects, hasBody: hasBody, method: request.method)
             {
             case .refuse:
                 return nil
@@ -368,6 +416,15 @@ final class SessionTransfer: Sendable {
                 state.pendingRedirect = next
                 return nil
             case .follow:
+                if hasBody {
+                    // A redirect that drops the body (a `303`, or a `301`/`302` to a `POST`): URLSession makes the
+                    // request a `GET` but keeps the body's stream and length fields.
+                    state.bodyDropped = true
+                    next.httpBodyStream = nil
+                    for name in ["Content-Length", "Content-Type", "Transfer-Encoding"] {
+                        next.setValue(nil, forHTTPHeaderField: name)
+                    }
+                }
                 return next
             }
         }
