@@ -450,6 +450,28 @@ import SwitchboardTestSupport
         #expect(dropped.json?["headers"]?["Content-Length"] == nil, "\(kind)")
     }
 
+    /// No body waits for a `100 Continue` (libcurl asks for one before a body of unknown length or over 1 MiB):
+    /// CurlEngine turns it off, and URLSession on Linux does.
+    @Test(arguments: ["data", "file", "sized stream", "stream"])
+    func noBodyIsSentWithExpectContinue(body kind: String) async throws {
+        let scratch = Scratch()
+        let content = Data(repeating: 7, count: 2 << 20)
+        let file = scratch.file("body.bin")
+        try content.write(to: file)
+        let response = try await center().send { request in
+            request.api = "anything"
+            request.method = .post
+            switch kind {
+            case "data": request.body = .data(content)
+            case "file": request.body = .file(file)
+            case "sized stream": request.body = .stream(length: Int64(content.count)) { InputStream(data: content) }
+            default: request.body = .stream { InputStream(data: content) }
+            }
+        }
+        #expect(response.json?["headers"]?["Expect"] == nil, "\(kind)")
+        #expect(response.json?["data"]?.string?.utf8.count == content.count, "\(kind)")
+    }
+
     @Test func anUnreachablePortFailsToConnect() async {
         let outcome = await center().sendRecording { $0.url = "http://127.0.0.1:1/get" }
         #expect(outcome.error?.code == .cannotConnect)
