@@ -335,5 +335,20 @@ struct DroppedConnectionTests {
         #expect(server.droppedConnections <= 1)
         #expect(server.acceptedConnections == 2)
         if kind == .stream { #expect(factory.snapshot == 1 + server.droppedConnections) }
+        #if os(Linux)
+        // Every stream of the file the engine opened (one a send) is closed by the end.
+        #expect(Self.descriptors(to: file).isEmpty, "\(kind): the body file is still open")
+        #endif
     }
+
+    #if os(Linux)
+    /// This process's open descriptors that refer to `file`.
+    static func descriptors(to file: URL) -> [String] {
+        let directory = "/proc/self/fd"
+        let target = file.resolvingSymlinksInPath().path
+        return ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter {
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: directory + "/" + $0)) == target
+        }
+    }
+    #endif
 }

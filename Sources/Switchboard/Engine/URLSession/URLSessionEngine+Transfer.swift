@@ -294,12 +294,26 @@ final class SessionTransfer: Sendable {
     }
 
     /// A fresh body stream, when URLSession asks for one (to send the body again).
+    ///
+    /// The new stream is the one the transfer closes when the task is over (URLSession on Linux closes none); the
+    /// one it replaces, which URLSession is done with, is closed now.
     func newBodyStream() -> InputStream? {
+        let fresh: InputStream?
         #if canImport(FoundationNetworking)
-        if let body = lengthHeldBody() { return body.stream }
+        if case .stream(let stream) = request.body, stream.length == nil {
+            fresh = try? stream.open()
+        } else {
+            fresh = lengthHeldBody()?.stream
+        }
+        #else
+        if case .stream(let stream) = request.body { fresh = try? stream.open() } else { fresh = nil }
         #endif
-        guard case .stream(let stream) = request.body else { return nil }
-        return try? stream.open()
+        guard let fresh else { return nil }
+        state.withLock { state in
+            defer { state.bodyStream = fresh }
+            return state.bodyStream
+        }?.close()
+        return fresh
     }
 
     #if canImport(FoundationNetworking)
