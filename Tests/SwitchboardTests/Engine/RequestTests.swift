@@ -472,6 +472,18 @@ import SwitchboardTestSupport
         #expect(response.json?["data"]?.string?.utf8.count == content.count, "\(kind)")
     }
 
+    /// An empty body is still a body: a `POST` with one says `Content-Length: 0` (servers may refuse a `POST` without
+    /// a length).
+    @Test func anEmptyBodyIsSentWithALengthOfZero() async throws {
+        let response = try await center().send { request in
+            request.api = "anything"
+            request.method = .post
+            request.body = .data(Data())
+        }
+        #expect(response.json?["method"]?.string == "POST")
+        #expect(response.json?["headers"]?["Content-Length"]?.string == "0")
+    }
+
     @Test func anUnreachablePortFailsToConnect() async {
         let outcome = await center().sendRecording { $0.url = "http://127.0.0.1:1/get" }
         #expect(outcome.error?.code == .cannotConnect)

@@ -136,6 +136,7 @@ final class SessionTransfer: Sendable {
             task = session.dataTask(with: urlRequest)
         #if canImport(FoundationNetworking)
         case .data(let body) where body.isEmpty:
+            urlRequest.httpBody = body
             task = session.dataTask(with: urlRequest)
         case .data, .file:
             guard let lengthHeld = lengthHeldTask(urlRequest) else { return }
@@ -383,8 +384,9 @@ final class SessionTransfer: Sendable {
     }
     #endif
 
-    /// Decides the request a redirect continues with: credentials stay with their origin, and a `307`/`308` with a
-    /// body is not followed by URLSession (which would drop the body) but re-sent by `completed`.
+    /// Decides the request a redirect continues with: credentials stay with their origin, and a redirect that keeps
+    /// the body (a `307`/`308`, or a `301`/`302` to anything but a `POST`) is not followed by URLSession (which would
+    /// drop the body, or send a stream it has read already) but re-sent by `completed`.
     func redirect(_ response: HTTPURLResponse, to proposed: URLRequest) -> URLRequest? {
         // Only http and https URLs with a host and a valid port are followed; the redirect response itself is the
         // answer otherwise, as on CurlEngine. The Location header decides: URLSession on Linux proposes an http URL
