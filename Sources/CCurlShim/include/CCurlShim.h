@@ -64,12 +64,4 @@ int sb_multi_next_done(SBCurlMulti *multi, SBCurl **easy, int *result);
 /// stored yet).
 void sb_name_current_thread(const char *name);
 
-/// Whether this process's `curl_easy_pause` is the shim's guard (pause_guard.c), which keeps URLSession on Linux from
-/// crashing when a file upload ends while it reads the file: 1 when FoundationNetworking's calls reach it.
-int sb_pause_guard_is_active(void);
-
-/// Calls `curl_easy_pause` as the process binds the name (the guard where it is active), for tests; -1 when the name
-/// is not bound.
-int sb_pause_as_the_process_binds(SBCurl *easy, int bitmask);
-
 #endif

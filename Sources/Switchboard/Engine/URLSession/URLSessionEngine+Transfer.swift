@@ -324,7 +324,8 @@ final class SessionTransfer: Sendable {
     /// URLSession on Linux sends a body in memory or a file only once: on a keep-alive connection the server dropped,
     /// the request waits for its idle timeout, where a stream is asked for again and sent on a new connection. Its
     /// own file upload is also slower (it reads the file through a dispatch channel and pauses the transfer while a
-    /// read is pending: about a sixth of the speed for 1 GiB here).
+    /// read is pending: about a quarter of the speed for 1 GiB here), and can crash the process when the transfer
+    /// ends while a read is pending (its `try!` on `curl_easy_pause`, which then fails).
     private func lengthHeldTask(_ urlRequest: URLRequest) -> URLSessionDataTask? {
         guard let body = lengthHeldBody() else {
             completed(nil)
