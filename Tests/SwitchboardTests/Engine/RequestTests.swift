@@ -484,6 +484,21 @@ import SwitchboardTestSupport
         #expect(response.json?["headers"]?["Content-Length"]?.string == "0")
     }
 
+    /// An empty file is an empty body, sent with its length of zero.
+    @Test func anEmptyFileIsSentWithALengthOfZero() async throws {
+        let scratch = Scratch()
+        let file = scratch.file("empty.bin")
+        try Data().write(to: file)
+        let response = try await center().send { request in
+            request.api = "anything"
+            request.method = .put
+            request.body = .file(file)
+        }
+        #expect(response.json?["method"]?.string == "PUT")
+        #expect(response.json?["headers"]?["Content-Length"]?.string == "0")
+        #expect(response.json?["data"]?.string == "")
+    }
+
     @Test func anUnreachablePortFailsToConnect() async {
         let outcome = await center().sendRecording { $0.url = "http://127.0.0.1:1/get" }
         #expect(outcome.error?.code == .cannotConnect)
