@@ -90,25 +90,28 @@ import SwitchboardTestSupport
     /// before 2 s; a server that drips a byte every 1.5 s is never cut off (the low-speed limit did cut it off).
     /// The checks hold however slow a loaded machine makes the test itself: the server stalls for 6 s, so a timer
     /// that fires up to 4 s late (URLSession's, in its one work queue, behind the rest of the suite) still fails
-    /// the request.
+    /// the request. It never runs beside a test that holds that queue on purpose (`URLSessionQueueUse`).
     @Test(arguments: bothEngines)
     func theIdleTimeoutIsTheLongestWaitWithoutAByte(engineName: String) async throws {
-        let center = try Self.center(engineName) { $0.timeout = .seconds(2) }
-        let clock = ContinuousClock()
-        for api in ["../delay/6", "stall-after-head?seconds=6"] {
-            let start = clock.now
-            let stalled = await center.sendRecording { request in
-                request.api = api
+        try await URLSessionQueueUse.exclusively {
+            let center = try Self.center(engineName) { $0.timeout = .seconds(2) }
+            let clock = ContinuousClock()
+            for api in ["../delay/6", "stall-after-head?seconds=6"] {
+                let start = clock.now
+                let stalled = await center.sendRecording { request in
+                    request.api = api
+                    request.responseSerializer = .raw
+                }
+                let waited = clock.now - start
+                #expect(stalled.error?.code == .timedOut, "\(engineName), \(api): \(String(describing: stalled.error))")
+                #expect(waited >= .seconds(1.9), "\(engineName), \(api): gave up after \(waited)")
+            }
+            let dripping = await center.sendRecording { request in
+                request.api = "drip?bytes=4&interval=1.5"
                 request.responseSerializer = .raw
             }
-            let waited = clock.now - start
-            #expect(stalled.error?.code == .timedOut, "\(engineName), \(api): \(String(describing: stalled.error))")
-            #expect(waited >= .seconds(1.9), "\(engineName), \(api): gave up after \(waited)")
+            #expect(
+                dripping.response?.data == Data("****".utf8), "\(engineName): \(String(describing: dripping.error))")
         }
-        let dripping = await center.sendRecording { request in
-            request.api = "drip?bytes=4&interval=1.5"
-            request.responseSerializer = .raw
-        }
-        #expect(dripping.response?.data == Data("****".utf8), "\(engineName): \(String(describing: dripping.error))")
     }
 }

@@ -16,36 +16,38 @@ import SwitchboardTestSupport
     /// a plain thread opens the gate after 30 seconds in that case, so that the test ends, and the test fails.
     @Test(arguments: bothEngines)
     func startingRequestsWhileTheEnginesQueueWaitsHoldsUpNoThreadOfThePool(engineName: String) async throws {
-        let engine = try namedEngine(engineName, perHost: 200)
-        let base = LoopbackServer.shared.baseURL
-        let gate = ReadGate()
-        var upload = EngineRequest(url: URL(string: base + "/post")!)
-        upload.method = .post
-        upload.body = .stream(EngineRequest.BodyStream(length: nil) { GatedReadStream(gate) })
-        let uploading = Task { try await engine.perform(upload) { _ in } }
-        while !gate.entered { try await Task.sleep(for: .milliseconds(5)) }
+        try await URLSessionQueueUse.exclusively {
+            let engine = try namedEngine(engineName, perHost: 200)
+            let base = LoopbackServer.shared.baseURL
+            let gate = ReadGate()
+            var upload = EngineRequest(url: URL(string: base + "/post")!)
+            upload.method = .post
+            upload.body = .stream(EngineRequest.BodyStream(length: nil) { GatedReadStream(gate) })
+            let uploading = Task { try await engine.perform(upload) { _ in } }
+            while !gate.entered { try await Task.sleep(for: .milliseconds(5)) }
 
-        let starts = 64 + 8 * ProcessInfo.processInfo.activeProcessorCount
-        let gets = (0..<starts).map { _ in
-            Task { try await engine.perform(EngineRequest(url: URL(string: base + "/get")!)) { _ in }.status }
-        }
-        Task { gate.open(by: "a task of the pool") }
-        Thread.detachNewThread {
-            if !gate.waitUntilOpen(seconds: 30) { gate.open(by: "the fallback thread") }
-        }
+            let starts = 64 + 8 * ProcessInfo.processInfo.activeProcessorCount
+            let gets = (0..<starts).map { _ in
+                Task { try await engine.perform(EngineRequest(url: URL(string: base + "/get")!)) { _ in }.status }
+            }
+            Task { gate.open(by: "a task of the pool") }
+            Thread.detachNewThread {
+                if !gate.waitUntilOpen(seconds: 30) { gate.open(by: "the fallback thread") }
+            }
 
-        let uploaded = try await uploading.value
-        var statuses: [Int] = []
-        for get in gets { statuses.append(try await get.value) }
-        #expect(gate.openedBy == "a task of the pool", "\(engineName)")
-        #expect(uploaded.status == 200, "\(engineName)")
-        #expect(String(decoding: uploaded.body, as: UTF8.self).contains("gated body"), "\(engineName)")
-        #expect(statuses == Array(repeating: 200, count: starts), "\(engineName)")
-        #if os(Linux)
-        if engine is URLSessionEngine {
-            #expect(Self.threadNames().contains(SessionCallThread.threadName), "the calls' own thread runs")
+            let uploaded = try await uploading.value
+            var statuses: [Int] = []
+            for get in gets { statuses.append(try await get.value) }
+            #expect(gate.openedBy == "a task of the pool", "\(engineName)")
+            #expect(uploaded.status == 200, "\(engineName)")
+            #expect(String(decoding: uploaded.body, as: UTF8.self).contains("gated body"), "\(engineName)")
+            #expect(statuses == Array(repeating: 200, count: starts), "\(engineName)")
+            #if os(Linux)
+            if engine is URLSessionEngine {
+                #expect(Self.threadNames().contains(SessionCallThread.threadName), "the calls' own thread runs")
+            }
+            #endif
         }
-        #endif
     }
 
     /// The kernel's names of the process's threads.
