@@ -343,6 +343,22 @@ public struct EngineRequest: Sendable {
                 throw HTTPError(.fileSystem, "the body stream could not be opened: \(error)", underlying: error)
             }
         }
+
+        /// The error for a stream that yielded `count` bytes, where it announced `length`: the same on every engine
+        /// that holds a stream to its length.
+        static func mismatch(_ count: Int64, announced length: Int64) -> HTTPError {
+            HTTPError(
+                .encoding,
+                count > length
+                    ? "the body stream yielded more than the \(length) bytes it announced"
+                    : "the body stream ended after \(count) of the \(length) bytes it announced")
+        }
+
+        /// The error for a stream whose read failed with `error` (its `streamError`, if any).
+        static func readFailure(_ error: (any Error)?) -> HTTPError {
+            HTTPError(
+                .fileSystem, "the body stream failed: \(error.map { "\($0)" } ?? "read error")", underlying: error)
+        }
     }
 
     /// Where an engine puts the response body.

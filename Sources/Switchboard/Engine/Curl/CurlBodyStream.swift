@@ -91,12 +91,7 @@ final class CurlBodyStream: @unchecked Sendable {
     }
 
     private func mismatch(_ count: Int64) -> HTTPError {
-        let length = stream.length ?? 0
-        return HTTPError(
-            .encoding,
-            count > length
-                ? "the body stream yielded more than the \(length) bytes it announced"
-                : "the body stream ended after \(count) of the \(length) bytes it announced")
+        EngineRequest.BodyStream.mismatch(count, announced: stream.length ?? 0)
     }
 
     private func pump() {
@@ -119,11 +114,7 @@ final class CurlBodyStream: @unchecked Sendable {
 
             let count = input.read(&scratch, maxLength: scratch.count)
             if count < 0 {
-                let error = input.streamError
-                finish(
-                    failure: HTTPError(
-                        .fileSystem, "the body stream failed: \(error.map { "\($0)" } ?? "read error")",
-                        underlying: error))
+                finish(failure: EngineRequest.BodyStream.readFailure(input.streamError))
                 return
             }
             condition.lock()

@@ -47,27 +47,16 @@ final class LengthHeldStream: InputStream {
             // Everything announced is out: the source must be at its end too.
             var probe: UInt8 = 0
             let extra = source.read(&probe, maxLength: 1)
-            if extra > 0 {
-                return fail(HTTPError(.encoding, "the body stream yielded more than the \(length) bytes it announced"))
-            }
-            if extra < 0 { return fail(readFailure()) }
+            if extra > 0 { return fail(EngineRequest.BodyStream.mismatch(length + Int64(extra), announced: length)) }
+            if extra < 0 { return fail(EngineRequest.BodyStream.readFailure(source.streamError)) }
             status = .atEnd
             return 0
         }
         let count = source.read(buffer, maxLength: Int(min(Int64(maxLength), remaining)))
-        if count < 0 { return fail(readFailure()) }
-        if count == 0 {
-            return fail(
-                HTTPError(.encoding, "the body stream ended after \(delivered) of the \(length) bytes it announced"))
-        }
+        if count < 0 { return fail(EngineRequest.BodyStream.readFailure(source.streamError)) }
+        if count == 0 { return fail(EngineRequest.BodyStream.mismatch(delivered, announced: length)) }
         delivered += Int64(count)
         return count
-    }
-
-    private func readFailure() -> HTTPError {
-        let error = source.streamError
-        return HTTPError(
-            .fileSystem, "the body stream failed: \(error.map { "\($0)" } ?? "read error")", underlying: error)
     }
 
     private func fail(_ error: HTTPError) -> Int {

@@ -162,9 +162,7 @@ final class SessionTransfer: Sendable {
                     do {
                         _ = try spool(stream)
                     } catch {
-                        state.withLock { state in
-                            if state.stopReason == nil { state.stopReason = .failed(error) }
-                        }
+                        recordFailure(error)
                         completed(nil)
                         return
                     }
@@ -187,9 +185,7 @@ final class SessionTransfer: Sendable {
                 urlRequest.httpBodyStream = opened
                 state.withLock { $0.bodyStream = opened }
             } catch {
-                state.withLock { state in
-                    if state.stopReason == nil { state.stopReason = .failed(error) }
-                }
+                recordFailure(error)
                 completed(nil)
                 return
             }
@@ -218,6 +214,14 @@ final class SessionTransfer: Sendable {
         if let task { SessionCalls.run(for: self) { task.cancel() } }
         // No task runs while a speed-limited download waits for its next segment: the stop ends the exchange now.
         if wasPacing { completed(nil) }
+    }
+
+    /// Records `error` as the reason the exchange ends (unless it has one already), without cancelling anything: for
+    /// a failure met before the task starts, or one that makes URLSession end the task itself.
+    private func recordFailure(_ error: any Error) {
+        state.withLock { state in
+            if state.stopReason == nil { state.stopReason = .failed(error) }
+        }
     }
 
     /// The error the transfer was stopped with, if it was stopped by one.
@@ -370,16 +374,10 @@ final class SessionTransfer: Sendable {
         }
         switch made {
         case .success(let (source, length)):
-            let held = LengthHeldStream(source, length: length) { [weak self] error in
-                self?.state.withLock { state in
-                    if state.stopReason == nil { state.stopReason = .failed(error) }
-                }
-            }
+            let held = LengthHeldStream(source, length: length) { [weak self] error in self?.recordFailure(error) }
             return (held, length)
         case .failure(let error):
-            state.withLock { state in
-                if state.stopReason == nil { state.stopReason = .failed(error) }
-            }
+            recordFailure(error)
             return nil
         }
     }
