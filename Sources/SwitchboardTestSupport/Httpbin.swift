@@ -387,6 +387,9 @@ public enum Httpbin {
     /// - `truncated?length=L&after=N`: announces L body bytes, sends N, closes.
     /// - `empty-reply`: closes without a byte.
     /// - `bad-chunk`: a chunked body whose chunk size is not hexadecimal.
+    /// - `folded-header`, `utf8-header`, `latin1-header`, `lf-header`: a `200` whose `X-Name` field is folded onto a
+    ///   second line (obs-fold; `first second`), in UTF-8 (`café ☕`), in ISO-8859-1 (`café`, the `é` one byte), or
+    ///   whose head's lines end in a bare LF (`lf`).
     /// - `downgrade?to=URL&status=S`: a redirect to URL (an `http://` one, served over TLS by a test's own server).
     private static func fault(_ name: String, request: ServerRequest) -> ServerResponse {
         let number = { (key: String, fallback: Double) in Double(request.queryValue(key) ?? "") ?? fallback }
@@ -436,6 +439,14 @@ public enum Httpbin {
                 "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\nZZ\r\nhello\r\n0\r\n\r\n"
                     .utf8)
             return response
+        case "folded-header":
+            return rawAnswer("X-Name: first\r\n  second")
+        case "utf8-header":
+            return rawAnswer("X-Name: caf\u{E9} \u{2615}")
+        case "latin1-header":
+            return rawAnswer("X-Name: caf\u{E9}", latin1: true)
+        case "lf-header":
+            return rawAnswer("X-Name: lf", lineEnd: "\n")
         case "downgrade":
             var response = ServerResponse(status: Int(number("status", 302)))
             response.headers.append(("Location", request.queryValue("to") ?? "http://127.0.0.1:1/"))
@@ -443,6 +454,16 @@ public enum Httpbin {
         default:
             return notFound()
         }
+    }
+
+    /// A `200` with body `ok` and this field (or fields), written as is: its text in UTF-8, or in ISO-8859-1 with
+    /// `latin1`, every line ending in `lineEnd`.
+    private static func rawAnswer(_ field: String, latin1: Bool = false, lineEnd: String = "\r\n") -> ServerResponse {
+        let lines = ["HTTP/1.1 200 OK", "Content-Length: 2", field, "Connection: close", "", "ok"]
+        let text = lines.joined(separator: lineEnd)
+        var response = ServerResponse()
+        response.rawHead = latin1 ? text.data(using: .isoLatin1)! : Data(text.utf8)
+        return response
     }
 
     /// The key `/signed` checks signatures with.

@@ -87,6 +87,39 @@ public struct HTTPHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral, S
         }
     }
 
+    /// Continues the value of a field as it arrived on the wire with a folded line (obs-fold, RFC 9112 section 5.2):
+    /// the fold becomes one space.
+    mutating func append(continuationOf name: String, _ text: String) {
+        guard let index = index(of: name), !text.isEmpty else { return }
+        if !fields[index].value.isEmpty { fields[index].value += " " }
+        fields[index].value += text
+    }
+
+    /// Header bytes as received, as text: UTF-8 when they are UTF-8 (ASCII, the usual case, among them), else
+    /// ISO-8859-1, one character per byte (RFC 9110 section 5.5, obs-text), so that a value is never changed on the
+    /// way through: no byte is replaced by U+FFFD.
+    static func receivedText(_ bytes: UnsafeRawBufferPointer) -> String {
+        if !bytes.contains(where: { $0 >= 0x80 }) || isUTF8(bytes) {
+            return String(decoding: bytes, as: UTF8.self)
+        }
+        var text = ""
+        text.unicodeScalars.append(contentsOf: bytes.lazy.map { Unicode.Scalar($0) })
+        return text
+    }
+
+    /// Whether the bytes are well-formed UTF-8.
+    private static func isUTF8(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        var iterator = bytes.makeIterator()
+        var decoder = UTF8()
+        while true {
+            switch decoder.decode(&iterator) {
+            case .scalarValue: continue
+            case .emptyInput: return true
+            case .error: return false
+            }
+        }
+    }
+
     /// The number of fields.
     public var count: Int { fields.count }
 

@@ -26,6 +26,8 @@ final class CurlTransfer: @unchecked Sendable {
     private var version = "HTTP/1.1"
     /// The fields of the head being received, in arrival order (a repeated name's values joined with `, `).
     private var headers = HTTPHeaders()
+    /// The name of the field received last in the head being read, which a folded line continues.
+    private var lastFieldName: String?
     /// The final response head, once it has arrived (its body comes at the end).
     private var head: EngineResponse?
     private var body = BodyAccumulator()
@@ -309,16 +311,21 @@ final class CurlTransfer: @unchecked Sendable {
     func received(header line: UnsafeRawBufferPointer) -> Int {
         activity &+= 1
         let text = Self.trimmed(line[...])
-        if text.starts(with: "HTTP/".utf8) {
+        if let name = lastFieldName, let first = line.first, first == 0x20 || first == 0x09 {
+            // A folded line (obs-fold) continues the field before it; libcurl hands it over as a line of its own.
+            headers.append(continuationOf: name, HTTPHeaders.receivedText(UnsafeRawBufferPointer(rebasing: text)))
+        } else if text.starts(with: "HTTP/".utf8) {
             // `HTTP/1.1 200 OK`, `HTTP/2 200`.
             let space = text.firstIndex(of: UInt8(ascii: " ")) ?? text.endIndex
             version = String(decoding: text[..<space], as: UTF8.self)
             status = Self.statusCode(text[space...].drop { $0 == UInt8(ascii: " ") })
             headers = CurlTransfer.emptyHead
+            lastFieldName = nil
             head = nil
             streaming = false
         } else if text.isEmpty {
             // The end of a head; an interim `1xx` head is followed by the real one.
+            lastFieldName = nil
             guard status >= 200 else { return line.count }
             let ordered = headers
             // libcurl follows no redirect here (the engine does), so the response is the request URL's.
@@ -341,9 +348,11 @@ final class CurlTransfer: @unchecked Sendable {
             body.reset(expectedLength: sink == nil ? counter.bodyLength : nil)
             if let handler = request.headHandler { handler(head.response) }
         } else if let colon = text.firstIndex(of: UInt8(ascii: ":")) {
+            let name = HTTPHeaders.receivedText(UnsafeRawBufferPointer(rebasing: text[..<colon]))
             headers.append(
-                receivedName: String(decoding: text[..<colon], as: UTF8.self),
-                value: String(decoding: Self.trimmed(text[(colon + 1)...]), as: UTF8.self))
+                receivedName: name,
+                value: HTTPHeaders.receivedText(UnsafeRawBufferPointer(rebasing: Self.trimmed(text[(colon + 1)...]))))
+            lastFieldName = name
         }
         return line.count
     }

@@ -779,6 +779,23 @@ final class SessionTransfer: Sendable {
         if urlError.code == .unsupportedURL || urlError.code == .badURL {
             return URLError(.badServerResponse, userInfo: urlError.userInfo)
         }
+        #if canImport(FoundationNetworking)
+        // URLSession on Linux reads a head only when every line is UTF-8 and ends in CRLF; otherwise it stops the
+        // transfer from libcurl's header callback, and all that is left is libcurl's "Failed writing header".
+        let detail = urlError.userInfo[NSLocalizedDescriptionKey] as? String
+        if urlError.code == .unknown, detail == "Failed writing header" {
+            return URLError(
+                .cannotParseResponse,
+                userInfo: [
+                    NSLocalizedDescriptionKey: Self.unreadableHead, NSUnderlyingErrorKey: urlError as NSError,
+                ])
+        }
+        #endif
         return urlError
     }
+
+    /// Why URLSession on Linux refused a response head (see `urlError`).
+    static let unreadableHead =
+        "URLSession on Linux could not read the response head: it takes only header lines in UTF-8 that end in CRLF"
+        + " (a value in ISO-8859-1, or lines that end in a bare LF, stop it; CurlEngine reads both)"
 }

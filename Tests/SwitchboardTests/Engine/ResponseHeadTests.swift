@@ -1,0 +1,94 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+@testable import Switchboard
+import SwitchboardTestSupport
+
+/// Response heads that HTTP allows but that are not plain ASCII lines ending in CRLF (the loopback server's
+/// `/fault/…-header` routes), on both engines: a field value reaches the caller unchanged, or the request fails with
+/// an error that says why.
+@Suite struct ResponseHeadTests {
+    static func send(_ engineName: String, _ api: String) async throws -> (response: Response?, error: HTTPError?) {
+        let outcome = try await FaultTests.center(engineName).sendRecording { request in
+            request.api = api
+            request.responseSerializer = .string
+        }
+        return (outcome.response, outcome.error)
+    }
+
+    /// A value in UTF-8 arrives as the same text on both engines.
+    @Test(arguments: bothEngines)
+    func aUTF8ValueArrivesUnchanged(engineName: String) async throws {
+        let (response, error) = try await Self.send(engineName, "utf8-header")
+        #expect(error == nil, "\(String(describing: error))")
+        #expect(response?.headers["X-Name"].map { Array($0.utf8) } == Array("caf\u{E9} \u{2615}".utf8))
+        #expect(response?.string == "ok")
+    }
+
+    /// A field folded onto a second line (obs-fold) arrives with the fold as one space on both engines (RFC 9112
+    /// section 5.2); CurlEngine dropped the second line.
+    @Test(arguments: bothEngines)
+    func aFoldedFieldArrivesJoined(engineName: String) async throws {
+        let (response, error) = try await Self.send(engineName, "folded-header")
+        #expect(error == nil, "\(String(describing: error))")
+        #expect(response?.headers["X-Name"] == "first second")
+        #expect(response?.headers["Connection"] == "close")
+    }
+
+    /// A value in ISO-8859-1 (obs-text) arrives with one character per byte on CurlEngine, so the bytes can be
+    /// recovered: `é` is U+00E9, not the replacement character it was. URLSession on Linux refuses the head; the
+    /// failure says so instead of libcurl's bare "Failed writing header".
+    @Test(arguments: bothEngines)
+    func anISOLatin1ValueArrivesByteForByteOrFailsClearly(engineName: String) async throws {
+        let (response, error) = try await Self.send(engineName, "latin1-header")
+        if engineName == "URLSessionEngine", Self.sessionReadsOnlyUTF8Heads {
+            #expect(response == nil)
+            #expect(error?.code == .transport)
+            #expect(error?.message.contains("could not read the response head") == true, "\(String(describing: error))")
+            return
+        }
+        #expect(error == nil, "\(String(describing: error))")
+        let value = try #require(response?.headers["X-Name"])
+        #expect(value.unicodeScalars.map(\.value) == [0x63, 0x61, 0x66, 0xE9])
+        #expect(response?.string == "ok")
+    }
+
+    /// A head whose lines end in a bare LF (which RFC 9112 lets a recipient accept) is read by CurlEngine; URLSession
+    /// on Linux refuses it, with the same clear failure.
+    @Test(arguments: bothEngines)
+    func aHeadWithBareLineFeedsIsReadOrFailsClearly(engineName: String) async throws {
+        let (response, error) = try await Self.send(engineName, "lf-header")
+        if engineName == "URLSessionEngine", Self.sessionReadsOnlyUTF8Heads {
+            #expect(response == nil)
+            #expect(error?.code == .transport)
+            #expect(error?.message.contains("could not read the response head") == true, "\(String(describing: error))")
+            return
+        }
+        #expect(error == nil, "\(String(describing: error))")
+        #expect(response?.headers["X-Name"] == "lf")
+        #expect(response?.string == "ok")
+    }
+
+    /// The rule for received header bytes, without a server: ASCII and UTF-8 as UTF-8, anything else byte for byte.
+    @Test func receivedHeaderBytesAreNeverReplaced() {
+        func text(_ bytes: [UInt8]) -> String { bytes.withUnsafeBytes(HTTPHeaders.receivedText) }
+        #expect(text(Array("plain".utf8)) == "plain")
+        #expect(text([0x63, 0xC3, 0xA9]) == "c\u{E9}")  // UTF-8 é
+        #expect(text([0x63, 0xE9]).unicodeScalars.map(\.value) == [0x63, 0xE9])  // ISO-8859-1 é
+        #expect(text([0xC3]).unicodeScalars.map(\.value) == [0xC3])  // a cut UTF-8 sequence
+        #expect(text([0xFF, 0x80]).unicodeScalars.map(\.value) == [0xFF, 0x80])
+        #expect(text([]) == "")
+    }
+
+    /// Whether this platform's URLSession stops at a head line that is not UTF-8 or does not end in CRLF
+    /// (swift-corelibs-foundation does; Apple platforms are not tested here).
+    static var sessionReadsOnlyUTF8Heads: Bool {
+        #if canImport(FoundationNetworking)
+        true
+        #else
+        false
+        #endif
+    }
+}
