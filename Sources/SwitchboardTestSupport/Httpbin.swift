@@ -390,6 +390,9 @@ public enum Httpbin {
     /// - `folded-header`, `utf8-header`, `latin1-header`, `lf-header`: a `200` whose `X-Name` field is folded onto a
     ///   second line (obs-fold; `first second`), in UTF-8 (`café ☕`), in ISO-8859-1 (`café`, the `é` one byte), or
     ///   whose head's lines end in a bare LF (`lf`).
+    /// - `repeated-header`, `padded-header`, `space-before-colon`, `no-reason-phrase`: a `200` with `X-Name` three
+    ///   times (`a`, `b`, then as `x-name`, `c`), with blanks around its value (`v w`) and an empty `X-Empty`, with a
+    ///   space before its colon (`v`), or a status line without a reason phrase (`HTTP/1.1 200`).
     /// - `downgrade?to=URL&status=S`: a redirect to URL (an `http://` one, served over TLS by a test's own server).
     private static func fault(_ name: String, request: ServerRequest) -> ServerResponse {
         let number = { (key: String, fallback: Double) in Double(request.queryValue(key) ?? "") ?? fallback }
@@ -447,6 +450,14 @@ public enum Httpbin {
             return rawAnswer("X-Name: caf\u{E9}", latin1: true)
         case "lf-header":
             return rawAnswer("X-Name: lf", lineEnd: "\n")
+        case "repeated-header":
+            return rawAnswer("X-Name: a\r\nX-Name: b\r\nx-name: c")
+        case "padded-header":
+            return rawAnswer("X-Name: \t v w \t\r\nX-Empty:")
+        case "space-before-colon":
+            return rawAnswer("X-Name : v")
+        case "no-reason-phrase":
+            return rawAnswer("X-Name: v", statusLine: "HTTP/1.1 200")
         case "downgrade":
             var response = ServerResponse(status: Int(number("status", 302)))
             response.headers.append(("Location", request.queryValue("to") ?? "http://127.0.0.1:1/"))
@@ -458,8 +469,10 @@ public enum Httpbin {
 
     /// A `200` with body `ok` and this field (or fields), written as is: its text in UTF-8, or in ISO-8859-1 with
     /// `latin1`, every line ending in `lineEnd`.
-    private static func rawAnswer(_ field: String, latin1: Bool = false, lineEnd: String = "\r\n") -> ServerResponse {
-        let lines = ["HTTP/1.1 200 OK", "Content-Length: 2", field, "Connection: close", "", "ok"]
+    private static func rawAnswer(
+        _ field: String, latin1: Bool = false, lineEnd: String = "\r\n", statusLine: String = "HTTP/1.1 200 OK"
+    ) -> ServerResponse {
+        let lines = [statusLine, "Content-Length: 2", field, "Connection: close", "", "ok"]
         let text = lines.joined(separator: lineEnd)
         var response = ServerResponse()
         response.rawHead = latin1 ? text.data(using: .isoLatin1)! : Data(text.utf8)

@@ -433,7 +433,7 @@ public struct EngineResponse: Sendable {
     /// The header fields, in the order they arrived when the engine parsed them itself. Never `nil` when read (the
     /// type stays optional so that code setting it before keeps compiling); setting `nil` leaves no fields.
     public var headers: HTTPHeaders? {
-        get { fields ?? base.map { HTTPHeaders($0.headerFields) } ?? HTTPHeaders() }
+        get { fields ?? base.map { HTTPHeaders(received: $0.headerFields) } ?? HTTPHeaders() }
         set {
             fields = newValue ?? HTTPHeaders()
             base = nil
@@ -476,7 +476,7 @@ public struct EngineResponse: Sendable {
     /// The head changed: `base` no longer describes it, so its fields become this response's own.
     private mutating func detach() {
         guard let base else { return }
-        if fields == nil { fields = HTTPHeaders(base.headerFields) }
+        if fields == nil { fields = HTTPHeaders(received: base.headerFields) }
         self.base = nil
     }
 }

@@ -42,6 +42,27 @@ public struct HTTPHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral, S
         for name in dictionary.keys.sorted() { self[name] = dictionary[name] }
     }
 
+    /// Fields as Foundation's `HTTPURLResponse` holds them: a dictionary, whose fields of one name are joined already
+    /// unless the names differ in case. Names that differ only in case are joined too, in name order, as repeated
+    /// fields are (one replaced the other), and a value loses the spaces and tabs around it (RFC 9110 section 5.5:
+    /// they are not part of it), so that a head reads the same from every engine.
+    init(received dictionary: [String: String]) {
+        reserveCapacity(dictionary.count)
+        for name in dictionary.keys.sorted() {
+            append(receivedName: name, value: Self.trimmingBlanks(dictionary[name]!))
+        }
+    }
+
+    /// The text without the spaces and tabs around it.
+    private static func trimmingBlanks(_ text: String) -> String {
+        let isBlank = { (byte: UInt8) in byte == 0x20 || byte == 0x09 }
+        let utf8 = text.utf8
+        guard let first = utf8.first, let last = utf8.last, isBlank(first) || isBlank(last) else { return text }
+        guard let start = utf8.firstIndex(where: { !isBlank($0) }), let end = utf8.lastIndex(where: { !isBlank($0) })
+        else { return "" }
+        return String(text[start...end])
+    }
+
     /// The value of the field with this name, compared case-insensitively; setting `nil` removes the field.
     public subscript(name: String) -> String? {
         get {

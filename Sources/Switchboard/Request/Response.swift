@@ -254,7 +254,7 @@ enum ResponseHeaders: Sendable {
                     case .read(let fields):
                         return fields
                     case .response(let response):
-                        let fields = HTTPHeaders(response.headerFields)
+                        let fields = HTTPHeaders(received: response.headerFields)
                         state = .read(fields)
                         return fields
                     }

@@ -71,6 +71,43 @@ import SwitchboardTestSupport
         #expect(response?.string == "ok")
     }
 
+    /// A field repeated under names that differ only in case arrives joined, as repeated fields are, on both engines;
+    /// on URLSessionEngine the last spelling replaced the others (URLSession keeps them apart).
+    @Test(arguments: bothEngines)
+    func aFieldRepeatedInAnotherCaseKeepsEveryValue(engineName: String) async throws {
+        let (response, error) = try await Self.send(engineName, "repeated-header")
+        #expect(error == nil, "\(String(describing: error))")
+        #expect(response?.headers["X-Name"] == "a, b, c")
+    }
+
+    /// The blanks around a value are not part of it (RFC 9110 section 5.5), on both engines; URLSessionEngine kept
+    /// the trailing ones.
+    @Test(arguments: bothEngines)
+    func aValueLosesTheBlanksAroundIt(engineName: String) async throws {
+        let (response, error) = try await Self.send(engineName, "padded-header")
+        #expect(error == nil, "\(String(describing: error))")
+        #expect(response?.headers["X-Name"] == "v w")
+        #expect(response?.headers["X-Empty"] == "")
+    }
+
+    /// A status line without a reason phrase, and a space before a field's colon (which a proxy removes, RFC 9112
+    /// section 5.1): CurlEngine reads both (the name without the space); URLSession on Linux refuses both, clearly.
+    @Test(arguments: bothEngines, ["no-reason-phrase", "space-before-colon"])
+    func aHeadOtherClientsReadIsReadOrFailsClearly(engineName: String, api: String) async throws {
+        let (response, error) = try await Self.send(engineName, api)
+        if engineName == "URLSessionEngine", Self.sessionReadsOnlyUTF8Heads {
+            #expect(response == nil)
+            #expect(error?.code == .transport)
+            #expect(error?.message.contains("could not read the response head") == true, "\(String(describing: error))")
+            return
+        }
+        #expect(error == nil, "\(String(describing: error))")
+        #expect(response?.status == 200)
+        #expect(response?.headers["X-Name"] == "v")
+        #expect(response?.headers.contains { $0.name == "X-Name" } == true)
+        #expect(response?.string == "ok")
+    }
+
     /// The rule for received header bytes, without a server: ASCII and UTF-8 as UTF-8, anything else byte for byte.
     @Test func receivedHeaderBytesAreNeverReplaced() {
         func text(_ bytes: [UInt8]) -> String { bytes.withUnsafeBytes(HTTPHeaders.receivedText) }
@@ -82,7 +119,7 @@ import SwitchboardTestSupport
         #expect(text([]) == "")
     }
 
-    /// Whether this platform's URLSession stops at a head line that is not UTF-8 or does not end in CRLF
+    /// Whether this platform's URLSession stops at the heads these tests send that HTTP clients otherwise read
     /// (swift-corelibs-foundation does; Apple platforms are not tested here).
     static var sessionReadsOnlyUTF8Heads: Bool {
         #if canImport(FoundationNetworking)

@@ -348,7 +348,8 @@ final class CurlTransfer: @unchecked Sendable {
             body.reset(expectedLength: sink == nil ? counter.bodyLength : nil)
             if let handler = request.headHandler { handler(head.response) }
         } else if let colon = text.firstIndex(of: UInt8(ascii: ":")) {
-            let name = HTTPHeaders.receivedText(UnsafeRawBufferPointer(rebasing: text[..<colon]))
+            // Spaces before the colon are not part of the name (RFC 9112 section 5.1 has a proxy remove them).
+            let name = HTTPHeaders.receivedText(UnsafeRawBufferPointer(rebasing: Self.trimmed(text[..<colon])))
             headers.append(
                 receivedName: name,
                 value: HTTPHeaders.receivedText(UnsafeRawBufferPointer(rebasing: Self.trimmed(text[(colon + 1)...]))))

@@ -263,7 +263,8 @@ final class SessionTransfer: Sendable {
             stop(.failed(failure))
         } else {
             request.headHandler?(response)
-            request.onEvent?(.responseHead(status: response.statusCode, headers: HTTPHeaders(response.headerFields)))
+            request.onEvent?(
+                .responseHead(status: response.statusCode, headers: HTTPHeaders(received: response.headerFields)))
         }
     }
 
@@ -446,7 +447,7 @@ final class SessionTransfer: Sendable {
         if let onEvent = request.onEvent, followed != nil {
             // URLSession does not hand a redirect it follows to `received`: its head is reported here. One held to
             // be re-sent is answered (and reported) as a response, and reported as a redirect when it is re-sent.
-            onEvent(.responseHead(status: response.statusCode, headers: HTTPHeaders(response.headerFields)))
+            onEvent(.responseHead(status: response.statusCode, headers: HTTPHeaders(received: response.headerFields)))
             onEvent(.redirected(status: response.statusCode, from: from, to: next.url))
         }
         return followed
@@ -780,8 +781,8 @@ final class SessionTransfer: Sendable {
             return URLError(.badServerResponse, userInfo: urlError.userInfo)
         }
         #if canImport(FoundationNetworking)
-        // URLSession on Linux reads a head only when every line is UTF-8 and ends in CRLF; otherwise it stops the
-        // transfer from libcurl's header callback, and all that is left is libcurl's "Failed writing header".
+        // URLSession on Linux stops the transfer from libcurl's header callback at a head it cannot parse, and all
+        // that is left is libcurl's "Failed writing header".
         let detail = urlError.userInfo[NSLocalizedDescriptionKey] as? String
         if urlError.code == .unknown, detail == "Failed writing header" {
             return URLError(
@@ -796,6 +797,7 @@ final class SessionTransfer: Sendable {
 
     /// Why URLSession on Linux refused a response head (see `urlError`).
     static let unreadableHead =
-        "URLSession on Linux could not read the response head: it takes only header lines in UTF-8 that end in CRLF"
-        + " (a value in ISO-8859-1, or lines that end in a bare LF, stop it; CurlEngine reads both)"
+        "URLSession on Linux could not read the response head: it cannot read some that other clients read (a status"
+        + " line without a reason phrase, a field value in ISO-8859-1, lines that end in a bare LF, a space before a"
+        + " field's colon); CurlEngine reads them"
 }
