@@ -394,6 +394,7 @@ public enum Httpbin {
     ///   times (`a`, `b`, then as `x-name`, `c`), with blanks around its value (`v w`) and an empty `X-Empty`, with a
     ///   space before its colon (`v`), or a status line without a reason phrase (`HTTP/1.1 200`).
     /// - `downgrade?to=URL&status=S`: a redirect to URL (an `http://` one, served over TLS by a test's own server).
+    /// - `location?to=REFERENCE&status=S`: the same redirect, for a `Location` that is a relative reference.
     private static func fault(_ name: String, request: ServerRequest) -> ServerResponse {
         let number = { (key: String, fallback: Double) in Double(request.queryValue(key) ?? "") ?? fallback }
         let body = Data((0..<64).map { UInt8(ascii: "a") + UInt8($0 % 26) })
@@ -458,7 +459,7 @@ public enum Httpbin {
             return rawAnswer("X-Name : v")
         case "no-reason-phrase":
             return rawAnswer("X-Name: v", statusLine: "HTTP/1.1 200")
-        case "downgrade":
+        case "downgrade", "location":
             var response = ServerResponse(status: Int(number("status", 302)))
             response.headers.append(("Location", request.queryValue("to") ?? "http://127.0.0.1:1/"))
             return response

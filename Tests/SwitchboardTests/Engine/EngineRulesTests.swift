@@ -50,6 +50,27 @@ import SwitchboardTestSupport
         }
     }
 
+    /// A `Location` that is a relative path resolves against the URL that answered (RFC 3986), on both engines, for
+    /// redirects URLSession follows itself (a `GET`) and ones the engine re-sends (a `307` with a body). URLSession
+    /// on Linux put such a path under the root: `../anything/x` from `/fault/location` went to `/../anything/x`.
+    @Test(arguments: bothEngines, ["302", "307"])
+    func aRelativeLocationResolvesAgainstTheURLThatAnswered(engineName: String, status: String) async throws {
+        let engine = try namedEngine(engineName)
+        let center = testCenter { $0.engine = engine }
+        let response = try await center.send { request in
+            let target = "..%2Fanything%2Frel%3Fq%3D1"  // ../anything/rel?q=1
+            request.url = LoopbackServer.shared.baseURL + "/fault/location?status=\(status)&to=\(target)"
+            if status == "307" {
+                request.method = .put
+                request.body = .data(Data("kept".utf8), contentType: "text/plain")
+            }
+        }
+        let expected = LoopbackServer.shared.baseURL + "/anything/rel?q=1"
+        #expect(response.url?.absoluteString == expected)
+        #expect(response.json?["url"]?.string == expected, "the path the server saw")
+        if status == "307" { #expect(response.json?["data"]?.string == "kept") }
+    }
+
     @Test(arguments: bothEngines)
     func aRedirectToAnotherSchemeIsAnsweredNotFollowed(engineName: String) async throws {
         let engine = try namedEngine(engineName)

@@ -391,25 +391,26 @@ final class SessionTransfer: Sendable {
         // Only http and https URLs with a host and a valid port are followed; the redirect response itself is the
         // answer otherwise, as on CurlEngine. The Location header decides: URLSession on Linux proposes an http URL
         // with the path of a `file:` target, and the current host for `http:///path`.
+        // The target is resolved here too (RFC 3986, as on CurlEngine): URLSession on Linux puts a relative path
+        // under the root (`../x` from `/a/b` becomes `/../x`, `x` becomes `/x`).
         let from = response.url ?? request.url
-        guard Redirects.isFollowable(proposed.url),
-            Redirects.isFollowable(
-                Redirects.target(of: response.value(forHTTPHeaderField: "Location"), from: from))
-        else {
+        let target = Redirects.target(of: response.value(forHTTPHeaderField: "Location"), from: from)
+        guard Redirects.isFollowable(proposed.url), Redirects.isFollowable(target) else {
             return nil
         }
-        if let refusal = Redirects.refusal(from: from, to: proposed.url, for: request) {
+        if let refusal = Redirects.refusal(from: from, to: target, for: request) {
             stop(.failed(refusal))
             return nil
         }
         var next = proposed
-        if !Redirects.sameOrigin(response.url ?? request.url, proposed.url) {
+        next.url = target
+        if !Redirects.sameOrigin(response.url ?? request.url, target) {
             for name in Redirects.credentialHeaders { next.setValue(nil, forHTTPHeaderField: name) }
         }
         // URLSession on Linux does not send cookies that the redirect response itself set: store them and send what
         // the storage has for the next URL (unless the caller set its own `Cookie` header).
         if request.headers["Cookie"] == nil,
-            let storage = session.configuration.httpCookieStorage, let from = response.url, let to = proposed.url
+            let storage = session.configuration.httpCookieStorage, let from = response.url, let to = target
         {
             let received = HTTPCookie.cookies(withResponseHeaderFields: response.headerFields, for: from)
             storage.setCookies(received, for: from, mainDocumentURL: nil)
