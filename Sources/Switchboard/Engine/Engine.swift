@@ -241,7 +241,13 @@ public struct EngineRequest: Sendable {
             var request = base ?? URLRequest(url: url ?? URL(string: "about:blank")!)
             request.url = url
             if request.httpMethod != method.rawValue { request.httpMethod = method.rawValue }
-            request.allHTTPHeaderFields = headers.dictionary
+            var fields = headers.dictionary
+            for (name, value) in fields where !value.isEmpty && value.utf8.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) {
+                // Blanks alone are an empty value: URLSession on Linux would hand libcurl `Name:` followed by blanks,
+                // which libcurl takes as "leave this field out".
+                fields[name] = ""
+            }
+            request.allHTTPHeaderFields = fields
             request.timeoutInterval = timeout.seconds
             return request
         }

@@ -50,6 +50,24 @@ import SwitchboardTestSupport
         }
     }
 
+    /// A request field with an empty value is sent, empty, on both engines; CurlEngine left it out (libcurl takes
+    /// `Name:` with nothing after it as "remove this field").
+    @Test(arguments: bothEngines)
+    func aFieldWithAnEmptyValueIsSent(engineName: String) async throws {
+        let engine = try namedEngine(engineName)
+        let center = testCenter { $0.engine = engine }
+        let response = try await center.send { request in
+            request.url = LoopbackServer.shared.baseURL + "/headers"
+            request.headers["X-Empty"] = ""
+            request.headers["X-Blank"] = " "
+            request.headers["Accept"] = ""
+        }
+        let seen = try #require(response.json?["headers"])
+        #expect(seen["X-Empty"]?.string == "")
+        #expect(seen["X-Blank"]?.string == "")
+        #expect(seen["Accept"]?.string == "", "not libcurl's own */*")
+    }
+
     /// A `Location` that is a relative path resolves against the URL that answered (RFC 3986), on both engines, for
     /// redirects URLSession follows itself (a `GET`) and ones the engine re-sends (a `307` with a body). URLSession
     /// on Linux put such a path under the root: `../anything/x` from `/fault/location` went to `/../anything/x`.

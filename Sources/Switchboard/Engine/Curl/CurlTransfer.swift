@@ -242,6 +242,11 @@ final class CurlTransfer: @unchecked Sendable {
     private static func append(_ field: HTTPHeaders.Field, to list: OpaquePointer?) -> OpaquePointer? {
         var name = field.name
         var value = field.value
+        if value.utf8.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) {
+            // `Name:` with nothing after it would remove the field (libcurl's rule, for its own fields); `Name;`
+            // sends it with an empty value, as URLSession does.
+            return sb_slist_append(list, name + ";")
+        }
         return name.withUTF8 { name in
             value.withUTF8 { value in
                 withUnsafeTemporaryAllocation(of: CChar.self, capacity: name.count + value.count + 3) { line in
