@@ -123,7 +123,7 @@ import SwitchboardTestSupport
         request.body = .data(Data("password=pw".utf8))
         request.allowsInsecureRedirects = allowed
         let transfer = SessionTransfer(
-            request: request, progress: { _ in }, session: URLSession.shared, delegate: SessionDelegate(),
+            request: request, progress: { _ in }, session: URLSession.shared, delegate: SessionDelegate(), cookies: nil,
             segmentSize: nil)
         let response = try #require(
             HTTPURLResponse(

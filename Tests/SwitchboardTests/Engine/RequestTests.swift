@@ -540,8 +540,7 @@ import SwitchboardTestSupport
 /// Cookies kept between requests, on the engine's cookie storage (a private one here, so other tests never see it).
 @Suite struct CookieRequestTests {
     func engine() -> any Engine {
-        let storage = HTTPCookieStorage.sharedCookieStorage(
-            forGroupContainerIdentifier: "switchboard-\(UUID().uuidString)")
+        let storage = privateCookieStorage()
         if TestEngine.isCurl {
             return try! CurlEngine(cookies: storage)
         }

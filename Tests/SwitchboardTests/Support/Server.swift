@@ -57,3 +57,9 @@ func loopbackCenter(_ engineName: String) throws -> Center {
         config.server = LoopbackServer.shared.baseURL + "/"
     }
 }
+
+/// A cookie storage of a test's own, kept in memory: an ephemeral configuration's. (A storage for a group container
+/// writes a file under the home directory that outlives the test.)
+func privateCookieStorage() -> HTTPCookieStorage {
+    URLSessionConfiguration.ephemeral.httpCookieStorage!
+}

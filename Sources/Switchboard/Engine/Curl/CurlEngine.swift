@@ -117,12 +117,8 @@ public final class CurlEngine: Engine {
             let began = redirects == 0 ? start : ContinuousClock.now
             if let deadline { current.totalTimeout = HostQueue.remaining(until: deadline) }
             var sent = current
-            if let cookies, !ownCookieHeader, let url = sent.url, let stored = cookies.cookies(for: url),
-                !stored.isEmpty
-            {
-                for (name, value) in HTTPCookie.requestHeaderFields(with: stored) {
-                    sent.headers[name] = value
-                }
+            if let cookies, !ownCookieHeader, let url = sent.url {
+                sent.headers["Cookie"] = CookieRules.requestField(for: url, in: cookies)
             }
             var response = try await exchange(sent, progress: progress)
             if redirects > 0 { Self.shiftMetrics(of: &response, by: began - start, redirects: redirects) }

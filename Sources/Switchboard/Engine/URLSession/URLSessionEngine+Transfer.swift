@@ -61,16 +61,20 @@ final class SessionTransfer: Sendable {
     private let progress: @Sendable (TransferProgress) -> Void
     private let session: URLSession
     private let delegate: SessionDelegate
+    /// Where each request of the exchange takes its cookies from (see `URLSessionEngine.cookies`); `nil` when the
+    /// request carries its own `Cookie` field.
+    private let cookies: HTTPCookieStorage?
     private let state = Locked(State())
 
     init(
         request: EngineRequest, progress: @escaping @Sendable (TransferProgress) -> Void, session: URLSession,
-        delegate: SessionDelegate, segmentSize: Int?
+        delegate: SessionDelegate, cookies: HTTPCookieStorage?, segmentSize: Int?
     ) {
         self.request = request
         self.progress = progress
         self.session = session
         self.delegate = delegate
+        self.cookies = request.headers["Cookie"] == nil ? cookies : nil
         let quick =
             request.destination == .memory && !request.observesProgress && request.body == .none
             && (request.method == .get || request.method == .head) && request.headHandler == nil
@@ -125,6 +129,9 @@ final class SessionTransfer: Sendable {
     /// `Content-Length` (see `lengthHeldTask`); on Apple platforms a file goes by `uploadTask(fromFile:)`.
     private func launchNow(_ urlRequest: URLRequest) {
         var urlRequest = urlRequest
+        if let cookies, let url = urlRequest.url {
+            urlRequest.setValue(CookieRules.requestField(for: url, in: cookies), forHTTPHeaderField: "Cookie")
+        }
         let task: URLSessionDataTask
         switch request.body {
         case .none where state.withLock({ $0.quick }):
@@ -407,18 +414,12 @@ final class SessionTransfer: Sendable {
         if !Redirects.sameOrigin(response.url ?? request.url, target) {
             for name in Redirects.credentialHeaders { next.setValue(nil, forHTTPHeaderField: name) }
         }
-        // URLSession on Linux does not send cookies that the redirect response itself set: store them and send what
-        // the storage has for the next URL (unless the caller set its own `Cookie` header).
-        if request.headers["Cookie"] == nil,
-            let storage = session.configuration.httpCookieStorage, let from = response.url, let to = target
-        {
+        // URLSession on Linux does not send cookies that the redirect response itself set: store them, and send what
+        // the cookie rules choose for the next URL (unless the caller set its own `Cookie` field).
+        if let cookies, let from = response.url, let to = target {
             let received = HTTPCookie.cookies(withResponseHeaderFields: response.headerFields, for: from)
-            storage.setCookies(received, for: from, mainDocumentURL: nil)
-            if let cookies = storage.cookies(for: to), !cookies.isEmpty {
-                for (name, value) in HTTPCookie.requestHeaderFields(with: cookies) {
-                    next.setValue(value, forHTTPHeaderField: name)
-                }
-            }
+            cookies.setCookies(received, for: from, mainDocumentURL: nil)
+            next.setValue(CookieRules.requestField(for: to, in: cookies), forHTTPHeaderField: "Cookie")
         }
         let followed = state.withLock { state -> URLRequest? in
             state.redirects += 1

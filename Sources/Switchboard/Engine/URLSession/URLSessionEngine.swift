@@ -20,6 +20,9 @@ public final class URLSessionEngine: Engine {
     public static let shared = URLSessionEngine()
 
     let session: URLSession
+    /// Where the engine takes each request's cookies from itself (see `CookieRules`), or `nil` when URLSession does
+    /// (Apple platforms) or nobody does (`httpShouldSetCookies` off).
+    private let cookies: HTTPCookieStorage?
     private let delegate: SessionDelegate
     private let downloadSegmentSize: Int?
     private let queue: HostQueue
@@ -52,6 +55,15 @@ public final class URLSessionEngine: Engine {
         queue = HostQueue(limit: perHost)
         configuration.urlCache = nil
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        #if canImport(FoundationNetworking)
+        // URLSession on Linux sends every cookie of the host, `Secure` over plain http and whatever the path, and
+        // replaces a request's own `Cookie` field with them: the engine chooses them instead. It still stores the
+        // cookies responses set.
+        cookies = configuration.httpShouldSetCookies ? configuration.httpCookieStorage : nil
+        configuration.httpShouldSetCookies = false
+        #else
+        cookies = nil
+        #endif
         delegate = SessionDelegate()
         session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: Self.delegateQueue())
     }
@@ -116,7 +128,7 @@ public final class URLSessionEngine: Engine {
         _ request: EngineRequest, progress: @escaping @Sendable (TransferProgress) -> Void
     ) async throws -> EngineResponse {
         let transfer = SessionTransfer(
-            request: request, progress: progress, session: session, delegate: delegate,
+            request: request, progress: progress, session: session, delegate: delegate, cookies: cookies,
             segmentSize: downloadSegmentSize)
         return try await request.withCancellationHandler {
             // Unchecked: `finish` takes it out under the transfer's lock before resuming it, so it is resumed

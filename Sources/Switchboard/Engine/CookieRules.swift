@@ -1,0 +1,48 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Which stored cookies a request carries (RFC 6265, section 5.4), for both engines.
+///
+/// `HTTPCookieStorage.cookies(for:)` on Linux matches the domain and nothing else: a `Secure` cookie went out over
+/// plain `http`, a cookie for `/admin` to every path of its host, and an expired one for as long as the process ran.
+/// These rules apply after the storage's own, so where the storage keeps them already (Apple platforms) nothing
+/// changes.
+enum CookieRules {
+    /// The `Cookie` field for a request to `url`: the stored cookies that `url` may carry, longest path first, or
+    /// `nil` when there are none.
+    static func requestField(for url: URL, in storage: HTTPCookieStorage, now: Date = Date()) -> String? {
+        guard let stored = storage.cookies(for: url), !stored.isEmpty else { return nil }
+        let secure = url.scheme?.lowercased() == "https"
+        var path = url.path(percentEncoded: true)
+        if path.isEmpty { path = "/" }
+        let sent =
+            stored
+            .filter { allows($0, path: path, secure: secure, now: now) }
+            .enumerated()
+            .sorted { ($0.element.path.utf8.count, -$0.offset) > ($1.element.path.utf8.count, -$1.offset) }
+            .map(\.element)
+        guard !sent.isEmpty else { return nil }
+        return HTTPCookie.requestHeaderFields(with: sent)["Cookie"]
+    }
+
+    /// Whether a cookie the storage matched by domain may go with a request for `path`, over a secure connection
+    /// or not, at `now`.
+    static func allows(_ cookie: HTTPCookie, path: String, secure: Bool, now: Date) -> Bool {
+        if cookie.isSecure && !secure { return false }
+        if let expires = cookie.expiresDate, expires <= now { return false }
+        return pathMatches(cookie.path, path)
+    }
+
+    /// RFC 6265 section 5.1.4: the request path is the cookie's path, or starts with it where a segment starts.
+    static func pathMatches(_ cookiePath: String, _ requestPath: String) -> Bool {
+        let cookiePath = cookiePath.isEmpty ? "/" : cookiePath
+        guard requestPath.utf8.starts(with: cookiePath.utf8) else { return false }
+        if requestPath.utf8.count == cookiePath.utf8.count || cookiePath.utf8.last == UInt8(ascii: "/") {
+            return true
+        }
+        let next = requestPath.utf8.index(requestPath.utf8.startIndex, offsetBy: cookiePath.utf8.count)
+        return requestPath.utf8[next] == UInt8(ascii: "/")
+    }
+}

@@ -1,0 +1,99 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+@testable import Switchboard
+import SwitchboardTestSupport
+
+/// Which stored cookies go with a request, on both engines alike (RFC 6265 section 5.4). `HTTPCookieStorage` on Linux
+/// matches the domain only, and both engines sent a `Secure` cookie over plain http, a cookie for another path, and
+/// (URLSession) the stored cookies in place of a request's own `Cookie` field.
+@Suite struct CookieRulesTests {
+    /// A private storage holding one cookie of each kind for the loopback server's host.
+    static func storage() -> HTTPCookieStorage {
+        let storage = privateCookieStorage()
+        for (name, path, secure) in [
+            ("plain", "/", false), ("secure", "/", true), ("admin", "/admin", false), ("cookies", "/cookies", false),
+            ("cook", "/cook", false),
+        ] {
+            var properties: [HTTPCookiePropertyKey: Any] = [
+                .name: name, .value: "1", .domain: "127.0.0.1", .path: path,
+            ]
+            if secure { properties[.secure] = "TRUE" }
+            storage.setCookie(HTTPCookie(properties: properties)!)
+        }
+        return storage
+    }
+
+    static func engine(_ name: String, cookies: HTTPCookieStorage) throws -> any Engine {
+        if name == "CurlEngine" { return try CurlEngine(cookies: cookies) }
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.httpCookieStorage = cookies
+        return URLSessionEngine(configuration: configuration)
+    }
+
+    /// The cookie names the loopback server received.
+    static func received(_ response: Response) -> Set<String> {
+        Set(response.json?["cookies"]?.object?.keys.map { $0 } ?? [])
+    }
+
+    @Test(arguments: bothEngines)
+    func onlyCookiesForThePathAndSchemeAreSent(engineName: String) async throws {
+        let engine = try Self.engine(engineName, cookies: Self.storage())
+        let center = testCenter { $0.engine = engine }
+        let base = LoopbackServer.shared.baseURL
+        // Not `secure` over plain http, not `admin` (another path), not `cook` (`/cookies` does not start a segment
+        // there).
+        let direct = try await center.send { $0.url = base + "/cookies" }
+        #expect(Self.received(direct) == ["plain", "cookies"])
+        // The same after a redirect from a path the `cookies` cookie does not cover.
+        let redirected = try await center.send { $0.url = base + "/redirect-to?url=%2Fcookies" }
+        #expect(Self.received(redirected) == ["plain", "cookies"])
+        // A request's own `Cookie` field is sent instead of the stored ones.
+        let own = try await center.send {
+            $0.url = base + "/cookies"
+            $0.headers["Cookie"] = "mine=1"
+        }
+        #expect(Self.received(own) == ["mine"])
+    }
+
+    @Test func pathMatchingFollowsRFC6265() {
+        #expect(CookieRules.pathMatches("/", "/anything"))
+        #expect(CookieRules.pathMatches("/docs", "/docs"))
+        #expect(CookieRules.pathMatches("/docs", "/docs/web"))
+        #expect(CookieRules.pathMatches("/docs/", "/docs/web"))
+        #expect(!CookieRules.pathMatches("/docs", "/docsets"))
+        #expect(!CookieRules.pathMatches("/docs/web", "/docs"))
+        #expect(!CookieRules.pathMatches("/admin", "/"))
+        #expect(CookieRules.pathMatches("", "/x"))
+    }
+
+    @Test func expiredAndSecureCookiesAreHeldBack() throws {
+        let now = Date()
+        func cookie(_ extra: [HTTPCookiePropertyKey: Any]) throws -> HTTPCookie {
+            var properties: [HTTPCookiePropertyKey: Any] = [
+                .name: "n", .value: "v", .domain: "example.com", .path: "/",
+            ]
+            properties.merge(extra) { $1 }
+            return try #require(HTTPCookie(properties: properties))
+        }
+        let session = try cookie([:])
+        let expiring = try cookie([.expires: now.addingTimeInterval(60)])
+        let secure = try cookie([.secure: "TRUE"])
+        #expect(CookieRules.allows(session, path: "/", secure: false, now: now))
+        #expect(CookieRules.allows(expiring, path: "/", secure: false, now: now))
+        #expect(!CookieRules.allows(expiring, path: "/", secure: false, now: now.addingTimeInterval(60)))
+        #expect(!CookieRules.allows(secure, path: "/", secure: false, now: now))
+        #expect(CookieRules.allows(secure, path: "/", secure: true, now: now))
+    }
+
+    @Test func theLongestPathGoesFirst() throws {
+        let storage = Self.storage()
+        let field = CookieRules.requestField(for: URL(string: "http://127.0.0.1/cookies/x")!, in: storage)
+        #expect(field == "cookies=1; plain=1")
+        let secure = CookieRules.requestField(for: URL(string: "https://127.0.0.1/")!, in: storage)
+        #expect(secure.map { Set($0.components(separatedBy: "; ")) } == ["plain=1", "secure=1"])
+        #expect(CookieRules.requestField(for: URL(string: "http://other.example/")!, in: storage) == nil)
+    }
+}
