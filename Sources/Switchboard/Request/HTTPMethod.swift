@@ -8,14 +8,30 @@ public struct HTTPMethod: RawRepresentable, Hashable, Sendable, ExpressibleByStr
     /// The method token as sent on the wire, upper-cased for the standard methods.
     public let rawValue: String
 
-    /// Creates a method from its token, as given (methods are case-sensitive in HTTP).
+    /// Creates a method from its token. A standard method in any case (`get`, `Patch`) becomes its upper-case form
+    /// (`GET`, `PATCH`), as URLSession makes most of them, so that it is the same method on every engine and for the
+    /// center's rules (parameters in the query for `GET`, retries for idempotent methods); any other token is kept
+    /// as given (methods are case-sensitive in HTTP).
     public init(rawValue: String) {
-        self.rawValue = rawValue
+        self.rawValue = Self.canonical(rawValue)
     }
 
-    /// Creates a method from a string literal.
+    /// Creates a method from a string literal, as `init(rawValue:)` does.
     public init(stringLiteral value: String) {
-        self.rawValue = value
+        self.rawValue = Self.canonical(value)
+    }
+
+    private static let standard: Set<String> = [
+        "GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH",
+    ]
+
+    /// The upper-case form of a standard method's token; any other token as it is.
+    private static func canonical(_ token: String) -> String {
+        guard token.utf8.contains(where: { $0 >= UInt8(ascii: "a") && $0 <= UInt8(ascii: "z") }),
+            token.utf8.allSatisfy({ $0 < 0x80 })
+        else { return token }
+        let upper = token.uppercased()
+        return standard.contains(upper) ? upper : token
     }
 
     /// The token, as sent on the wire.

@@ -50,6 +50,30 @@ import SwitchboardTestSupport
         }
     }
 
+    /// A standard method written in another case is that method, on both engines and for the center's rules:
+    /// `get` went out as `GET` on URLSessionEngine (URLSession upper-cases six of them) but as `get` on CurlEngine,
+    /// with its parameters in the body. Other tokens go as written.
+    @Test(arguments: bothEngines)
+    func aStandardMethodInAnotherCaseIsThatMethod(engineName: String) async throws {
+        #expect(HTTPMethod(rawValue: "get") == .get)
+        #expect(HTTPMethod(rawValue: "Patch") == .patch)
+        #expect(("options" as HTTPMethod) == .options)
+        #expect(HTTPMethod(rawValue: "propfind").rawValue == "propfind")
+        #expect(HTTPMethod(rawValue: "optıons").rawValue == "optıons", "not ASCII: not a standard method")
+        let engine = try namedEngine(engineName)
+        let center = testCenter { $0.engine = engine }
+        for (written, sent) in [("get", "GET"), ("Patch", "PATCH"), ("post", "POST"), ("Purge", "Purge")] {
+            let response = try await center.send { request in
+                request.url = LoopbackServer.shared.baseURL + "/anything"
+                request.method = HTTPMethod(rawValue: written)
+                request.parameters = ["k": "v"]
+            }
+            #expect(response.json?["method"]?.string == sent, "\(engineName), \(written)")
+            let inQuery = response.json?["args"]?["k"]?.string == "v"
+            #expect(inQuery == (sent == "GET"), "\(engineName), \(written): parameters in the query only for GET")
+        }
+    }
+
     /// A request field with an empty value is sent, empty, on both engines; CurlEngine left it out (libcurl takes
     /// `Name:` with nothing after it as "remove this field").
     @Test(arguments: bothEngines)
