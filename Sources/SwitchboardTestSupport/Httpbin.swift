@@ -10,7 +10,8 @@ import Switchboard
 /// is httpbin's HTML 404 page. Routes of the loopback server's own, for tests httpbin cannot serve:
 /// `/fail-times/N/KEY`, `/files/N` (ranges, ETags, dropped connections), `/sse` (server-sent events), `/sink`
 /// (hashes uploads as they stream),
-/// `/discard` (counts uploads and drops them) and
+/// `/discard` (counts uploads and drops them), `/refuse-body` (a `413` as soon as the head is read, answered by the
+/// connection itself) and
 /// `/drop-reused` (drops a reused connection without answering).
 public enum Httpbin {
     /// Answers one request.

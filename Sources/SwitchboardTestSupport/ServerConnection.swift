@@ -39,6 +39,15 @@ final class ServerConnection {
         if request.header("Expect")?.lowercased() == "100-continue" {
             guard write(Data("HTTP/1.1 100 Continue\r\n\r\n".utf8)) else { return nil }
         }
+        if request.path.hasPrefix("/refuse-body") {
+            // Loopback only: a `413` as soon as the head is read, before any of the body, as a server with a size
+            // limit answers; then the connection is closed the way such servers do (no more is sent, and what the
+            // client still sends is read and dropped for a while, so that the answer is not lost to a reset).
+            let answer = "HTTP/1.1 413 Content Too Large\r\nContent-Length: 8\r\nConnection: close\r\n\r\ntoo big\n"
+            guard write(Data(answer.utf8)) else { return nil }
+            lingeringClose()
+            return nil
+        }
         let chunked = request.header("Transfer-Encoding")?.lowercased().contains("chunked") == true
         let length = request.header("Content-Length").flatMap { Int($0) } ?? 0
         if request.path.hasPrefix("/discard") {
@@ -70,6 +79,20 @@ final class ServerConnection {
         }
         compact()
         return request
+    }
+
+    /// Stops sending, then reads and drops what the client still sends, for at most 2 seconds (the caller closes).
+    private func lingeringClose() {
+        shutdown(fd, Int32(SHUT_WR))
+        var timeout = timeval(tv_sec: 2, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let deadline = Date().addingTimeInterval(2)
+        var block = [UInt8](repeating: 0, count: 1 << 16)
+        while Date() < deadline {
+            let received = block.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if received > 0 || (received < 0 && errno == EINTR) { continue }
+            return
+        }
     }
 
     private func readUntilHeadEnd() -> Int? {

@@ -49,6 +49,36 @@ import SwitchboardTestSupport
         try await Self.expectFailure(engineName, fault, .transport)
     }
 
+    /// A server that refuses a body as soon as it has read the head (a `413` from a size limit, then a close) is
+    /// answered with its refusal, promptly and on both engines, whatever the body: in memory, a file, a stream; the
+    /// rest of the body is not sent.
+    @Test(arguments: bothEngines, ["data", "file", "stream"])
+    func aBodyRefusedBeforeItIsReadGetsTheRefusal(engineName: String, kind: String) async throws {
+        let scratch = Scratch()
+        let size = 8 << 20
+        let file = scratch.write("big.bin", bytes: size)
+        let engine = try namedEngine(engineName)
+        let center = testCenter { $0.engine = engine }
+        let outcome = await center.sendRecording { request in
+            request.url = LoopbackServer.shared.baseURL + "/refuse-body"
+            request.method = .post
+            request.retry = .none
+            switch kind {
+            case "data": request.body = .data(Data(count: size), contentType: "application/octet-stream")
+            case "file": request.body = .file(file, contentType: "application/octet-stream")
+            default:
+                request.body = .stream(length: Int64(size), contentType: "application/octet-stream") {
+                    InputStream(url: file)!
+                }
+            }
+        }
+        #expect(outcome.response == nil)
+        #expect(
+            outcome.error?.code == .unacceptableStatus, "\(engineName), \(kind): \(String(describing: outcome.error))")
+        #expect(outcome.error?.status == 413)
+        #expect(outcome.error?.response?.string == "too big\n")
+    }
+
     /// 2,000 header fields (200 KB) arrive whole, and quickly: reading them was quadratic in `HTTPHeaders` and took
     /// about 1.7 s; it now takes a few milliseconds. More than 300 KB of header, or one field over 100 KB, is
     /// refused (libcurl's limits, under both engines).
