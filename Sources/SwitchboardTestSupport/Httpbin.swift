@@ -11,7 +11,8 @@ import Switchboard
 /// `/fail-times/N/KEY`, `/files/N` (ranges, ETags, dropped connections), `/sse` (server-sent events), `/sink`
 /// (hashes uploads as they stream),
 /// `/discard` (counts uploads and drops them), `/refuse-body` (a `413` as soon as the head is read, answered by the
-/// connection itself) and
+/// connection itself), `/stall-body?seconds=S` (reads the head, then nothing for S seconds, then drops the connection)
+/// and
 /// `/drop-reused` (drops a reused connection without answering).
 public enum Httpbin {
     /// Answers one request.

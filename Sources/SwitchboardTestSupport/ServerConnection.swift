@@ -39,6 +39,11 @@ final class ServerConnection {
         if request.header("Expect")?.lowercased() == "100-continue" {
             guard write(Data("HTTP/1.1 100 Continue\r\n\r\n".utf8)) else { return nil }
         }
+        if request.path.hasPrefix("/stall-body") {
+            // Loopback only: reads nothing more for `seconds` (6 unless given), then drops the connection.
+            Thread.sleep(forTimeInterval: min(Double(request.queryValue("seconds") ?? "") ?? 6, 30))
+            return nil
+        }
         if request.path.hasPrefix("/refuse-body") {
             // Loopback only: a `413` as soon as the head is read, before any of the body, as a server with a size
             // limit answers; then the connection is closed the way such servers do (no more is sent, and what the

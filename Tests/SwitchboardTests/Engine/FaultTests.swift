@@ -79,6 +79,35 @@ import SwitchboardTestSupport
         #expect(outcome.error?.response?.string == "too big\n")
     }
 
+    /// A server that stops reading a body part way (the client's sends block) fails the request with `.timedOut`
+    /// once nothing has moved for the idle timeout, on both engines and with the same words (URLSession's own said
+    /// only "error -1001"). Like the test below, it never runs beside a test that holds URLSession's work queue.
+    @Test(arguments: bothEngines, ["data", "file"])
+    func aServerThatStopsReadingTheBodyTimesOut(engineName: String, kind: String) async throws {
+        try await URLSessionQueueUse.exclusively {
+            let scratch = Scratch()
+            let size = 16 << 20
+            let file = scratch.write("big.bin", bytes: size)
+            let engine = try namedEngine(engineName)
+            let center = testCenter {
+                $0.engine = engine
+                $0.timeout = .seconds(2)
+            }
+            let clock = ContinuousClock()
+            let start = clock.now
+            let outcome = await center.sendRecording { request in
+                request.url = LoopbackServer.shared.baseURL + "/stall-body?seconds=6"
+                request.method = .post
+                request.retry = .none
+                request.body = kind == "data" ? .data(Data(count: size)) : .file(file)
+            }
+            let waited = clock.now - start
+            #expect(outcome.error?.code == .timedOut, "\(engineName), \(kind): \(String(describing: outcome.error))")
+            #expect(outcome.error?.message.hasPrefix("nothing was sent or received for 2 s, the idle timeout") == true)
+            #expect(waited >= .seconds(1.9), "\(engineName), \(kind): gave up after \(waited)")
+        }
+    }
+
     /// 2,000 header fields (200 KB) arrive whole, and quickly: reading them was quadratic in `HTTPHeaders` and took
     /// about 1.7 s; it now takes a few milliseconds. More than 300 KB of header, or one field over 100 KB, is
     /// refused (libcurl's limits, under both engines).

@@ -504,7 +504,7 @@ final class SessionTransfer: Sendable {
                 // Keep what arrived before the connection was lost: a resumable download continues from it.
                 state.sink?.abandon()
                 state.sink = nil
-                return .finish(.failure(SessionTransfer.urlError(error!)))
+                return .finish(.failure(SessionTransfer.urlError(error!, idleLimit: request.timeout)))
             case .answered:
                 break
             }
@@ -600,7 +600,7 @@ final class SessionTransfer: Sendable {
             case .tooManyRedirects:
                 return .finish(.failure(Redirects.tooMany))
             case .failed:
-                return .finish(.failure(SessionTransfer.urlError(error!)))
+                return .finish(.failure(SessionTransfer.urlError(error!, idleLimit: request.timeout)))
             case .answered, .challenged, .resend:
                 guard let response = response as? HTTPURLResponse else {
                     return .finish(.failure(URLError(.badServerResponse)))
@@ -763,7 +763,7 @@ final class SessionTransfer: Sendable {
     }
 
     /// Errors from swift-corelibs-foundation arrive as `NSError`s in `NSURLErrorDomain`.
-    static func urlError(_ error: any Error) -> any Error {
+    static func urlError(_ error: any Error, idleLimit: Duration? = nil) -> any Error {
         let urlError: URLError
         if let error = error as? URLError {
             urlError = error
@@ -781,6 +781,17 @@ final class SessionTransfer: Sendable {
         // as on CurlEngine (and so retryable).
         if urlError.code == .unsupportedURL || urlError.code == .badURL {
             return URLError(.badServerResponse, userInfo: urlError.userInfo)
+        }
+        if urlError.code == .timedOut, let idleLimit, urlError.userInfo[NSLocalizedDescriptionKey] == nil {
+            // URLSession's own timer (`timeoutInterval`, the idle timeout) says no more than "error -1001": say what
+            // CurlEngine says.
+            let limit = String(format: "%.3g s", idleLimit.seconds)
+            return URLError(
+                .timedOut,
+                userInfo: [
+                    NSLocalizedDescriptionKey: "nothing was sent or received for \(limit), the idle timeout",
+                    NSUnderlyingErrorKey: urlError as NSError,
+                ])
         }
         #if canImport(FoundationNetworking)
         // URLSession on Linux stops the transfer from libcurl's header callback at a head it cannot parse, and all
