@@ -117,8 +117,10 @@ public final class CurlEngine: Engine {
             let began = redirects == 0 ? start : ContinuousClock.now
             if let deadline { current.totalTimeout = HostQueue.remaining(until: deadline) }
             var sent = current
-            if let cookies, !ownCookieHeader, let url = sent.url {
-                sent.headers["Cookie"] = CookieRules.requestField(for: url, in: cookies)
+            if let cookies, !ownCookieHeader, let url = sent.url,
+                let field = CookieRules.requestField(for: url, in: cookies)
+            {
+                sent.headers["Cookie"] = field
             }
             var response = try await exchange(sent, progress: progress)
             if redirects > 0 { Self.shiftMetrics(of: &response, by: began - start, redirects: redirects) }
