@@ -74,6 +74,26 @@ import SwitchboardTestSupport
         }
     }
 
+    /// Credentials in a URL's user info go as Basic authorization, on both engines, and stay with their origin: a
+    /// redirect within it keeps them, one to another origin (`localhost` for `127.0.0.1`) does not.
+    @Test(arguments: bothEngines)
+    func userInfoCredentialsStayWithTheirOrigin(engineName: String) async throws {
+        let engine = try namedEngine(engineName)
+        let center = testCenter { $0.engine = engine }
+        let base = LoopbackServer.shared.baseURL
+        let withUser = base.replacingOccurrences(of: "http://", with: "http://ada:pw@")
+        let elsewhere = base.replacingOccurrences(of: "127.0.0.1", with: "localhost") + "/headers"
+        let basic = "Basic " + Data("ada:pw".utf8).base64EncodedString()
+        let direct = try await center.send { $0.url = withUser + "/headers" }
+        #expect(direct.json?["headers"]?["Authorization"]?.string == basic)
+        let same = try await center.send { $0.url = withUser + "/redirect-to?url=%2Fheaders" }
+        #expect(same.json?["headers"]?["Authorization"]?.string == basic)
+        let encoded = elsewhere.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+        let cross = try await center.send { $0.url = withUser + "/redirect-to?url=" + encoded }
+        #expect(cross.url?.host == "localhost")
+        #expect(cross.json?["headers"]?["Authorization"] == nil, "\(engineName): credentials left their origin")
+    }
+
     /// A request field with an empty value is sent, empty, on both engines; CurlEngine left it out (libcurl takes
     /// `Name:` with nothing after it as "remove this field").
     @Test(arguments: bothEngines)
