@@ -5,21 +5,23 @@ import FoundationNetworking
 
 /// Which stored cookies a request carries (RFC 6265, section 5.4), for both engines.
 ///
-/// `HTTPCookieStorage.cookies(for:)` on Linux matches the domain and nothing else: a `Secure` cookie went out over
-/// plain `http`, a cookie for `/admin` to every path of its host, and an expired one for as long as the process ran.
-/// These rules apply after the storage's own, so where the storage keeps them already (Apple platforms) nothing
-/// changes.
+/// `HTTPCookieStorage.cookies(for:)` on Linux matches the domain and nothing else, and that loosely: a `Secure` cookie
+/// went out over plain `http`, a cookie for `/admin` to every path of its host, an expired one for as long as the
+/// process ran, and a cookie a server set for a domain such as `com` (or `0.0.1`, from `127.0.0.1`) to every host
+/// under it. These rules apply after the storage's own, so where the storage keeps them already (Apple platforms)
+/// nothing changes.
 enum CookieRules {
     /// The `Cookie` field for a request to `url`: the stored cookies that `url` may carry, longest path first, or
     /// `nil` when there are none.
     static func requestField(for url: URL, in storage: HTTPCookieStorage, now: Date = Date()) -> String? {
         guard let stored = storage.cookies(for: url), !stored.isEmpty else { return nil }
         let secure = url.scheme?.lowercased() == "https"
+        let host = url.host?.lowercased() ?? ""
         var path = url.path(percentEncoded: true)
         if path.isEmpty { path = "/" }
         let sent =
             stored
-            .filter { allows($0, path: path, secure: secure, now: now) }
+            .filter { allows($0, host: host, path: path, secure: secure, now: now) }
             .enumerated()
             .sorted { ($0.element.path.utf8.count, -$0.offset) > ($1.element.path.utf8.count, -$1.offset) }
             .map(\.element)
@@ -27,12 +29,30 @@ enum CookieRules {
         return HTTPCookie.requestHeaderFields(with: sent)["Cookie"]
     }
 
-    /// Whether a cookie the storage matched by domain may go with a request for `path`, over a secure connection
-    /// or not, at `now`.
-    static func allows(_ cookie: HTTPCookie, path: String, secure: Bool, now: Date) -> Bool {
+    /// Whether a cookie the storage found for `host` may go with a request for `path` there, over a secure
+    /// connection or not, at `now`.
+    static func allows(_ cookie: HTTPCookie, host: String, path: String, secure: Bool, now: Date) -> Bool {
         if cookie.isSecure && !secure { return false }
         if let expires = cookie.expiresDate, expires <= now { return false }
-        return pathMatches(cookie.path, path)
+        return domainMatches(cookie.domain.lowercased(), host) && pathMatches(cookie.path, path)
+    }
+
+    /// RFC 6265 section 5.1.3: a host-only cookie (no leading dot) goes to its host alone; a domain cookie to its
+    /// domain and the names under it, but never to an IP address other than its own, and not under a domain of one
+    /// label (`com`; only a public-suffix list would catch `co.uk`).
+    static func domainMatches(_ domain: String, _ host: String) -> Bool {
+        guard domain.hasPrefix(".") else { return domain == host }
+        let bare = domain.dropFirst()
+        if host == bare { return true }
+        guard bare.contains("."), !isIPAddress(host), host.hasSuffix(domain) else { return false }
+        return true
+    }
+
+    /// Whether a URL's host is an IP address (four decimal numbers, or an IPv6 literal) rather than a name.
+    private static func isIPAddress(_ host: String) -> Bool {
+        if host.contains(":") { return true }
+        let parts = host.split(separator: ".", omittingEmptySubsequences: false)
+        return parts.count == 4 && parts.allSatisfy { !$0.isEmpty && $0.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 } }
     }
 
     /// RFC 6265 section 5.1.4: the request path is the cookie's path, or starts with it where a segment starts.

@@ -15,10 +15,11 @@ import SwitchboardTestSupport
         let storage = privateCookieStorage()
         for (name, path, secure) in [
             ("plain", "/", false), ("secure", "/", true), ("admin", "/admin", false), ("cookies", "/cookies", false),
-            ("cook", "/cook", false),
+            ("cook", "/cook", false), ("tossed", "/", false),
         ] {
+            // `tossed`: what a server at 127.0.0.1 gets stored with `Domain=0.0.1`, a domain for every x.0.0.1.
             var properties: [HTTPCookiePropertyKey: Any] = [
-                .name: name, .value: "1", .domain: "127.0.0.1", .path: path,
+                .name: name, .value: "1", .domain: name == "tossed" ? ".0.0.1" : "127.0.0.1", .path: path,
             ]
             if secure { properties[.secure] = "TRUE" }
             storage.setCookie(HTTPCookie(properties: properties)!)
@@ -44,7 +45,7 @@ import SwitchboardTestSupport
         let center = testCenter { $0.engine = engine }
         let base = LoopbackServer.shared.baseURL
         // Not `secure` over plain http, not `admin` (another path), not `cook` (`/cookies` does not start a segment
-        // there).
+        // there), not `tossed` (a domain cookie never goes to an IP address other than its own).
         let direct = try await center.send { $0.url = base + "/cookies" }
         #expect(Self.received(direct) == ["plain", "cookies"])
         // The same after a redirect from a path the `cookies` cookie does not cover.
@@ -81,11 +82,26 @@ import SwitchboardTestSupport
         let session = try cookie([:])
         let expiring = try cookie([.expires: now.addingTimeInterval(60)])
         let secure = try cookie([.secure: "TRUE"])
-        #expect(CookieRules.allows(session, path: "/", secure: false, now: now))
-        #expect(CookieRules.allows(expiring, path: "/", secure: false, now: now))
-        #expect(!CookieRules.allows(expiring, path: "/", secure: false, now: now.addingTimeInterval(60)))
-        #expect(!CookieRules.allows(secure, path: "/", secure: false, now: now))
-        #expect(CookieRules.allows(secure, path: "/", secure: true, now: now))
+        let host = "example.com"
+        #expect(CookieRules.allows(session, host: host, path: "/", secure: false, now: now))
+        #expect(CookieRules.allows(expiring, host: host, path: "/", secure: false, now: now))
+        #expect(!CookieRules.allows(expiring, host: host, path: "/", secure: false, now: now.addingTimeInterval(60)))
+        #expect(!CookieRules.allows(secure, host: host, path: "/", secure: false, now: now))
+        #expect(CookieRules.allows(secure, host: host, path: "/", secure: true, now: now))
+    }
+
+    @Test func domainMatchingFollowsRFC6265() {
+        #expect(CookieRules.domainMatches("example.com", "example.com"))
+        #expect(!CookieRules.domainMatches("example.com", "api.example.com"), "host-only")
+        #expect(CookieRules.domainMatches(".example.com", "example.com"))
+        #expect(CookieRules.domainMatches(".example.com", "api.example.com"))
+        #expect(!CookieRules.domainMatches(".example.com", "badexample.com"))
+        #expect(!CookieRules.domainMatches(".com", "example.com"), "one label")
+        #expect(CookieRules.domainMatches(".localhost", "localhost"))
+        #expect(!CookieRules.domainMatches(".0.0.1", "10.0.0.1"), "an IP address")
+        #expect(!CookieRules.domainMatches(".0.0.1", "127.0.0.1"))
+        #expect(CookieRules.domainMatches("127.0.0.1", "127.0.0.1"))
+        #expect(!CookieRules.domainMatches(".0.1", "::0.1"))
     }
 
     @Test func theLongestPathGoesFirst() throws {
