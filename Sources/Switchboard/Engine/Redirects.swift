@@ -43,10 +43,13 @@ enum Redirects {
         !(status == 303 || ((status == 301 || status == 302) && method == .post))
     }
 
-    /// Where a redirect response points: its `Location`, resolved against the URL it answered.
+    /// Where a redirect response points: its `Location`, without the blanks around it (not part of a field's value;
+    /// URLSession on Linux keeps those after it), resolved against the URL it answered.
     static func target(of location: String?, from: URL?) -> URL? {
         guard let location, let from else { return nil }
-        return URL(string: location, relativeTo: from)?.absoluteURL
+        let isBlank = { (character: Character) in character == " " || character == "\t" }
+        let trimmed = location.drop(while: isBlank).reversed().drop(while: isBlank).reversed()
+        return URL(string: String(trimmed), relativeTo: from)?.absoluteURL
     }
 
     /// Whether a URL is one an engine may send: `http` or `https` only (no `file`, `dict`, `ftp`, ...).

@@ -74,6 +74,18 @@ import SwitchboardTestSupport
         }
     }
 
+    /// The blanks after a `Location` are not part of it, on both engines: URLSession on Linux keeps them, and
+    /// URLSessionEngine followed `/anything/x` with two spaces and a tab to `/anything/x%20%20%09`.
+    @Test(arguments: bothEngines)
+    func aLocationWithBlanksAfterItLeadsWhereItSays(engineName: String) async throws {
+        let engine = try namedEngine(engineName)
+        let center = testCenter { $0.engine = engine }
+        let response = try await center.send { request in
+            request.url = LoopbackServer.shared.baseURL + "/fault/location?to=%2Fanything%2Fx%20%20%09"
+        }
+        #expect(response.url?.absoluteString == LoopbackServer.shared.baseURL + "/anything/x")
+    }
+
     /// Credentials in a URL's user info go as Basic authorization, on both engines, and stay with their origin: a
     /// redirect within it keeps them, one to another origin (`localhost` for `127.0.0.1`) does not.
     @Test(arguments: bothEngines)
