@@ -11,6 +11,12 @@ import SwitchboardTestSupport
 /// runs on CurlEngine in `HTTP2Tests`, since URLSession on Linux cannot trust a test certificate authority; here
 /// URLSessionEngine's redirect decision is driven directly).
 @Suite struct EngineRulesTests {
+    /// A test center on the named engine.
+    static func center(_ engineName: String) throws -> Center {
+        let engine = try namedEngine(engineName)
+        return testCenter { $0.engine = engine }
+    }
+
     @Test(arguments: bothEngines)
     func onlyHTTPAndHTTPSURLsArePerformed(engineName: String) async throws {
         let engine = try namedEngine(engineName)
@@ -60,8 +66,7 @@ import SwitchboardTestSupport
         #expect(("options" as HTTPMethod) == .options)
         #expect(HTTPMethod(rawValue: "propfind").rawValue == "propfind")
         #expect(HTTPMethod(rawValue: "optıons").rawValue == "optıons", "not ASCII: not a standard method")
-        let engine = try namedEngine(engineName)
-        let center = testCenter { $0.engine = engine }
+        let center = try Self.center(engineName)
         for (written, sent) in [("get", "GET"), ("Patch", "PATCH"), ("post", "POST"), ("Purge", "Purge")] {
             let response = try await center.send { request in
                 request.url = LoopbackServer.shared.baseURL + "/anything"
@@ -78,8 +83,7 @@ import SwitchboardTestSupport
     /// URLSessionEngine followed `/anything/x` with two spaces and a tab to `/anything/x%20%20%09`.
     @Test(arguments: bothEngines)
     func aLocationWithBlanksAfterItLeadsWhereItSays(engineName: String) async throws {
-        let engine = try namedEngine(engineName)
-        let center = testCenter { $0.engine = engine }
+        let center = try Self.center(engineName)
         let response = try await center.send { request in
             request.url = LoopbackServer.shared.baseURL + "/fault/location?to=%2Fanything%2Fx%20%20%09"
         }
@@ -90,8 +94,7 @@ import SwitchboardTestSupport
     /// redirect within it keeps them, one to another origin (`localhost` for `127.0.0.1`) does not.
     @Test(arguments: bothEngines)
     func userInfoCredentialsStayWithTheirOrigin(engineName: String) async throws {
-        let engine = try namedEngine(engineName)
-        let center = testCenter { $0.engine = engine }
+        let center = try Self.center(engineName)
         let base = LoopbackServer.shared.baseURL
         let withUser = base.replacingOccurrences(of: "http://", with: "http://ada:pw@")
         let elsewhere = base.replacingOccurrences(of: "127.0.0.1", with: "localhost") + "/headers"
@@ -110,8 +113,7 @@ import SwitchboardTestSupport
     /// `Name:` with nothing after it as "remove this field").
     @Test(arguments: bothEngines)
     func aFieldWithAnEmptyValueIsSent(engineName: String) async throws {
-        let engine = try namedEngine(engineName)
-        let center = testCenter { $0.engine = engine }
+        let center = try Self.center(engineName)
         let response = try await center.send { request in
             request.url = LoopbackServer.shared.baseURL + "/headers"
             request.headers["X-Empty"] = ""
@@ -129,8 +131,7 @@ import SwitchboardTestSupport
     /// on Linux put such a path under the root: `../anything/x` from `/fault/location` went to `/../anything/x`.
     @Test(arguments: bothEngines, ["302", "307"])
     func aRelativeLocationResolvesAgainstTheURLThatAnswered(engineName: String, status: String) async throws {
-        let engine = try namedEngine(engineName)
-        let center = testCenter { $0.engine = engine }
+        let center = try Self.center(engineName)
         let response = try await center.send { request in
             let target = "..%2Fanything%2Frel%3Fq%3D1"  // ../anything/rel?q=1
             request.url = LoopbackServer.shared.baseURL + "/fault/location?status=\(status)&to=\(target)"
@@ -147,8 +148,7 @@ import SwitchboardTestSupport
 
     @Test(arguments: bothEngines)
     func aRedirectToAnotherSchemeIsAnsweredNotFollowed(engineName: String) async throws {
-        let engine = try namedEngine(engineName)
-        let center = testCenter { $0.engine = engine }
+        let center = try Self.center(engineName)
         let outcome = await center.sendRecording { request in
             request.url = LoopbackServer.shared.baseURL + "/redirect-to?url=file%3A%2F%2F%2Fetc%2Fhostname"
         }
@@ -161,8 +161,7 @@ import SwitchboardTestSupport
     /// proposal, which reached the target as a second request before.
     @Test(arguments: bothEngines)
     func aRedirectedPostReachesItsTargetOnce(engineName: String) async throws {
-        let engine = try namedEngine(engineName)
-        let center = testCenter { $0.engine = engine }
+        let center = try Self.center(engineName)
         let key = "redirect-once-\(engineName)-\(UUID().uuidString)"
         let response = try await center.send { request in
             request.url = LoopbackServer.shared.baseURL + "/redirect-to?status_code=307&url=%2Ffail-times%2F0%2F" + key
