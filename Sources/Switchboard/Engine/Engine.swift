@@ -242,7 +242,7 @@ public struct EngineRequest: Sendable {
             request.url = url
             if request.httpMethod != method.rawValue { request.httpMethod = method.rawValue }
             var fields = headers.dictionary
-            for (name, value) in fields where !value.isEmpty && value.utf8.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) {
+            for (name, value) in fields where !value.isEmpty && value.utf8.allSatisfy(HTTPHeaders.isBlank) {
                 // Blanks alone are an empty value: URLSession on Linux would hand libcurl `Name:` followed by blanks,
                 // which libcurl takes as "leave this field out".
                 fields[name] = ""
@@ -484,6 +484,24 @@ public struct EngineResponse: Sendable {
         guard let base else { return }
         if fields == nil { fields = HTTPHeaders(received: base.headerFields) }
         self.base = nil
+    }
+}
+
+extension URLError {
+    /// The error both engines give when nothing was sent or received for the idle timeout, `limit`.
+    static func idleTimeout(_ limit: Duration, underlying: (any Error)? = nil) -> URLError {
+        var info: [String: Any] = [
+            NSLocalizedDescriptionKey:
+                "nothing was sent or received for \(String(format: "%.3g s", limit.seconds)), the idle timeout"
+        ]
+        if let underlying { info[NSUnderlyingErrorKey] = underlying as NSError }
+        return URLError(.timedOut, userInfo: info)
+    }
+
+    /// What both engines say of an exchange that outlasted its total timeout (`limit`, when known).
+    static func totalTimeoutMessage(_ limit: Duration?) -> String {
+        let limit = limit.map { String(format: "%.3g s", $0.seconds) } ?? "its limit"
+        return "the exchange did not complete within its total timeout of \(limit)"
     }
 }
 

@@ -47,9 +47,7 @@ enum Redirects {
     /// URLSession on Linux keeps those after it), resolved against the URL it answered.
     static func target(of location: String?, from: URL?) -> URL? {
         guard let location, let from else { return nil }
-        let isBlank = { (character: Character) in character == " " || character == "\t" }
-        let trimmed = location.drop(while: isBlank).reversed().drop(while: isBlank).reversed()
-        return URL(string: String(trimmed), relativeTo: from)?.absoluteURL
+        return URL(string: HTTPHeaders.trimmingBlanks(location), relativeTo: from)?.absoluteURL
     }
 
     /// Whether a URL is one an engine may send: `http` or `https` only (no `file`, `dict`, `ftp`, ...).

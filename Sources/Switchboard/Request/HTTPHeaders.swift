@@ -53,9 +53,12 @@ public struct HTTPHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral, S
         }
     }
 
+    /// Whether a byte is a blank of HTTP's grammar (a space or a tab), which does not belong to a field's value at
+    /// either end.
+    static func isBlank(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 }
+
     /// The text without the spaces and tabs around it.
-    private static func trimmingBlanks(_ text: String) -> String {
-        let isBlank = { (byte: UInt8) in byte == 0x20 || byte == 0x09 }
+    static func trimmingBlanks(_ text: String) -> String {
         let utf8 = text.utf8
         guard let first = utf8.first, let last = utf8.last, isBlank(first) || isBlank(last) else { return text }
         guard let start = utf8.firstIndex(where: { !isBlank($0) }), let end = utf8.lastIndex(where: { !isBlank($0) })
@@ -119,7 +122,8 @@ public struct HTTPHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral, S
     /// Header bytes as received, as text: UTF-8 when they are UTF-8 (ASCII, the usual case, among them), else
     /// ISO-8859-1, one character per byte (RFC 9110 section 5.5, obs-text), so that a value is never changed on the
     /// way through: no byte is replaced by U+FFFD.
-    static func receivedText(_ bytes: UnsafeRawBufferPointer) -> String {
+    static func receivedText(_ slice: Slice<UnsafeRawBufferPointer>) -> String {
+        let bytes = UnsafeRawBufferPointer(rebasing: slice)
         if !bytes.contains(where: { $0 >= 0x80 }) || isUTF8(bytes) {
             return String(decoding: bytes, as: UTF8.self)
         }

@@ -242,7 +242,7 @@ final class CurlTransfer: @unchecked Sendable {
     private static func append(_ field: HTTPHeaders.Field, to list: OpaquePointer?) -> OpaquePointer? {
         var name = field.name
         var value = field.value
-        if value.utf8.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) {
+        if value.utf8.allSatisfy(HTTPHeaders.isBlank) {
             // `Name:` with nothing after it would remove the field (libcurl's rule, for its own fields); `Name;`
             // sends it with an empty value, as URLSession does.
             return sb_slist_append(list, name + ";")
@@ -318,7 +318,7 @@ final class CurlTransfer: @unchecked Sendable {
         let text = Self.trimmed(line[...])
         if let name = lastFieldName, let first = line.first, first == 0x20 || first == 0x09 {
             // A folded line (obs-fold) continues the field before it; libcurl hands it over as a line of its own.
-            headers.append(continuationOf: name, HTTPHeaders.receivedText(UnsafeRawBufferPointer(rebasing: text)))
+            headers.append(continuationOf: name, HTTPHeaders.receivedText(text))
         } else if text.starts(with: "HTTP/".utf8) {
             // `HTTP/1.1 200 OK`, `HTTP/2 200`.
             let space = text.firstIndex(of: UInt8(ascii: " ")) ?? text.endIndex
@@ -354,10 +354,8 @@ final class CurlTransfer: @unchecked Sendable {
             if let handler = request.headHandler { handler(head.response) }
         } else if let colon = text.firstIndex(of: UInt8(ascii: ":")) {
             // Spaces before the colon are not part of the name (RFC 9112 section 5.1 has a proxy remove them).
-            let name = HTTPHeaders.receivedText(UnsafeRawBufferPointer(rebasing: Self.trimmed(text[..<colon])))
-            headers.append(
-                receivedName: name,
-                value: HTTPHeaders.receivedText(UnsafeRawBufferPointer(rebasing: Self.trimmed(text[(colon + 1)...]))))
+            let name = HTTPHeaders.receivedText(Self.trimmed(text[..<colon]))
+            headers.append(receivedName: name, value: HTTPHeaders.receivedText(Self.trimmed(text[(colon + 1)...])))
             lastFieldName = name
         }
         return line.count
@@ -507,14 +505,7 @@ final class CurlTransfer: @unchecked Sendable {
         bodyStream?.close()
         sink?.abandon()
         sink = nil
-        let limit = String(format: "%.3g s", idleLimit.seconds)
-        finish(
-            .failure(
-                URLError(
-                    .timedOut,
-                    userInfo: [
-                        NSLocalizedDescriptionKey: "nothing was sent or received for \(limit), the idle timeout"
-                    ])))
+        finish(.failure(URLError.idleTimeout(idleLimit)))
     }
 
     func complete(code: Int32) {
@@ -609,9 +600,7 @@ final class CurlTransfer: @unchecked Sendable {
         if detail.isEmpty { detail = String(cString: sb_easy_strerror(code)) }
         if code == 28, detail.hasPrefix("Operation timed out"), let total = request.totalTimeout {
             // CURLOPT_TIMEOUT_MS fired: the total timeout (the idle one is measured by the worker, `isIdle`).
-            detail =
-                String(format: "the exchange did not complete within its total timeout of %.3g s", total.seconds)
-                + " (\(detail))"
+            detail = URLError.totalTimeoutMessage(total) + " (\(detail))"
         }
         let urlCode: URLError.Code =
             switch code {

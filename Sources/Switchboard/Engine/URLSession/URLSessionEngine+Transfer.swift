@@ -737,13 +737,9 @@ final class SessionTransfer: Sendable {
     /// A `Content-Length` value: digits, with any spaces or tabs around them (read without Foundation, which costs
     /// more here than the rest of the head).
     static func contentLength(_ text: String) -> Int64? {
-        let isBlank = { (byte: UInt8) in byte == 0x20 || byte == 0x09 }
-        let utf8 = text.utf8
-        guard let start = utf8.firstIndex(where: { !isBlank($0) }), let last = utf8.lastIndex(where: { !isBlank($0) })
-        else { return nil }
-        let digits = utf8[start...last]
-        guard digits.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else { return nil }
-        return Int64(Substring(digits))
+        let digits = HTTPHeaders.trimmingBlanks(text)
+        guard digits.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else { return nil }
+        return Int64(digits)
     }
 
     private static func error(for reason: StopReason, request: EngineRequest) -> any Error {
@@ -753,12 +749,8 @@ final class SessionTransfer: Sendable {
         case .cancelled:
             return CancellationError()
         case .deadline:
-            let limit = request.totalTimeout.map { String(format: "%.3g s", $0.seconds) } ?? "its limit"
             return URLError(
-                .timedOut,
-                userInfo: [
-                    NSLocalizedDescriptionKey: "the exchange did not complete within its total timeout of \(limit)"
-                ])
+                .timedOut, userInfo: [NSLocalizedDescriptionKey: URLError.totalTimeoutMessage(request.totalTimeout)])
         }
     }
 
@@ -785,13 +777,7 @@ final class SessionTransfer: Sendable {
         if urlError.code == .timedOut, let idleLimit, urlError.userInfo[NSLocalizedDescriptionKey] == nil {
             // URLSession's own timer (`timeoutInterval`, the idle timeout) says no more than "error -1001": say what
             // CurlEngine says.
-            let limit = String(format: "%.3g s", idleLimit.seconds)
-            return URLError(
-                .timedOut,
-                userInfo: [
-                    NSLocalizedDescriptionKey: "nothing was sent or received for \(limit), the idle timeout",
-                    NSUnderlyingErrorKey: urlError as NSError,
-                ])
+            return URLError.idleTimeout(idleLimit, underlying: urlError)
         }
         #if canImport(FoundationNetworking)
         // URLSession on Linux stops the transfer from libcurl's header callback at a head it cannot parse, and all
