@@ -11,9 +11,9 @@ import Switchboard
 /// `/fail-times/N/KEY`, `/files/N` (ranges, ETags, dropped connections), `/sse` (server-sent events), `/sink`
 /// (hashes uploads as they stream),
 /// `/discard` (counts uploads and drops them), `/refuse-body` (a `413` as soon as the head is read, answered by the
-/// connection itself), `/stall-body?seconds=S` (reads the head, then nothing for S seconds, then drops the connection)
-/// and
-/// `/drop-reused` (drops a reused connection without answering).
+/// connection itself), `/stall-body?seconds=S` (reads the head, then nothing for S seconds, then drops the connection),
+/// `/request-line` (the method, target and version as read: a request sent through a proxy has a whole URL as its
+/// target) and `/drop-reused` (drops a reused connection without answering).
 public enum Httpbin {
     /// Answers one request.
     public static func route(_ request: ServerRequest) -> ServerResponse {
@@ -31,6 +31,12 @@ public enum Httpbin {
             object["method"] = request.method
             return .json(object)
         case ("headers", 0): return .json(["headers": headers(request)])
+        case ("request-line", 0):
+            // As the server read it: a proxy gets the whole URL as the target (absolute form), a server the path.
+            return .json([
+                "method": request.method, "target": request.target, "version": request.version,
+                "headers": headers(request),
+            ])
         case ("user-agent", 0): return .json(["user-agent": request.header("User-Agent") ?? ""])
         case ("ip", 0): return .json(["origin": "127.0.0.1"])
         case ("status", 1): return status(rest[0])

@@ -4,7 +4,8 @@ import Foundation
 public struct ServerRequest: Sendable {
     /// The method token.
     public var method: String
-    /// The request target as sent: path and query.
+    /// The request target as sent: path and query (origin form), or a whole URL (absolute form, as a client sends
+    /// to a proxy).
     public var target: String
     /// The HTTP version, `HTTP/1.1` or `HTTP/1.0`.
     public var version: String
@@ -21,14 +22,23 @@ public struct ServerRequest: Sendable {
 
     /// The path, percent-decoded.
     public var path: String {
-        let raw = target.split(separator: "?", maxSplits: 1).first.map(String.init) ?? "/"
+        let raw = originForm.split(separator: "?", maxSplits: 1).first.map(String.init) ?? "/"
         return raw.removingPercentEncoding ?? raw
     }
 
     /// The raw query string, without `?`.
     public var query: String {
-        let parts = target.split(separator: "?", maxSplits: 1)
+        let parts = originForm.split(separator: "?", maxSplits: 1)
         return parts.count > 1 ? String(parts[1]) : ""
+    }
+
+    /// The target's path and query: the target itself, or for an absolute-form target (`http://host/path?query`,
+    /// which a server must accept too, RFC 9112 section 3.2.2) what follows its authority.
+    private var originForm: Substring {
+        guard let schemeEnd = target.range(of: "://"), !target.hasPrefix("/") else { return target[...] }
+        let rest = target[schemeEnd.upperBound...]
+        guard let pathStart = rest.firstIndex(where: { $0 == "/" || $0 == "?" }) else { return "/" }
+        return rest[pathStart...]
     }
 
     /// The query as name-value pairs, decoded (`+` is a space).

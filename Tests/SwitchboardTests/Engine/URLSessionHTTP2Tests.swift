@@ -41,49 +41,14 @@ enum URLSessionHTTP2Child {
         trusted.append(try Data(contentsOf: certificate))
         try trusted.write(to: bundle)
         let report = scratch.file("report.json")
-        let log = scratch.file("child.log")
-        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-        let binary = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-
-        let child = Process()
-        child.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
-        child.arguments = [
-            "-m", "--propagation", "private", "/bin/sh", "-c",
-            "mount --bind \"$1\" \"$2\" && shift 2 && exec \"$@\"", "sh", bundle.path, systemBundle,
-            binary.path, "--testing-library", "swift-testing", "--filter", "urlSessionEngineRequestsInTheChildProcess",
-        ]
-        var environment = ProcessInfo.processInfo.environment
-        environment["SWITCHBOARD_H2_CHILD_SERVER"] = server.baseURL
-        environment["SWITCHBOARD_H2_CHILD_REPORT"] = report.path
-        child.environment = environment
-        let output = try FileHandle(forWritingTo: log)
-        defer { try? output.close() }
-        child.standardOutput = output
-        child.standardError = output
-        let exited = AsyncStream<Int32>.makeStream()
-        child.terminationHandler = { process in
-            exited.continuation.yield(process.terminationStatus)
-            exited.continuation.finish()
-        }
-        try child.run()
-        let deadline = Task {
-            try await Task.sleep(for: .seconds(120))
-            child.terminate()
-        }
-        var status: Int32 = -1
-        for await code in exited.stream { status = code }
-        deadline.cancel()
-        let transcript = String(decoding: (try? Data(contentsOf: log)) ?? Data(), as: UTF8.self)
-        guard status == 0, let data = try? Data(contentsOf: report) else {
-            throw ChildFailure(status: status, transcript: String(transcript.suffix(4000)))
-        }
-        return try JSONDecoder().decode([String: String].self, from: data)
-    }
-
-    struct ChildFailure: Error, CustomStringConvertible {
-        let status: Int32
-        let transcript: String
-        var description: String { "the child process exited with \(status):\n\(transcript)" }
+        try await ChildTest.run(
+            "urlSessionEngineRequestsInTheChildProcess",
+            environment: ["SWITCHBOARD_H2_CHILD_SERVER": server.baseURL, "SWITCHBOARD_H2_CHILD_REPORT": report.path],
+            command: [
+                "/usr/bin/unshare", "-m", "--propagation", "private", "/bin/sh", "-c",
+                "mount --bind \"$1\" \"$2\" && shift 2 && exec \"$@\"", "sh", bundle.path, systemBundle,
+            ], scratch: scratch)
+        return try JSONDecoder().decode([String: String].self, from: Data(contentsOf: report))
     }
 }
 
