@@ -33,6 +33,13 @@ enum CookieRules {
     /// connection or not, at `now`.
     static func allows(_ cookie: HTTPCookie, host: String, path: String, secure: Bool, now: Date) -> Bool {
         if cookie.isSecure && !secure { return false }
+        // A cookie made in code can hold what a `Set-Cookie` field cannot: a line break would end the `Cookie` field
+        // and start fields of its own, a `;` start another cookie.
+        if !HTTPHeaders.isSendable(name: cookie.name, value: cookie.value)
+            || cookie.name.utf8.contains(UInt8(ascii: ";")) || cookie.value.utf8.contains(UInt8(ascii: ";"))
+        {
+            return false
+        }
         if let expires = cookie.expiresDate, expires <= now { return false }
         return domainMatches(cookie.domain.lowercased(), host) && pathMatches(cookie.path, path)
     }

@@ -179,6 +179,15 @@ public struct HTTPError: Error, Sendable, CustomStringConvertible, CustomDebugSt
         return url.isEmpty ? "\(request.method)" : "\(request.method) \(Redaction.standard.url(url))"
     }
 
+    /// A header field that cannot be sent as it is (see `HTTPHeaders.isSendable(name:value:)`); the name is written
+    /// with its control characters escaped, the value not at all (it may be a secret).
+    static func unsendable(_ field: HTTPHeaders.Field) -> HTTPError {
+        HTTPError(
+            .encoding,
+            "header \(String(reflecting: field.name)) has a name or value that cannot be sent (a line break or NUL in "
+                + "the value, or a name that is not a token); nothing was sent")
+    }
+
     /// A copy with the request filled in when it was not known where the error was made.
     func with(request: Request) -> HTTPError {
         var copy = self

@@ -53,6 +53,19 @@ public struct HTTPHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral, S
         }
     }
 
+    /// Whether a field can go on the wire as it is: a name of visible ASCII characters other than `:`, and a value
+    /// without CR, LF or NUL. A line break would end the field early and let the rest be read as fields of its own
+    /// (or end the head); libcurl, under both engines, sends it as it is, and cuts a value at a NUL.
+    static func isSendable(name: String, value: String) -> Bool {
+        !name.isEmpty && name.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: ":") }
+            && value.utf8.allSatisfy { $0 != 0x0D && $0 != 0x0A && $0 != 0x00 }
+    }
+
+    /// The first field that cannot be sent as it is (see `isSendable(name:value:)`), if any.
+    var firstUnsendable: Field? {
+        fields.first { !Self.isSendable(name: $0.name, value: $0.value) }
+    }
+
     /// Whether a byte is a blank of HTTP's grammar (a space or a tab), which does not belong to a field's value at
     /// either end.
     static func isBlank(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 }

@@ -102,13 +102,7 @@ enum RequestEncoding {
 
         var headers = request.headers
         headers.reserveCapacity(headers.count + 3)  // Content-Type, User-Agent, Accept
-        for field in headers {
-            guard isValidFieldName(field.name), isValidFieldValue(field.value) else {
-                throw HTTPError(
-                    .encoding, "header \"\(field.name)\" has a name or value that cannot be sent (line breaks?)",
-                    request: request)
-            }
-        }
+        if let field = headers.firstUnsendable { throw HTTPError.unsendable(field).with(request: request) }
         if let contentType, headers["Content-Type"] == nil {
             headers["Content-Type"] = contentType
         }
@@ -201,13 +195,6 @@ enum RequestEncoding {
         }
     }
 
-    private static func isValidFieldName(_ name: String) -> Bool {
-        !name.isEmpty && name.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: ":") }
-    }
-
-    private static func isValidFieldValue(_ value: String) -> Bool {
-        value.utf8.allSatisfy { $0 != 0x0D && $0 != 0x0A && $0 != 0x00 }
-    }
 }
 
 /// `application/x-www-form-urlencoded` text, with nested values as `key[]` and `key[member]`.

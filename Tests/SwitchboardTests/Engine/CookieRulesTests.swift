@@ -59,6 +59,22 @@ import SwitchboardTestSupport
         #expect(Self.received(own) == ["mine"])
     }
 
+    /// A cookie made in code can hold a line break or a `;`, which a `Set-Cookie` field cannot: both engines leave it
+    /// out rather than let it add fields of its own to the request, or another cookie.
+    @Test(arguments: bothEngines)
+    func aCookieThatWouldBreakTheCookieFieldIsLeftOut(engineName: String) async throws {
+        let storage = privateCookieStorage()
+        for (name, value) in [("plain", "1"), ("broken", "1\r\nX-Injected: 1"), ("sneaky", "1; admin=1")] {
+            storage.setCookie(
+                try #require(HTTPCookie(properties: [.name: name, .value: value, .domain: "127.0.0.1", .path: "/"])))
+        }
+        let center = testCenter { $0.engine = try! Self.engine(engineName, cookies: storage) }
+        let echo = try await center.send { $0.url = LoopbackServer.shared.baseURL + "/anything" }
+        let headers = try #require(echo.json?["headers"]?.object)
+        #expect(headers["Cookie"]?.string == "plain=1")
+        #expect(headers["X-Injected"] == nil)
+    }
+
     @Test func pathMatchingFollowsRFC6265() {
         #expect(CookieRules.pathMatches("/", "/anything"))
         #expect(CookieRules.pathMatches("/docs", "/docs"))

@@ -17,6 +17,56 @@ import SwitchboardTestSupport
         return testCenter { $0.engine = engine }
     }
 
+    /// A field with a line break or NUL in its value, or a name that is not a token, is refused by both engines
+    /// before anything is sent: libcurl under both sent a CR LF in a value as it was (a second field, `X-Injected`,
+    /// reached the server), a bare LF too, cut a value at a NUL, and sent a name with a space; a line break in a name
+    /// broke the request. The center refuses such fields when it encodes a request; the engines also refuse those a
+    /// plugin's `adapt` sets after that, or a direct caller.
+    @Test(arguments: bothEngines)
+    func aFieldThatCannotBeSentIsRefusedBeforeAnythingIsSent(engineName: String) async throws {
+        let received = Locked(0)
+        let server = try LoopbackServer { request in
+            received.withLock { $0 += 1 }
+            return Httpbin.route(request)
+        }
+        defer { server.stop() }
+        let engine = try namedEngine(engineName)
+        let fields = [
+            ("X-Note", "a\r\nX-Injected: 1"), ("X-Note", "a\nX-Injected: 2"), ("X-Note", "a\rb"), ("X-Nul", "a\u{0}b"),
+            ("X-Bad\r\nX-Injected", "3"), ("X Space", "v"), ("X-Colon:", "v"), ("", "empty"),
+        ]
+        for (name, value) in fields {
+            var request = EngineRequest(url: URL(string: server.baseURL + "/headers")!)
+            request.headers[name] = value
+            do {
+                _ = try await engine.perform(request) { _ in }
+                Issue.record("\(engineName) sent \(String(reflecting: name)): \(String(reflecting: value))")
+            } catch let error as HTTPError {
+                #expect(error.code == .encoding, "\(engineName): \(error)")
+                #expect(error.message.contains(String(reflecting: name)), "\(error.message)")
+                #expect(!error.message.contains("\r") && !error.message.contains("\n"), "\(error.message)")
+            }
+        }
+        // Through a center, a field a plugin sets after encoding is refused the same way.
+        struct Adapter: Plugin {
+            func adapt(_ request: inout EngineRequest, for original: Request) async throws {
+                request.headers["X-Signature"] = "sig\r\nX-Injected: 1"
+            }
+        }
+        let center = testCenter { config in
+            config.engine = engine
+            config.plugins = [Adapter()]
+        }
+        await #expect(throws: HTTPError.self) { try await center.send { $0.url = server.baseURL + "/headers" } }
+        #expect(received.withLock { $0 } == 0)
+        // The server counts what reaches it: a field that can be sent goes, a tab and bytes past ASCII included.
+        var request = EngineRequest(url: URL(string: server.baseURL + "/headers")!)
+        request.headers["X-Note"] = "a\tb é"
+        let response = try await engine.perform(request) { _ in }
+        #expect(response.status == 200)
+        #expect(received.withLock { $0 } == 1)
+    }
+
     @Test(arguments: bothEngines)
     func onlyHTTPAndHTTPSURLsArePerformed(engineName: String) async throws {
         let engine = try namedEngine(engineName)
