@@ -56,8 +56,8 @@ final class HostQueue: Sendable {
         try request.checkCancellation()
         try Redirects.check(request)
         // Checked here too, not only when the center encodes a request: a plugin's `adapt` and direct callers of an
-        // engine set fields after that.
-        if let field = request.headers.firstUnsendable { throw HTTPError.unsendable(field) }
+        // engine set the method and fields after that.
+        try request.checkHead()
         let deadline = request.totalTimeout.map { ContinuousClock.now + $0 }
         let origin = try await enter(request.url, deadline: deadline, cancellation: request.cancellation)
         defer { if let origin { release(origin) } }

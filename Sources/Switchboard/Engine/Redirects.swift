@@ -33,6 +33,7 @@ enum Redirects {
             next.body = .none
             next.headers["Content-Type"] = nil
             next.headers["Content-Length"] = nil
+            next.headers["Transfer-Encoding"] = nil
         }
         return next
     }

@@ -32,9 +32,11 @@ extension Center {
         if !plugins.isEmpty {
             do throws(HTTPError) {
                 try await plugins.adapt(&exchange.engineRequest, for: request)
+                // What the plugins changed is held to the rules encoding kept (every engine, a stub too).
+                try exchange.engineRequest.checkHead()
             } catch {
                 exchange.download?.interrupted()
-                throw error
+                throw error.with(request: request)
             }
         }
         exchange.engineRequest.observesProgress = progress != nil

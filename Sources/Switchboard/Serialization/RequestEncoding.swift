@@ -39,9 +39,6 @@ enum RequestEncoding {
             !parameters.isEmpty && !isMultipart && (streamsBody || request.method.encodesParametersInQuery)
             ? try appendingQuery(parameters, to: text, request: request)
             : try URLComposition.validate(text, for: request)
-        guard request.method.isValidToken else {
-            throw HTTPError(.encoding, "\"\(request.method)\" is not a valid HTTP method", request: request)
-        }
         if case .failure(let error) = converted { throw error.with(request: request) }
         var body = EngineRequest.Body.none
         var contentType: String?
@@ -102,7 +99,6 @@ enum RequestEncoding {
 
         var headers = request.headers
         headers.reserveCapacity(headers.count + 3)  // Content-Type, User-Agent, Accept
-        if let field = headers.firstUnsendable { throw HTTPError.unsendable(field).with(request: request) }
         if let contentType, headers["Content-Type"] == nil {
             headers["Content-Type"] = contentType
         }
@@ -120,6 +116,11 @@ enum RequestEncoding {
         engineRequest.maxSendBytesPerSecond = try checkedLimit(
             request.maxUploadBytesPerSecond, "maxUploadBytesPerSecond", request)
         engineRequest.id = request.id
+        do {
+            try engineRequest.checkHead()
+        } catch {
+            throw error.with(request: request)
+        }
         return engineRequest
     }
 

@@ -67,6 +67,95 @@ import SwitchboardTestSupport
         #expect(received.withLock { $0 } == 1)
     }
 
+    /// A method that is not a token, or a `Content-Length` or `Transfer-Encoding` that does not say what is sent, is
+    /// refused by both engines before anything is sent. libcurl under both wrote a method as given (one with a line
+    /// break sent a second request, `GET /admin`); `CurlEngine` sent a `Content-Length` short of the body and left the
+    /// rest on the connection, read by the server as the start of the next request (`56789GET /get`), one past the
+    /// body and waited, sent `Transfer-Encoding: gzip, chunked` over a body it did not compress and `chunked` beside
+    /// a `Content-Length`; a `chunked` or non-zero length request without a body never ended on either engine.
+    @Test(arguments: bothEngines)
+    func aHeadThatDoesNotSayWhatIsSentIsRefusedBeforeAnythingIsSent(engineName: String) async throws {
+        let received = Locked<[String]>([])
+        let server = try LoopbackServer { request in
+            received.withLock { $0.append("\(request.method) \(request.path) \(request.body.count)") }
+            return Httpbin.route(request)
+        }
+        defer { server.stop() }
+        let engine = try namedEngine(engineName)
+        let ten = Data("0123456789".utf8)
+        let unknownLength = EngineRequest.Body.stream(.init(length: nil) { InputStream(data: ten) })
+        let knownLength = EngineRequest.Body.stream(.init(length: 10) { InputStream(data: ten) })
+        let refused: [(HTTPMethod, HTTPHeaders, EngineRequest.Body, String)] = [
+            (
+                HTTPMethod(rawValue: "GET /admin HTTP/1.1\r\nX-Evil: 1\r\n\r\nGET"), [:], .none,
+                "not a valid HTTP method"
+            ),
+            (HTTPMethod(rawValue: "DO IT"), [:], .none, "not a valid HTTP method"),
+            (.post, ["Content-Length": "5"], .data(ten), "does not match the body (10 bytes)"),
+            (.post, ["Content-Length": "4"], knownLength, "does not match the body (10 bytes)"),
+            (.post, ["Content-Length": "20"], .data(ten), "does not match the body"),
+            (.post, ["Content-Length": "10, 10"], .data(ten), "does not match the body"),
+            (.post, ["Content-Length": "10"], unknownLength, "of unknown length"),
+            (.get, ["Content-Length": "3"], .none, "does not match the body (0 bytes)"),
+            (.post, ["Transfer-Encoding": "gzip, chunked"], .data(ten), "engine's to choose"),
+            (.post, ["Transfer-Encoding": "identity"], .data(ten), "engine's to choose"),
+            (.post, ["Transfer-Encoding": "chunked"], knownLength, "engine's to choose"),
+            (.get, ["Transfer-Encoding": "chunked"], .none, "engine's to choose"),
+        ]
+        for (method, headers, body, words) in refused {
+            var request = EngineRequest(method: method, url: URL(string: server.baseURL + "/anything")!, body: body)
+            request.headers = headers
+            do {
+                _ = try await engine.perform(request) { _ in }
+                Issue.record("\(engineName) sent \(String(reflecting: method.rawValue)) with \(headers)")
+            } catch let error as HTTPError {
+                #expect(error.code == .encoding, "\(engineName): \(error)")
+                #expect(error.message.contains(words), "\(engineName): \(error.message)")
+                #expect(!error.message.contains("\r") && !error.message.contains("\n"), "\(error.message)")
+            }
+        }
+        #expect(received.withLock { $0 } == [])
+        // What does say what is sent goes, whole: a length equal to the body's (blanks around it allowed, any case),
+        // and `chunked` for a stream of unknown length, which goes chunked anyway.
+        let sent: [(HTTPHeaders, EngineRequest.Body)] = [
+            (["content-length": " 10 "], .data(ten)), (["Content-Length": "10"], knownLength),
+            (["Transfer-Encoding": "Chunked"], unknownLength), (["Content-Length": "0"], .none),
+        ]
+        for (headers, body) in sent {
+            var request = EngineRequest(method: .post, url: URL(string: server.baseURL + "/anything")!, body: body)
+            request.headers = headers
+            let response = try await engine.perform(request) { _ in }
+            #expect(response.status == 200, "\(engineName), \(headers)")
+        }
+        #expect(received.withLock { $0 } == Array(repeating: "POST /anything 10", count: 3) + ["POST /anything 0"])
+    }
+
+    /// Through a center, what a plugin's `adapt` sets after encoding is held to the same rules, on any engine (a stub
+    /// too), with the request in the error.
+    @Test func whatAPluginSetsAfterEncodingIsHeldToTheRules() async throws {
+        struct Adapter: Plugin {
+            let header: (String, String)
+            func adapt(_ request: inout EngineRequest, for original: Request) async throws {
+                request.headers[header.0] = header.1
+            }
+        }
+        let stub = StubEngine()
+        for header in [("X-Signature", "sig\r\nX-Injected: 1"), ("Content-Length", "1")] {
+            let center = Center { config in
+                config.engine = stub
+                config.plugins = [Adapter(header: header)]
+            }
+            do {
+                _ = try await center.send { $0.url = "http://example.test/x" }
+                Issue.record("sent with \(header)")
+            } catch {
+                #expect(error.code == .encoding, "\(error)")
+                #expect(error.request?.url == "http://example.test/x")
+            }
+        }
+        #expect(stub.requests.isEmpty)
+    }
+
     @Test(arguments: bothEngines)
     func onlyHTTPAndHTTPSURLsArePerformed(engineName: String) async throws {
         let engine = try namedEngine(engineName)

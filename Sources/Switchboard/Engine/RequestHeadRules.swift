@@ -1,0 +1,55 @@
+import Foundation
+
+extension EngineRequest {
+    /// Refuses a request whose head would not say what is sent, before anything is: libcurl, under both engines,
+    /// writes the method and fields as it gets them.
+    ///
+    /// - The method must be a token: a space or line break in it wrote a request line of the caller's making (a
+    ///   second request, even).
+    /// - Every field must be sendable (`HTTPHeaders.isSendable(name:value:)`).
+    /// - A `Content-Length` the caller sets must be the body's length: `CurlEngine` sent the field as given, and a
+    ///   length short of the body left the rest on the connection, where the server read it as the start of the next
+    ///   request (URLSessionEngine replaced it). The engine sets the field itself; leaving it out is always right.
+    /// - `Transfer-Encoding` is the engine's choice: `chunked` for a stream of unknown length, else a
+    ///   `Content-Length`. `CurlEngine` sent a caller's value as it was (`gzip, chunked` over a body it did not
+    ///   compress, `chunked` beside a `Content-Length`), and a `chunked` request without a body never ended on either
+    ///   engine. A caller may still say `chunked` for a stream of unknown length, which goes chunked anyway.
+    ///
+    /// The center checks this when it encodes a request; each built-in engine checks again as it starts an exchange,
+    /// for what a plugin's `adapt` or a direct caller set after that.
+    func checkHead() throws(HTTPError) {
+        guard method.isValidToken else {
+            throw HTTPError(
+                .encoding, "\(String(reflecting: method.rawValue)) is not a valid HTTP method; nothing was sent")
+        }
+        let headers = headers
+        if let field = headers.firstUnsendable { throw HTTPError.unsendable(field) }
+        if let declared = headers["Content-Length"] {
+            let length = body.count
+            guard let length, Self.decimal(HTTPHeaders.trimmingBlanks(declared)) == length else {
+                let size = length.map { "\($0) bytes" } ?? "of unknown length"
+                throw HTTPError(
+                    .encoding,
+                    "the Content-Length field (\(String(reflecting: declared))) does not match the body (\(size)); "
+                        + "the engine sets it: leave it out. Nothing was sent")
+            }
+        }
+        if let coding = headers["Transfer-Encoding"] {
+            let chunked = HTTPHeaders.trimmingBlanks(coding).lowercased() == "chunked"
+            guard chunked, case .stream(let stream) = body, stream.length == nil else {
+                throw HTTPError(
+                    .encoding,
+                    "Transfer-Encoding (\(String(reflecting: coding))) is the engine's to choose: chunked for a "
+                        + "stream of unknown length, else a Content-Length; leave it out. Nothing was sent")
+            }
+        }
+    }
+
+    /// A field's value as a non-negative decimal number (digits only), or `nil`.
+    private static func decimal(_ text: String) -> Int64? {
+        guard !text.isEmpty, text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else {
+            return nil
+        }
+        return Int64(text)
+    }
+}
