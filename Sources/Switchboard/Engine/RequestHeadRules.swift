@@ -10,6 +10,7 @@ extension EngineRequest {
     /// - A `Content-Length` the caller sets must be the body's length: `CurlEngine` sent the field as given, and a
     ///   length short of the body left the rest on the connection, where the server read it as the start of the next
     ///   request (URLSessionEngine replaced it). The engine sets the field itself; leaving it out is always right.
+    /// - A `GET` or `HEAD` carries no body: URLSession refuses one, and libcurl sent the request as a `POST`.
     /// - `Transfer-Encoding` is the engine's choice: `chunked` for a stream of unknown length, else a
     ///   `Content-Length`. `CurlEngine` sent a caller's value as it was (`gzip, chunked` over a body it did not
     ///   compress, `chunked` beside a `Content-Length`), and a `chunked` request without a body never ended on either
@@ -21,6 +22,11 @@ extension EngineRequest {
         guard method.isValidToken else {
             throw HTTPError(
                 .encoding, "\(String(reflecting: method.rawValue)) is not a valid HTTP method; nothing was sent")
+        }
+        if method == .get || method == .head, !body.isEmpty {
+            // URLSession refuses it (`-1103`, "resource exceeds maximum size", or no answer for a `HEAD`), and
+            // libcurl sent it as a `POST`.
+            throw HTTPError(.encoding, "a \(method) request cannot carry a body; nothing was sent")
         }
         let headers = headers
         if let field = headers.firstUnsendable { throw HTTPError.unsendable(field) }

@@ -101,6 +101,9 @@ import SwitchboardTestSupport
             (.post, ["Transfer-Encoding": "identity"], .data(ten), "engine's to choose"),
             (.post, ["Transfer-Encoding": "chunked"], knownLength, "engine's to choose"),
             (.get, ["Transfer-Encoding": "chunked"], .none, "engine's to choose"),
+            // URLSession refused these (-1103, or no answer for the HEAD); libcurl sent them as POSTs.
+            (.get, [:], .data(ten), "a GET request cannot carry a body"),
+            (.head, [:], knownLength, "a HEAD request cannot carry a body"),
         ]
         for (method, headers, body, words) in refused {
             var request = EngineRequest(method: method, url: URL(string: server.baseURL + "/anything")!, body: body)
@@ -128,6 +131,33 @@ import SwitchboardTestSupport
             #expect(response.status == 200, "\(engineName), \(headers)")
         }
         #expect(received.withLock { $0 } == Array(repeating: "POST /anything 10", count: 3) + ["POST /anything 0"])
+    }
+
+    /// Neither engine labels a body the caller did not: URLSession on Linux gave a `POST` body, and libcurl anything it
+    /// posted (`PUT`, `PATCH`, an empty `POST`), `Content-Type: application/x-www-form-urlencoded`. A caller's own
+    /// label goes as it is.
+    @Test(arguments: bothEngines)
+    func noContentTypeIsSentThatTheCallerDidNotSet(engineName: String) async throws {
+        let engine = try namedEngine(engineName)
+        let ten = Data("0123456789".utf8)
+        let bodies: [(HTTPMethod, EngineRequest.Body)] = [
+            (.post, .data(ten)), (.post, .none), (.post, .data(Data())), (.put, .data(ten)), (.patch, .data(ten)),
+            (.delete, .data(ten)), (.options, .data(ten)), (HTTPMethod(rawValue: "PROPFIND"), .data(ten)),
+            (.post, .stream(.init(length: 10) { InputStream(data: ten) })),
+            (.post, .stream(.init(length: nil) { InputStream(data: ten) })),
+        ]
+        for (method, body) in bodies {
+            for label in [nil, "text/csv"] {
+                var request = EngineRequest(
+                    method: method, url: URL(string: LoopbackServer.shared.baseURL + "/anything")!, body: body)
+                request.headers["Content-Type"] = label
+                let response = try await engine.perform(request) { _ in }
+                let echo = try JSONDecoder().decode(JSON.self, from: response.body)
+                #expect(echo["method"]?.string == method.rawValue, "\(engineName) \(method)")
+                #expect(echo["headers"]?["Content-Type"]?.string == label, "\(engineName) \(method) \(body)")
+                #expect(echo["data"]?.string == (body.isEmpty ? "" : "0123456789"), "\(engineName) \(method)")
+            }
+        }
     }
 
     /// Through a center, what a plugin's `adapt` sets after encoding is held to the same rules, on any engine (a stub

@@ -212,17 +212,21 @@ final class CurlTransfer: @unchecked Sendable {
             set(easy, .customRequest, method.rawValue)
         }
 
-        // No `Expect: 100-continue` round trip before bodies (libcurl adds none to a request without one).
-        let expectNothing: Bool = if case .none = request.body { false } else { true }
-        if let last = headers, last.matches(request.headers, expectNothing: expectNothing) {
+        // No `Expect: 100-continue` round trip before bodies (libcurl adds none to a request without one), and no
+        // `Content-Type` the caller did not set (libcurl labels what it posts `application/x-www-form-urlencoded`).
+        var removed = CurlHeaderList.Removed()
+        if case .none = request.body {} else { removed.insert(.expect) }
+        if method != .get, method != .head, request.headers["Content-Type"] == nil { removed.insert(.contentType) }
+        if let last = headers, last.matches(request.headers, removed: removed) {
             headerList = last
         } else {
             var list: OpaquePointer?
             for field in request.headers {
                 list = Self.append(field, to: list)
             }
-            if expectNothing { list = sb_slist_append(list, "Expect:") }
-            headerList = CurlHeaderList(list, fields: request.headers, expectNothing: expectNothing)
+            if removed.contains(.expect) { list = sb_slist_append(list, "Expect:") }
+            if removed.contains(.contentType) { list = sb_slist_append(list, "Content-Type:") }
+            headerList = CurlHeaderList(list, fields: request.headers, removed: removed)
             headers = headerList
         }
         // The same list as the handle's last transfer sent (`lastHeaders`) is still set on it.
@@ -712,12 +716,21 @@ final class CurlHeaderList: @unchecked Sendable {
     // (and so no easy handle in use) holds it any more.
     let list: OpaquePointer?
     private let fields: HTTPHeaders
-    private let expectNothing: Bool
+    private let removed: Removed
 
-    init(_ list: OpaquePointer?, fields: HTTPHeaders, expectNothing: Bool) {
+    /// Fields of libcurl's own that the list removes (`Name:` with nothing after it).
+    struct Removed: OptionSet {
+        let rawValue: UInt8
+        /// `Expect: 100-continue`, which libcurl adds before a large body.
+        static let expect = Removed(rawValue: 1)
+        /// `Content-Type: application/x-www-form-urlencoded`, which libcurl adds to what it posts.
+        static let contentType = Removed(rawValue: 2)
+    }
+
+    init(_ list: OpaquePointer?, fields: HTTPHeaders, removed: Removed) {
         self.list = list
         self.fields = fields
-        self.expectNothing = expectNothing
+        self.removed = removed
     }
 
     deinit {
@@ -726,8 +739,8 @@ final class CurlHeaderList: @unchecked Sendable {
 
     /// Whether the list sends exactly these fields: names and values byte for byte (`String`'s `==` would take a
     /// composed `é` for a decomposed one, and the list would send the other bytes), in this order.
-    func matches(_ other: HTTPHeaders, expectNothing: Bool) -> Bool {
-        expectNothing == self.expectNothing
+    func matches(_ other: HTTPHeaders, removed: Removed) -> Bool {
+        removed == self.removed
             && fields.elementsEqual(other) {
                 $0.name.utf8.elementsEqual($1.name.utf8) && $0.value.utf8.elementsEqual($1.value.utf8)
             }

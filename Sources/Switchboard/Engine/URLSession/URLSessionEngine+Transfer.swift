@@ -132,6 +132,14 @@ final class SessionTransfer: Sendable {
         if let cookies, let url = urlRequest.url {
             urlRequest.setValue(CookieRules.requestField(for: url, in: cookies), forHTTPHeaderField: "Cookie")
         }
+        #if canImport(FoundationNetworking)
+        // URLSession on Linux labels a POST body `application/x-www-form-urlencoded` when the request has no
+        // `Content-Type`; a field with a blank value keeps it from doing so, and libcurl sends no such field.
+        if request.method != .get, request.method != .head, urlRequest.value(forHTTPHeaderField: "Content-Type") == nil
+        {
+            urlRequest.setValue(" ", forHTTPHeaderField: "Content-Type")
+        }
+        #endif
         let task: URLSessionDataTask
         switch request.body {
         case .none where state.withLock({ $0.quick }):
