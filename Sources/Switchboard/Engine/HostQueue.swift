@@ -58,6 +58,10 @@ final class HostQueue: Sendable {
         // Checked here too, not only when the center encodes a request: a plugin's `adapt` and direct callers of an
         // engine set the method and fields after that.
         try request.checkHead()
+        if case .file(let file) = request.body, !RequestEncoding.isReadableFile(file) {
+            // Said alike by both engines (libcurl's engine reported the file handle's error as a transport failure).
+            throw RequestEncoding.unreadableUploadFile(file)
+        }
         let deadline = request.totalTimeout.map { ContinuousClock.now + $0 }
         let origin = try await enter(request.url, deadline: deadline, cancellation: request.cancellation)
         defer { if let origin { release(origin) } }

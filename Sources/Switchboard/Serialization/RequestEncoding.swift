@@ -167,13 +167,17 @@ enum RequestEncoding {
 
     /// Refuses an upload file that is missing, unreadable or not a regular file, before anything is sent.
     static func checkUploadFile(_ file: URL, for request: Request) throws(HTTPError) {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: file.path, isDirectory: &isDirectory), !isDirectory.boolValue,
-            FileManager.default.isReadableFile(atPath: file.path)
-        else { throw unreadableUploadFile(file, for: request) }
+        guard isReadableFile(file) else { throw unreadableUploadFile(file, for: request) }
     }
 
-    static func unreadableUploadFile(_ file: URL, for request: Request) -> HTTPError {
+    /// Whether a file exists, is not a directory, and can be read.
+    static func isReadableFile(_ file: URL) -> Bool {
+        var isDirectory: ObjCBool = false
+        return FileManager.default.fileExists(atPath: file.path, isDirectory: &isDirectory) && !isDirectory.boolValue
+            && FileManager.default.isReadableFile(atPath: file.path)
+    }
+
+    static func unreadableUploadFile(_ file: URL, for request: Request? = nil) -> HTTPError {
         HTTPError(.fileSystem, "the upload file \(file.path) does not exist or cannot be read", request: request)
     }
 

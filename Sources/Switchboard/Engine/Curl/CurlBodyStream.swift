@@ -47,13 +47,23 @@ final class CurlBodyStream: @unchecked Sendable {
     }
 
     /// Copies buffered bytes into `buffer`, without waiting (the engine's thread calls it).
+    ///
+    /// A stream of known length never hands over its last byte before the pump has found its end: libcurl sends no
+    /// more than the length, so a stream with bytes beyond it must fail before the server has the whole body (it
+    /// would take the request as complete, and act on it).
     func read(into buffer: UnsafeMutableRawBufferPointer) -> Read {
         condition.lock()
         defer { condition.unlock() }
         if let failure { return .failed(failure) }
+        var limit = buffer.count
+        if let length = stream.length {
+            let read = delivered + Int64(buffered)
+            if read > length { return .failed(mismatch(read)) }
+            if !ended { limit = Int(min(Int64(limit), max(0, length - delivered - 1))) }
+        }
         var copied = 0
-        while copied < buffer.count, let first = chunks.first {
-            let count = min(buffer.count - copied, first.count - offset)
+        while copied < limit, let first = chunks.first {
+            let count = min(limit - copied, first.count - offset)
             first.withUnsafeBytes { bytes in
                 buffer.baseAddress!.advanced(by: copied).copyMemory(
                     from: bytes.baseAddress!.advanced(by: offset), byteCount: count)

@@ -194,7 +194,11 @@ final class CurlTransfer: @unchecked Sendable {
             }
             observeUpload(easy, context: context)
         case .file(let file):
-            upload = try FileHandle(forReadingFrom: file)
+            do {
+                upload = try FileHandle(forReadingFrom: file)
+            } catch {
+                throw RequestEncoding.unreadableUploadFile(file)
+            }
             setUploadCallbacks(easy, length: request.body.count, context: context)
         case .stream(let stream):
             bodyStream = CurlBodyStream(stream, ready: resume ?? {})

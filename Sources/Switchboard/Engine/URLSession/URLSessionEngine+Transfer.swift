@@ -196,7 +196,16 @@ final class SessionTransfer: Sendable {
             // URLSession sends both framings if given a `Content-Length` too.
             urlRequest.setValue(nil, forHTTPHeaderField: "Content-Length")
             do {
-                let opened = try stream.makeStream()
+                let made = try stream.makeStream()
+                #if canImport(FoundationNetworking)
+                // URLSession on Linux takes a stream that cannot be read (one that failed to open) for an empty one:
+                // checked, a failure aborts the upload.
+                let opened: InputStream = LengthHeldStream(made, length: nil) { [weak self] error in
+                    self?.recordFailure(error)
+                }
+                #else
+                let opened = made
+                #endif
                 urlRequest.httpBodyStream = opened
                 state.withLock { $0.bodyStream = opened }
             } catch {
