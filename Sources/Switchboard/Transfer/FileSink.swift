@@ -41,16 +41,30 @@ public final class FileSink: @unchecked Sendable {
     private var synchronous: Bool { mode != .queued }
 
     /// Opens (creating if needed) a file and cuts it to `start` bytes; writing continues from there, as `mode` says.
-    init(url: URL, start: Int64, mode: Mode) throws {
+    ///
+    /// - Throws: `HTTPError` `.fileSystem` when the file cannot be created, opened or cut (a directory, say), on
+    ///   every engine alike.
+    init(url: URL, start: Int64, mode: Mode) throws(HTTPError) {
         self.mode = mode
         if !FileManager.default.fileExists(atPath: url.path) {
             guard FileManager.default.createFile(atPath: url.path, contents: nil) else {
                 throw HTTPError(.fileSystem, "cannot create \(url.path)")
             }
         }
-        handle = try FileHandle(forWritingTo: url)
-        try handle.truncate(atOffset: UInt64(start))
-        try handle.seek(toOffset: UInt64(start))
+        do {
+            handle = try FileHandle(forWritingTo: url)
+        } catch {
+            throw HTTPError(.fileSystem, "the download file \(url.path) cannot be opened: \(error)", underlying: error)
+        }
+        do {
+            try handle.truncate(atOffset: UInt64(start))
+            try handle.seek(toOffset: UInt64(start))
+        } catch {
+            try? handle.close()
+            throw HTTPError(
+                .fileSystem, "the download file \(url.path) cannot be cut to \(start) bytes: \(error)",
+                underlying: error)
+        }
         length = start
     }
 

@@ -93,4 +93,28 @@ import SwitchboardTestSupport
         }
         #expect(received.withLock { $0 } == ["0123456789", "0123456789"])
     }
+
+    /// A download file that cannot be opened or cut (a directory, a device) is a file-system failure on both engines,
+    /// not a transport one (both reported Foundation's error as `.transport`).
+    @Test(arguments: bothEngines)
+    func aDownloadFileThatCannotBeOpenedIsAFileSystemFailure(engineName: String) async throws {
+        let engine = try namedEngine(engineName)
+        let scratch = Scratch()
+        for (file, words) in [
+            (scratch.url, "cannot be opened"), (URL(fileURLWithPath: "/dev/null"), "cannot be cut to 0 bytes"),
+            (scratch.file("missing/x.bin"), "cannot create"),
+        ] {
+            var request = EngineRequest(url: URL(string: LoopbackServer.shared.baseURL + "/bytes/100")!)
+            request.destination = .file(file, offset: 0)
+            do {
+                _ = try await engine.perform(request) { _ in }
+                Issue.record("\(engineName) wrote the download to \(file.path)")
+            } catch {
+                let error = HTTPError.from(error)
+                #expect(error.code == .fileSystem, "\(engineName), \(file.path): \(error)")
+                #expect(error.message.contains(words), "\(engineName): \(error.message)")
+            }
+        }
+        #expect(scratch.contents == [])
+    }
 }
