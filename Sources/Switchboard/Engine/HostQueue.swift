@@ -57,7 +57,7 @@ final class HostQueue: Sendable {
         try Redirects.check(request)
         // Checked here too, not only when the center encodes a request: a plugin's `adapt` and direct callers of an
         // engine set the method and fields after that.
-        try request.checkHead()
+        try request.checkBeforeSending()
         if case .file(let file) = request.body, !RequestEncoding.isReadableFile(file) {
             // Said alike by both engines (libcurl's engine reported the file handle's error as a transport failure).
             throw RequestEncoding.unreadableUploadFile(file)

@@ -33,7 +33,7 @@ extension Center {
             do throws(HTTPError) {
                 try await plugins.adapt(&exchange.engineRequest, for: request)
                 // What the plugins changed is held to the rules encoding kept (every engine, a stub too).
-                try exchange.engineRequest.checkHead()
+                try exchange.engineRequest.checkBeforeSending()
             } catch {
                 exchange.download?.interrupted()
                 throw error.with(request: request)

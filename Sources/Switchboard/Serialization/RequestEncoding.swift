@@ -110,14 +110,16 @@ enum RequestEncoding {
         }
         var engineRequest = EngineRequest(
             method: request.method, url: url, headers: headers, body: body, totalTimeout: request.totalTimeout)
-        if let timeout = request.timeout { engineRequest.timeout = max(.milliseconds(1), timeout) }
+        if let timeout = request.timeout {
+            engineRequest.timeout = timeout > .zero ? max(.milliseconds(1), timeout) : timeout
+        }
         engineRequest.maxReceiveBytesPerSecond = try checkedLimit(
             request.maxBytesPerSecond, "maxBytesPerSecond", request)
         engineRequest.maxSendBytesPerSecond = try checkedLimit(
             request.maxUploadBytesPerSecond, "maxUploadBytesPerSecond", request)
         engineRequest.id = request.id
         do {
-            try engineRequest.checkHead()
+            try engineRequest.checkBeforeSending()
         } catch {
             throw error.with(request: request)
         }

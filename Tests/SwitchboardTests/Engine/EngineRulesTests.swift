@@ -105,6 +105,17 @@ import SwitchboardTestSupport
             (.get, [:], .data(ten), "a GET request cannot carry a body"),
             (.head, [:], knownLength, "a HEAD request cannot carry a body"),
         ]
+        var timeouts: [EngineRequest] = []
+        for (idle, total) in [(Duration.zero, nil), (.seconds(-1), nil), (.seconds(1), Duration.zero)] {
+            var request = EngineRequest(url: URL(string: server.baseURL + "/anything")!, totalTimeout: total)
+            request.timeout = idle
+            timeouts.append(request)
+        }
+        for request in timeouts {
+            await #expect(throws: HTTPError.self, "\(engineName): \(request.timeout), \(request.totalTimeout as Any)") {
+                _ = try await engine.perform(request) { _ in }
+            }
+        }
         for (method, headers, body, words) in refused {
             var request = EngineRequest(method: method, url: URL(string: server.baseURL + "/anything")!, body: body)
             request.headers = headers

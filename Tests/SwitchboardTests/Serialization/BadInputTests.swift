@@ -105,6 +105,27 @@ import Testing
             }, mentions: "not a valid HTTP method")
     }
 
+    /// A timeout of zero or less: each engine took zero for a millisecond (whether a request on loopback beat it
+    /// depended on the engine), and URLSession took a negative idle timeout for none.
+    @Test func aTimeoutThatIsNotLongerThanZero() async {
+        await expectEncodingError(
+            {
+                $0.api = "x"; $0.timeout = .zero
+            }, mentions: "timeout is 0.0 seconds")
+        await expectEncodingError(
+            {
+                $0.api = "x"; $0.timeout = .seconds(-1)
+            }, mentions: "must be longer than zero")
+        await expectEncodingError(
+            {
+                $0.api = "x"; $0.totalTimeout = .zero
+            }, mentions: "totalTimeout is 0.0 seconds")
+        await expectEncodingError(
+            {
+                $0.api = "x"; $0.totalTimeout = .seconds(-5)
+            }, mentions: "must be longer than zero")
+    }
+
     @Test func aResponseThatIsNotAPropertyList() async {
         let stub = StubEngine()
         stub.on(nil, "*", reply: .string("not a plist"))

@@ -16,9 +16,17 @@ extension EngineRequest {
     ///   compress, `chunked` beside a `Content-Length`), and a `chunked` request without a body never ended on either
     ///   engine. A caller may still say `chunked` for a stream of unknown length, which goes chunked anyway.
     ///
+    /// - A timeout must be longer than zero: each engine took zero for a millisecond, so whether a request on
+    ///   loopback beat it depended on the engine; URLSession took a negative idle timeout for none.
+    ///
     /// The center checks this when it encodes a request; each built-in engine checks again as it starts an exchange,
     /// for what a plugin's `adapt` or a direct caller set after that.
-    func checkHead() throws(HTTPError) {
+    func checkBeforeSending() throws(HTTPError) {
+        for (name, limit) in [("timeout", timeout), ("totalTimeout", totalTimeout)] {
+            if let limit, limit <= .zero {
+                throw HTTPError(.encoding, "\(name) is \(limit); a timeout must be longer than zero. Nothing was sent")
+            }
+        }
         guard method.isValidToken else {
             throw HTTPError(
                 .encoding, "\(String(reflecting: method.rawValue)) is not a valid HTTP method; nothing was sent")
