@@ -15,18 +15,14 @@ extension EngineRequest {
     ///   `Content-Length`. `CurlEngine` sent a caller's value as it was (`gzip, chunked` over a body it did not
     ///   compress, `chunked` beside a `Content-Length`), and a `chunked` request without a body never ended on either
     ///   engine. A caller may still say `chunked` for a stream of unknown length, which goes chunked anyway.
-    ///
     /// - A timeout must be longer than zero: each engine took zero for a millisecond, so whether a request on
     ///   loopback beat it depended on the engine; URLSession took a negative idle timeout for none.
     ///
     /// The center checks this when it encodes a request; each built-in engine checks again as it starts an exchange,
     /// for what a plugin's `adapt` or a direct caller set after that.
     func checkBeforeSending() throws(HTTPError) {
-        for (name, limit) in [("timeout", timeout), ("totalTimeout", totalTimeout)] {
-            if let limit, limit <= .zero {
-                throw HTTPError(.encoding, "\(name) is \(limit); a timeout must be longer than zero. Nothing was sent")
-            }
-        }
+        if timeout <= .zero { throw Self.notLongerThanZero("timeout", timeout) }
+        if let totalTimeout, totalTimeout <= .zero { throw Self.notLongerThanZero("totalTimeout", totalTimeout) }
         guard method.isValidToken else {
             throw HTTPError(
                 .encoding, "\(String(reflecting: method.rawValue)) is not a valid HTTP method; nothing was sent")
@@ -57,6 +53,10 @@ extension EngineRequest {
                         + "stream of unknown length, else a Content-Length; leave it out. Nothing was sent")
             }
         }
+    }
+
+    private static func notLongerThanZero(_ name: String, _ limit: Duration) -> HTTPError {
+        HTTPError(.encoding, "\(name) is \(limit); a timeout must be longer than zero. Nothing was sent")
     }
 
     /// A field's value as a non-negative decimal number (digits only), or `nil`.

@@ -106,12 +106,14 @@ public struct Request: Sendable {
         _modify { yield &storage.unique().value.cold.unique().value.body }
     }
     /// The longest the request may wait for the server without receiving anything; the center's `timeout` when nil.
+    /// It must be longer than zero (a request with a zero or negative timeout fails with `.encoding`, unsent).
     public var timeout: Duration? {
         get { fields.timeout }
         set { storage.unique().value.timeout = newValue }
         _modify { yield &storage.unique().value.timeout }
     }
     /// The longest the whole exchange may take, however steadily data arrives; the center's `totalTimeout` when nil.
+    /// It must be longer than zero, as `timeout` must.
     public var totalTimeout: Duration? {
         get { fields.totalTimeout }
         set { storage.unique().value.totalTimeout = newValue }
