@@ -97,6 +97,17 @@ enum URLComposition {
         }
     }
 
+    /// The URL with its scheme in lower case (`HTTP://x/` as `http://x/`), the rest of its text as it is: schemes
+    /// are case-insensitive (RFC 3986 section 3.1), but URLSession on Linux refuses an upper-case one ("unsupported
+    /// URL"), where libcurl takes it.
+    static func lowercasingScheme(_ url: URL) -> URL {
+        let text = url.absoluteString
+        guard let colon = text.utf8.firstIndex(of: UInt8(ascii: ":")),
+            text.utf8[..<colon].contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") })
+        else { return url }
+        return URL(string: text[..<colon].lowercased() + text[colon...]) ?? url
+    }
+
     enum Authority: Equatable {
         case notHTTP, noHost, hasHost
     }

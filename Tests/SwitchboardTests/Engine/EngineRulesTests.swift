@@ -197,6 +197,25 @@ import SwitchboardTestSupport
         #expect(stub.requests.isEmpty)
     }
 
+    /// Schemes are case-insensitive: `HTTP://` reaches the server on both engines, directly and as a redirect's
+    /// `Location` (URLSession on Linux refused it as an unsupported URL; libcurl took it).
+    @Test(arguments: bothEngines)
+    func anUpperCaseSchemeIsThatScheme(engineName: String) async throws {
+        let engine = try namedEngine(engineName)
+        let upper = LoopbackServer.shared.baseURL.replacingOccurrences(of: "http://", with: "HTTP://")
+        let direct = try await engine.perform(EngineRequest(url: URL(string: upper + "/anything/upper")!)) { _ in }
+        #expect(direct.status == 200)
+        #expect(
+            try JSONDecoder().decode(JSON.self, from: direct.body)["url"]?.string?.hasSuffix("/anything/upper") == true)
+        let target = (upper + "/anything/redirected").addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+        let redirected = try await engine.perform(
+            EngineRequest(url: URL(string: LoopbackServer.shared.baseURL + "/redirect-to?url=" + target)!)
+        ) { _ in }
+        #expect(redirected.status == 200)
+        let echo = try JSONDecoder().decode(JSON.self, from: redirected.body)
+        #expect(echo["url"]?.string?.hasSuffix("/anything/redirected") == true)
+    }
+
     @Test(arguments: bothEngines)
     func onlyHTTPAndHTTPSURLsArePerformed(engineName: String) async throws {
         let engine = try namedEngine(engineName)

@@ -129,6 +129,7 @@ final class SessionTransfer: Sendable {
     /// `Content-Length` (see `lengthHeldTask`); on Apple platforms a file goes by `uploadTask(fromFile:)`.
     private func launchNow(_ urlRequest: URLRequest) {
         var urlRequest = urlRequest
+        if let url = urlRequest.url { urlRequest.url = URLComposition.lowercasingScheme(url) }
         if let cookies, let url = urlRequest.url {
             urlRequest.setValue(CookieRules.requestField(for: url, in: cookies), forHTTPHeaderField: "Cookie")
         }
@@ -427,7 +428,7 @@ final class SessionTransfer: Sendable {
             return nil
         }
         var next = proposed
-        next.url = target
+        next.url = target.map(URLComposition.lowercasingScheme)
         if !Redirects.sameOrigin(response.url ?? request.url, target) {
             for name in Redirects.credentialHeaders { next.setValue(nil, forHTTPHeaderField: name) }
         }
