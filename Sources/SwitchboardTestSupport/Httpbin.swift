@@ -401,6 +401,8 @@ public enum Httpbin {
     /// - `repeated-header`, `padded-header`, `space-before-colon`, `no-reason-phrase`: a `200` with `X-Name` three
     ///   times (`a`, `b`, then as `x-name`, `c`), with blanks around its value (`v w`) and an empty `X-Empty`, with a
     ///   space before its colon (`v`), or a status line without a reason phrase (`HTTP/1.1 200`).
+    /// - `lowercase-status`: the same with its status line's protocol in lower case (`http/1.1 200 OK`).
+    /// - `unasked-upgrade`: a `101 Switching Protocols` no request asked for, then bytes of another protocol.
     /// - `downgrade?to=URL&status=S`: a redirect to URL (an `http://` one, served over TLS by a test's own server).
     /// - `location?to=REFERENCE&status=S`: the same redirect, for a `Location` that is a relative reference.
     private static func fault(_ name: String, request: ServerRequest) -> ServerResponse {
@@ -441,6 +443,14 @@ public enum Httpbin {
                 body: Data(repeating: UInt8(ascii: "t"), count: length))
             response.truncateAfter = Int(number("after", 500))
             return response
+        case "unasked-upgrade":
+            // A `101` no request asked for (no `Upgrade` field), then bytes of another protocol.
+            var response = ServerResponse()
+            response.rawHead = Data(
+                "HTTP/1.1 101 Switching Protocols\r\nUpgrade: other\r\nConnection: Upgrade\r\n\r\nxx".utf8)
+            return response
+        case "lowercase-status":
+            return rawAnswer("X-Name: v", statusLine: "http/1.1 200 OK")
         case "empty-reply":
             var response = ServerResponse()
             response.rawHead = Data()

@@ -498,6 +498,18 @@ extension URLError {
         return URLError(.timedOut, userInfo: info)
     }
 
+    /// The error both engines give when the last response is an interim one (`1xx`): `101 Switching Protocols`, which
+    /// no request of theirs asks for, ends an exchange without a final response.
+    static func noFinalResponse(after status: Int) -> URLError {
+        URLError(
+            .badServerResponse,
+            userInfo: [
+                NSLocalizedDescriptionKey:
+                    "the server answered \(status) \(HTTPURLResponse.localizedString(forStatusCode: status)), an "
+                    + "interim response, and nothing final after it"
+            ])
+    }
+
     /// What both engines say of an exchange that outlasted its total timeout (`limit`, when known).
     static func totalTimeoutMessage(_ limit: Duration?) -> String {
         let limit = limit.map { String(format: "%.3g s", $0.seconds) } ?? "its limit"

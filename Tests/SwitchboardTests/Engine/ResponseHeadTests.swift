@@ -80,6 +80,29 @@ import SwitchboardTestSupport
         #expect(response?.string == "ok")
     }
 
+    /// A status line whose protocol is in lower case (`http/1.1 200 OK`) is read on both engines, as libcurl reads it
+    /// (CurlEngine read only `HTTP/`, and failed the request with "the operation could not be completed").
+    @Test(arguments: bothEngines)
+    func aLowerCaseStatusLineIsRead(engineName: String) async throws {
+        let (response, error) = try await Self.send(engineName, "lowercase-status")
+        #expect(error == nil, "\(String(describing: error))")
+        #expect(response?.status == 200)
+        #expect(response?.string == "ok")
+    }
+
+    /// A `101 Switching Protocols` no request asked for ends the exchange without a final response, on both engines
+    /// with the same words (URLSession handed the `101` over as the answer, with the other protocol's bytes as its
+    /// body; CurlEngine failed with "the operation could not be completed").
+    @Test(arguments: bothEngines)
+    func anUnaskedUpgradeIsNoAnswer(engineName: String) async throws {
+        let (response, error) = try await Self.send(engineName, "unasked-upgrade")
+        #expect(response == nil)
+        #expect(error?.code == .transport)
+        #expect(
+            error?.message.contains("answered 101 Switching Protocols, an interim response") == true,
+            "\(String(describing: error))")
+    }
+
     /// The rule for received header bytes, without a server: ASCII and UTF-8 as UTF-8, anything else byte for byte.
     @Test func receivedHeaderBytesAreNeverReplaced() {
         func text(_ bytes: [UInt8]) -> String { bytes.withUnsafeBytes { HTTPHeaders.receivedText($0[...]) } }

@@ -327,7 +327,8 @@ final class CurlTransfer: @unchecked Sendable {
         if let name = lastFieldName, let first = line.first, first == 0x20 || first == 0x09 {
             // A folded line (obs-fold) continues the field before it; libcurl hands it over as a line of its own.
             headers.append(continuationOf: name, HTTPHeaders.receivedText(text))
-        } else if text.starts(with: "HTTP/".utf8) {
+        } else if text.count >= 5, text.prefix(5).lazy.map({ $0 | 0x20 }).elementsEqual("http/".utf8) {
+            // Any case, as libcurl (and so URLSession) reads it.
             // `HTTP/1.1 200 OK`, `HTTP/2 200`.
             let space = text.firstIndex(of: UInt8(ascii: " ")) ?? text.endIndex
             version = String(decoding: text[..<space], as: UTF8.self)
@@ -525,7 +526,10 @@ final class CurlTransfer: @unchecked Sendable {
             return
         }
         guard var head else {
-            finish(.failure(URLError(.badServerResponse)))
+            finish(
+                .failure(
+                    status > 0 && status < 200 ? URLError.noFinalResponse(after: status) : URLError(.badServerResponse))
+            )
             return
         }
         var length: Int64?

@@ -531,6 +531,12 @@ final class SessionTransfer: Sendable {
             guard let response = state.response ?? (state.task?.response as? HTTPURLResponse) else {
                 return .finish(.failure(URLError(.badServerResponse)))
             }
+            // URLSession hands a `101` over as if it were final, with what followed it as the body.
+            if response.statusCode < 200 {
+                state.sink?.abandon()
+                state.sink = nil
+                return .finish(.failure(URLError.noFinalResponse(after: response.statusCode)))
+            }
             var fileLength: Int64?
             if let sink = state.sink {
                 state.sink = nil
