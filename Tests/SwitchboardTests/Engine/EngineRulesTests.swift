@@ -216,6 +216,21 @@ import SwitchboardTestSupport
         #expect(echo["url"]?.string?.hasSuffix("/anything/redirected") == true)
     }
 
+    /// Both engines follow 20 redirects and refuse the 21st, in the same words.
+    @Test(arguments: bothEngines)
+    func twentyRedirectsAreFollowedAndNoMore(engineName: String) async throws {
+        let engine = try namedEngine(engineName)
+        let base = LoopbackServer.shared.baseURL
+        let followed = try await engine.perform(EngineRequest(url: URL(string: base + "/redirect/20")!)) { _ in }
+        #expect(followed.status == 200)
+        await #expect {
+            _ = try await engine.perform(EngineRequest(url: URL(string: base + "/redirect/21")!)) { _ in }
+        } throws: { error in
+            let error = HTTPError.from(error)
+            return error.code == .transport && error.message.hasPrefix("more than 20 redirects")
+        }
+    }
+
     @Test(arguments: bothEngines)
     func onlyHTTPAndHTTPSURLsArePerformed(engineName: String) async throws {
         let engine = try namedEngine(engineName)

@@ -798,6 +798,10 @@ final class SessionTransfer: Sendable {
         if urlError.code == .unsupportedURL || urlError.code == .badURL {
             return URLError(.badServerResponse, userInfo: urlError.userInfo)
         }
+        if urlError.code == .httpTooManyRedirects {
+            // URLSession stops after the 20th redirect, as CurlEngine does: say it in the same words.
+            return Redirects.tooMany
+        }
         if urlError.code == .timedOut, let idleLimit, urlError.userInfo[NSLocalizedDescriptionKey] == nil {
             // URLSession's own timer (`timeoutInterval`, the idle timeout) says no more than "error -1001": say what
             // CurlEngine says.
