@@ -16,8 +16,10 @@ public final class LoopbackServer: Sendable {
 
     /// The port the server listens on.
     public let port: Int
-    /// `http://127.0.0.1:<port>`.
-    public var baseURL: String { "http://127.0.0.1:\(port)" }
+    /// Whether it listens on `::1` rather than `127.0.0.1`.
+    public let ipv6: Bool
+    /// `http://127.0.0.1:<port>`, or `http://[::1]:<port>`.
+    public var baseURL: String { ipv6 ? "http://[::1]:\(port)" : "http://127.0.0.1:\(port)" }
 
     private let listener: Int32
     private let handler: Handler
@@ -37,11 +39,14 @@ public final class LoopbackServer: Sendable {
 
     /// Starts a server.
     ///
-    /// - Parameter handler: answers each request; the httpbin routes by default.
-    public init(handler: @escaping Handler = Httpbin.route) throws {
+    /// - Parameters:
+    ///   - ipv6: listen on the IPv6 loopback address, `::1`, instead of `127.0.0.1`.
+    ///   - handler: answers each request; the httpbin routes by default.
+    public init(ipv6: Bool = false, handler: @escaping Handler = Httpbin.route) throws {
         self.handler = handler
+        self.ipv6 = ipv6
         Socket.ignoreSigpipe()
-        listener = try Socket.listen()
+        listener = try Socket.listen(ipv6: ipv6)
         port = try Socket.port(of: listener)
         let thread = Thread { [self] in acceptLoop() }
         thread.name = "LoopbackServer.accept"
@@ -153,22 +158,36 @@ enum Socket {
         signal(SIGPIPE, SIG_IGN)
     }
 
-    static func listen() throws -> Int32 {
+    static func listen(ipv6: Bool = false) throws -> Int32 {
+        let family = ipv6 ? AF_INET6 : AF_INET
         #if canImport(Glibc)
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = socket(family, Int32(SOCK_STREAM.rawValue), 0)
         #else
-        let fd = socket(AF_INET, SOCK_STREAM, 0)
+        let fd = socket(family, SOCK_STREAM, 0)
         #endif
         guard fd >= 0 else { throw Failure(call: "socket", code: errno) }
         var yes: Int32 = 1
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+        let bound: Int32
+        if ipv6 {
+            var address = sockaddr_in6()
+            address.sin6_family = sa_family_t(AF_INET6)
+            address.sin6_port = 0
+            address.sin6_addr = in6addr_loopback
+            bound = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size))
+                }
+            }
+        } else {
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = 0
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            bound = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
             }
         }
         guard bound == 0 else {
@@ -185,13 +204,14 @@ enum Socket {
     }
 
     static func port(of fd: Int32) throws -> Int {
-        var address = sockaddr_in()
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        var address = sockaddr_in6()
+        var length = socklen_t(MemoryLayout<sockaddr_in6>.size)
         let result = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
         }
         guard result == 0 else { throw Failure(call: "getsockname", code: errno) }
-        return Int(UInt16(bigEndian: address.sin_port))
+        // The port sits at the same place in an IPv4 and an IPv6 address (after the family).
+        return Int(UInt16(bigEndian: address.sin6_port))
     }
 
     /// Makes `close` send a TCP reset instead of an orderly FIN (`SO_LINGER` with a zero timeout).

@@ -108,6 +108,20 @@ enum URLComposition {
         return URL(string: text[..<colon].lowercased() + text[colon...]) ?? url
     }
 
+    /// Whether the URL's host is an IP literal in brackets (`http://[::1]:8080/`, RFC 3986 section 3.2.2).
+    static func hasIPLiteralHost(_ url: URL) -> Bool {
+        let text = url.absoluteString.utf8
+        guard let colon = text.firstIndex(of: UInt8(ascii: ":")) else { return false }
+        let rest = text[text.index(after: colon)...]
+        guard rest.starts(with: "//".utf8) else { return false }
+        let authority = rest.dropFirst(2).prefix {
+            $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: "?") && $0 != UInt8(ascii: "#")
+        }
+        let host =
+            authority.lastIndex(of: UInt8(ascii: "@")).map { authority[authority.index(after: $0)...] } ?? authority
+        return host.first == UInt8(ascii: "[")
+    }
+
     enum Authority: Equatable {
         case notHTTP, noHost, hasHost
     }

@@ -216,6 +216,62 @@ import SwitchboardTestSupport
         #expect(echo["url"]?.string?.hasSuffix("/anything/redirected") == true)
     }
 
+    /// An IPv6 address in a URL (`http://[::1]:port/`): CurlEngine reaches it, directly and by a redirect. URLSession
+    /// on Linux refuses every such URL before it connects (FoundationNetworking compares the host without brackets to
+    /// libcurl's with them), which URLSessionEngine reported as "The operation could not be completed (-1000)", a
+    /// transport failure: it now says `.unsupported`, and why, before anything is sent.
+    @Test(.enabled(if: canListenOnIPv6, "needs the IPv6 loopback address"), arguments: bothEngines)
+    func anIPv6AddressInAURLIsReachedOrRefusedClearly(engineName: String) async throws {
+        let received = Locked(0)
+        let server = try LoopbackServer(ipv6: true) { request in
+            received.withLock { $0 += 1 }
+            return Httpbin.route(request)
+        }
+        defer { server.stop() }
+        let engine = try namedEngine(engineName)
+        let redirect =
+            LoopbackServer.shared.baseURL + "/redirect-to?url="
+            + (server.baseURL + "/get").addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+        for url in [server.baseURL + "/get", redirect] {
+            do {
+                let response = try await engine.perform(EngineRequest(url: URL(string: url)!)) { _ in }
+                #expect(engineName == "CurlEngine" || !Self.sessionRefusesIPLiterals, "\(engineName) reached \(url)")
+                #expect(response.status == 200)
+            } catch {
+                let error = HTTPError.from(error)
+                #expect(engineName == "URLSessionEngine" && Self.sessionRefusesIPLiterals, "\(engineName): \(error)")
+                #expect(error.code == .unsupported, "\(error)")
+                #expect(error.message.contains("cannot send to an IPv6 address in a URL (::1)"), "\(error.message)")
+            }
+        }
+        let expected = engineName == "URLSessionEngine" && Self.sessionRefusesIPLiterals ? 0 : 2
+        #expect(received.withLock { $0 } == expected)
+    }
+
+    /// Whether a server can listen on `::1` here.
+    static let canListenOnIPv6: Bool = {
+        guard let server = try? LoopbackServer(ipv6: true) else { return false }
+        server.stop()
+        return true
+    }()
+
+    /// Whether URLSession here is FoundationNetworking's (Linux), which refuses IPv6 addresses in URLs.
+    static var sessionRefusesIPLiterals: Bool {
+        #if canImport(FoundationNetworking)
+        true
+        #else
+        false
+        #endif
+    }
+
+    @Test func anIPLiteralHostIsFoundInTheAuthorityOnly() {
+        #expect(URLComposition.hasIPLiteralHost(URL(string: "http://[::1]:80/x")!))
+        #expect(URLComposition.hasIPLiteralHost(URL(string: "HTTPS://user:pw@[fe80::1]/")!))
+        #expect(!URLComposition.hasIPLiteralHost(URL(string: "http://example.com/[x]")!))
+        #expect(!URLComposition.hasIPLiteralHost(URL(string: "http://example.com/?q=[::1]")!))
+        #expect(!URLComposition.hasIPLiteralHost(URL(string: "http://127.0.0.1:8080/")!))
+    }
+
     /// Both engines follow 20 redirects and refuse the 21st, in the same words.
     @Test(arguments: bothEngines)
     func twentyRedirectsAreFollowedAndNoMore(engineName: String) async throws {

@@ -427,6 +427,12 @@ final class SessionTransfer: Sendable {
             stop(.failed(refusal))
             return nil
         }
+        #if canImport(FoundationNetworking)
+        if let target, URLComposition.hasIPLiteralHost(target) {
+            stop(.failed(URLSessionEngine.ipLiteralRefusal(target)))
+            return nil
+        }
+        #endif
         var next = proposed
         next.url = target.map(URLComposition.lowercasingScheme)
         if !Redirects.sameOrigin(response.url ?? request.url, target) {

@@ -116,6 +116,9 @@ public final class URLSessionEngine: Engine {
                 "URLSessionEngine limits download speed only for GET downloads into a "
                     + "file, by pacing their Range segments; use CurlEngine for maxBytesPerSecond on other requests")
         }
+        #if canImport(FoundationNetworking)
+        if let url = request.url, URLComposition.hasIPLiteralHost(url) { throw Self.ipLiteralRefusal(url) }
+        #endif
         // URLSession on Linux performs a request even when the task was cancelled before the call: `admit` checks.
         return try await queue.admit(request) { deadline in
             var request = request
@@ -123,6 +126,17 @@ public final class URLSessionEngine: Engine {
             return try await exchange(request, progress: progress)
         }
     }
+
+    #if canImport(FoundationNetworking)
+    /// URLSession on Linux refuses every URL whose host is an IPv6 address (`http://[::1]/`) as a bad URL, before it
+    /// connects: FoundationNetworking compares the URL's host, without its brackets, to libcurl's, with them.
+    static func ipLiteralRefusal(_ url: URL) -> HTTPError {
+        HTTPError(
+            .unsupported,
+            "URLSession on Linux cannot send to an IPv6 address in a URL (\(url.host ?? "")): it refuses the URL; "
+                + "CurlEngine can")
+    }
+    #endif
 
     private func exchange(
         _ request: EngineRequest, progress: @escaping @Sendable (TransferProgress) -> Void
