@@ -171,6 +171,22 @@ import SwitchboardTestSupport
         }
     }
 
+    /// Neither engine adds an `Accept-Language` the caller did not set (URLSession on Linux added the process
+    /// locale's language to every request, so a server could answer the same request in another language on each
+    /// engine); a caller's own goes as it is.
+    @Test(arguments: bothEngines)
+    func noAcceptLanguageIsSentThatTheCallerDidNotSet(engineName: String) async throws {
+        let engine = try namedEngine(engineName)
+        for (method, language) in [(HTTPMethod.get, nil), (.post, nil), (.get, "de-CH, de;q=0.9")] {
+            var request = EngineRequest(
+                method: method, url: URL(string: LoopbackServer.shared.baseURL + "/anything")!)
+            request.headers["Accept-Language"] = language
+            let response = try await engine.perform(request) { _ in }
+            let echo = try JSONDecoder().decode(JSON.self, from: response.body)
+            #expect(echo["headers"]?["Accept-Language"]?.string == language, "\(engineName) \(method)")
+        }
+    }
+
     /// Through a center, what a plugin's `adapt` sets after encoding is held to the same rules, on any engine (a stub
     /// too), with the request in the error.
     @Test func whatAPluginSetsAfterEncodingIsHeldToTheRules() async throws {

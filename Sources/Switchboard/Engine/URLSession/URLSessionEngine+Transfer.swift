@@ -135,10 +135,14 @@ final class SessionTransfer: Sendable {
         }
         #if canImport(FoundationNetworking)
         // URLSession on Linux labels a POST body `application/x-www-form-urlencoded` when the request has no
-        // `Content-Type`; a field with a blank value keeps it from doing so, and libcurl sends no such field.
+        // `Content-Type`, and adds `Accept-Language` with the process locale's language to every request; a field
+        // with a blank value keeps it from doing so, and libcurl sends no such field. CurlEngine adds neither.
         if request.method != .get, request.method != .head, urlRequest.value(forHTTPHeaderField: "Content-Type") == nil
         {
             urlRequest.setValue(" ", forHTTPHeaderField: "Content-Type")
+        }
+        if urlRequest.value(forHTTPHeaderField: "Accept-Language") == nil {
+            urlRequest.setValue(" ", forHTTPHeaderField: "Accept-Language")
         }
         #endif
         let task: URLSessionDataTask
