@@ -187,6 +187,20 @@ import SwitchboardTestSupport
         }
     }
 
+    /// A request without a `User-Agent` of its own goes with the center's on both engines (CurlEngine sent none, and
+    /// URLSession on Linux one naming the process); a caller's own goes as it is.
+    @Test(arguments: bothEngines)
+    func theUserAgentIsTheCallersElseTheCenters(engineName: String) async throws {
+        let engine = try namedEngine(engineName)
+        for agent in [nil, "mine/1.0"] {
+            var request = EngineRequest(url: URL(string: LoopbackServer.shared.baseURL + "/headers")!)
+            request.headers["User-Agent"] = agent
+            let response = try await engine.perform(request) { _ in }
+            let echo = try JSONDecoder().decode(JSON.self, from: response.body)
+            #expect(echo["headers"]?["User-Agent"]?.string == agent ?? RequestEncoding.userAgent, "\(engineName)")
+        }
+    }
+
     /// Through a center, what a plugin's `adapt` sets after encoding is held to the same rules, on any engine (a stub
     /// too), with the request in the error.
     @Test func whatAPluginSetsAfterEncodingIsHeldToTheRules() async throws {

@@ -36,6 +36,7 @@ struct CurlLibrary: Sendable {
         case maxSendSpeedLarge = 30145
         case protocols = 181
         case bufferSize = 98
+        case userAgent = 10018
 
         var name: String {
             switch self {
@@ -70,6 +71,7 @@ struct CurlLibrary: Sendable {
             case .seekData: "SEEKDATA"
             case .maxSendSpeedLarge: "MAX_SEND_SPEED_LARGE"
             case .bufferSize: "BUFFERSIZE"
+            case .userAgent: "USERAGENT"
             }
         }
     }

@@ -121,6 +121,8 @@ final class CurlTransfer: @unchecked Sendable {
             set(easy, .followLocation, 0)
             set(easy, .protocols, CurlLibrary.httpProtocols)  // never file://, dict:// or any other scheme
             set(easy, .errorBuffer, UnsafeRawPointer(handle.errorBuffer))
+            // Sent when the request has no `User-Agent` of its own (libcurl sends none), as URLSessionEngine does.
+            set(easy, .userAgent, RequestEncoding.userAgent)
             sb_easy_setopt_data_callback(easy, CurlLibrary.Option.writeFunction.rawValue, curlWrite)
             sb_easy_setopt_data_callback(easy, CurlLibrary.Option.headerFunction.rawValue, curlHeader)
             kept.primed = true

@@ -133,6 +133,11 @@ final class SessionTransfer: Sendable {
         if let cookies, let url = urlRequest.url {
             urlRequest.setValue(CookieRules.requestField(for: url, in: cookies), forHTTPHeaderField: "Cookie")
         }
+        // The center's `User-Agent` when the request has none of its own, as on CurlEngine (URLSession would send
+        // its own, with the process's name on Linux).
+        if urlRequest.value(forHTTPHeaderField: "User-Agent") == nil {
+            urlRequest.setValue(RequestEncoding.userAgent, forHTTPHeaderField: "User-Agent")
+        }
         #if canImport(FoundationNetworking)
         // URLSession on Linux labels a POST body `application/x-www-form-urlencoded` when the request has no
         // `Content-Type`, and adds `Accept-Language` with the process locale's language to every request; a field
