@@ -117,4 +117,27 @@ import SwitchboardTestSupport
         }
         #expect(scratch.contents == [])
     }
+
+    /// Upload progress counts the body's bytes on both engines, a chunked one too (CurlEngine reported libcurl's count,
+    /// which adds the chunks' sizes and line ends: 100,021 of a 100,000-byte body).
+    @Test(arguments: bothEngines)
+    func uploadProgressCountsTheBodysBytes(engineName: String) async throws {
+        let engine = try namedEngine(engineName)
+        let body = Data(repeating: 0x61, count: 100_000)
+        let bodies: [(EngineRequest.Body, Int64?)] = [
+            (.data(body), 100_000), (.stream(.init(length: 100_000) { InputStream(data: body) }), 100_000),
+            (.stream(.init(length: nil) { InputStream(data: body) }), nil),
+        ]
+        for (requestBody, expected) in bodies {
+            let reports = Locked<[TransferProgress]>([])
+            var request = EngineRequest(
+                method: .post, url: URL(string: LoopbackServer.shared.baseURL + "/anything")!, body: requestBody)
+            request.observesProgress = true
+            _ = try await engine.perform(request) { report in reports.withLock { $0.append(report) } }
+            let uploads = reports.withLock { $0 }.filter { $0.direction == .upload }
+            #expect(uploads.last?.completed == 100_000, "\(engineName), \(requestBody): \(uploads)")
+            #expect(uploads.last?.expected == expected, "\(engineName), \(requestBody)")
+            #expect(uploads.allSatisfy { $0.completed <= 100_000 }, "\(engineName): \(uploads)")
+        }
+    }
 }

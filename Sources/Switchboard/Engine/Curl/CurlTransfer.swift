@@ -35,6 +35,9 @@ final class CurlTransfer: @unchecked Sendable {
     private var counter = DownloadCounter()
     private var failure: (any Error)?
     private var uploaded: Int64 = 0
+    /// Body bytes handed to libcurl so far (a chunked body's progress counts these, not libcurl's, which include the
+    /// chunks' framing).
+    private var handedOver: Int64 = 0
     /// Bumped whenever a byte goes either way; the idle check reads it (the callbacks need no clock).
     private var activity = 0
     /// The `activity` the last idle check saw, and when it first saw it (or when the exchange started).
@@ -434,7 +437,9 @@ final class CurlTransfer: @unchecked Sendable {
     func read(into buffer: UnsafeMutableRawBufferPointer) -> Int {
         if let bodyStream {
             switch bodyStream.read(into: buffer) {
-            case .bytes(let count): return count
+            case .bytes(let count):
+                handedOver += Int64(count)
+                return count
             case .pause:
                 waitingForBody = true
                 return 0x1000_0001  // CURL_READFUNC_PAUSE
@@ -476,6 +481,10 @@ final class CurlTransfer: @unchecked Sendable {
     }
 
     func reportUpload(total: Int64, sent: Int64) {
+        // libcurl counts what it wrote: for a chunked body, the chunks' sizes and line ends too. Progress counts the
+        // body's bytes, as URLSessionEngine's does.
+        var sent = sent
+        if case .stream(let stream) = request.body, stream.length == nil { sent = min(sent, handedOver) }
         guard sent > uploaded else { return }
         uploaded = sent
         activity &+= 1
