@@ -401,6 +401,7 @@ public enum Httpbin {
     /// - `repeated-header`, `padded-header`, `space-before-colon`, `no-reason-phrase`: a `200` with `X-Name` three
     ///   times (`a`, `b`, then as `x-name`, `c`), with blanks around its value (`v w`) and an empty `X-Empty`, with a
     ///   space before its colon (`v`), or a status line without a reason phrase (`HTTP/1.1 200`).
+    /// - `cookie-fields`: a `Set-Cookie` field for `plain`, one for `guarded` marked `Secure`, then a malformed one.
     /// - `lowercase-status`: the same with its status line's protocol in lower case (`http/1.1 200 OK`).
     /// - `unasked-upgrade`: a `101 Switching Protocols` no request asked for, then bytes of another protocol.
     /// - `downgrade?to=URL&status=S`: a redirect to URL (an `http://` one, served over TLS by a test's own server).
@@ -442,6 +443,13 @@ public enum Httpbin {
                 headers: [("Content-Type", "application/octet-stream")],
                 body: Data(repeating: UInt8(ascii: "t"), count: length))
             response.truncateAfter = Int(number("after", 500))
+            return response
+        case "cookie-fields":
+            // A `Secure` cookie, then a malformed field: joined with `, `, the second reads as the first's attribute.
+            var response = ServerResponse()
+            response.rawHead = Data(
+                ("HTTP/1.1 200 OK\r\nSet-Cookie: plain=1; Path=/\r\nSet-Cookie: guarded=2; Path=/; Secure\r\n"
+                    + "Set-Cookie: =novalue\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok").utf8)
             return response
         case "unasked-upgrade":
             // A `101` no request asked for (no `Upgrade` field), then bytes of another protocol.

@@ -407,6 +407,8 @@ public struct EngineResponse: Sendable {
     }
     /// `metrics`, by reference (see `MetricsBox`).
     var metricsBox: MetricsBox?
+    /// The `Set-Cookie` fields each as it arrived, when the engine kept them apart (CurlEngine); `headers` joins them.
+    var setCookieFields: [String]?
     /// The header fields, read from `base` only when first asked for.
     private var fields: HTTPHeaders?
     /// The Foundation response this one was made from, while nothing has changed it.

@@ -75,6 +75,27 @@ import SwitchboardTestSupport
         #expect(headers["X-Injected"] == nil)
     }
 
+    /// Each `Set-Cookie` field is read on its own: CurlEngine read them joined with `, ` (as repeated fields are), so a
+    /// malformed field after a `Secure` cookie became part of that cookie's attributes, and the cookie was stored
+    /// without `Secure` (and then sent over plain http). URLSession reads each line apart.
+    @Test(arguments: bothEngines)
+    func eachSetCookieFieldIsReadOnItsOwn(engineName: String) async throws {
+        let storage = privateCookieStorage()
+        let engine = try Self.engine(engineName, cookies: storage)
+        _ = try await engine.perform(
+            EngineRequest(url: URL(string: LoopbackServer.shared.baseURL + "/fault/cookie-fields")!)
+        ) { _ in }
+        let stored = Dictionary(uniqueKeysWithValues: (storage.cookies ?? []).map { ($0.name, $0) })
+        #expect(stored["plain"]?.isSecure == false)
+        #expect(stored["guarded"]?.isSecure == true, "\(engineName): \(stored.keys.sorted())")
+        // And so it is not sent over plain http.
+        let echo = try await engine.perform(
+            EngineRequest(url: URL(string: LoopbackServer.shared.baseURL + "/cookies")!)
+        ) { _ in }
+        let cookies = try JSONDecoder().decode(JSON.self, from: echo.body)["cookies"]?.object
+        #expect(cookies?.keys.sorted() == ["plain"], "\(engineName)")
+    }
+
     @Test func pathMatchingFollowsRFC6265() {
         #expect(CookieRules.pathMatches("/", "/anything"))
         #expect(CookieRules.pathMatches("/docs", "/docs"))

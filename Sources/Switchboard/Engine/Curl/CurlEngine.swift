@@ -124,9 +124,11 @@ public final class CurlEngine: Engine {
             }
             var response = try await exchange(sent, progress: progress)
             if redirects > 0 { Self.shiftMetrics(of: &response, by: began - start, redirects: redirects) }
-            if let cookies, let url = response.url, response.value(forHTTPHeaderField: "Set-Cookie") != nil {
-                let received = HTTPCookie.cookies(
-                    withResponseHeaderFields: response.headers?.dictionary ?? [:], for: url)
+            if let cookies, let url = response.url, let fields = response.setCookieFields {
+                // Each field on its own: joined, one cookie's attributes could be read as the next one's.
+                let received = fields.flatMap {
+                    HTTPCookie.cookies(withResponseHeaderFields: ["Set-Cookie": $0], for: url)
+                }
                 if !received.isEmpty { cookies.setCookies(received, for: url, mainDocumentURL: nil) }
             }
             guard let next = Redirects.next(after: response, for: current) else { return response }

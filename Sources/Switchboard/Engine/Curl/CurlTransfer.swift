@@ -28,6 +28,9 @@ final class CurlTransfer: @unchecked Sendable {
     private var headers = HTTPHeaders()
     /// The name of the field received last in the head being read, which a folded line continues.
     private var lastFieldName: String?
+    /// The head's `Set-Cookie` fields, each apart: joined, as `headers` joins repeated fields, a cookie's attributes
+    /// could be read as another's (a `Secure` followed by `, =x` was lost).
+    private var setCookies: [String] = []
     /// The final response head, once it has arrived (its body comes at the end).
     private var head: EngineResponse?
     private var body = BodyAccumulator()
@@ -331,7 +334,11 @@ final class CurlTransfer: @unchecked Sendable {
         let text = Self.trimmed(line[...])
         if let name = lastFieldName, let first = line.first, first == 0x20 || first == 0x09 {
             // A folded line (obs-fold) continues the field before it; libcurl hands it over as a line of its own.
-            headers.append(continuationOf: name, HTTPHeaders.receivedText(text))
+            let continuation = HTTPHeaders.receivedText(text)
+            headers.append(continuationOf: name, continuation)
+            if name.equalsIgnoringASCIICase("Set-Cookie"), !setCookies.isEmpty, !continuation.isEmpty {
+                setCookies[setCookies.count - 1] += " " + continuation
+            }
         } else if text.count >= 5, text.prefix(5).lazy.map({ $0 | 0x20 }).elementsEqual("http/".utf8) {
             // Any case, as libcurl (and so URLSession) reads it.
             // `HTTP/1.1 200 OK`, `HTTP/2 200`.
@@ -340,6 +347,7 @@ final class CurlTransfer: @unchecked Sendable {
             status = Self.statusCode(text[space...].drop { $0 == UInt8(ascii: " ") })
             headers = CurlTransfer.emptyHead
             lastFieldName = nil
+            setCookies = []
             head = nil
             streaming = false
         } else if text.isEmpty {
@@ -348,8 +356,9 @@ final class CurlTransfer: @unchecked Sendable {
             guard status >= 200 else { return line.count }
             let ordered = headers
             // libcurl follows no redirect here (the engine does), so the response is the request URL's.
-            let head = EngineResponse(
+            var head = EngineResponse(
                 status: status, url: request.url, httpVersion: version, headers: ordered, body: Data())
+            if !setCookies.isEmpty { head.setCookieFields = setCookies }
             self.head = head
             counter = DownloadCounter(response: head)
             request.onEvent?(.responseHead(status: status, headers: ordered))
@@ -369,7 +378,9 @@ final class CurlTransfer: @unchecked Sendable {
         } else if let colon = text.firstIndex(of: UInt8(ascii: ":")) {
             // Spaces before the colon are not part of the name (RFC 9112 section 5.1 has a proxy remove them).
             let name = HTTPHeaders.receivedText(Self.trimmed(text[..<colon]))
-            headers.append(receivedName: name, value: HTTPHeaders.receivedText(Self.trimmed(text[(colon + 1)...])))
+            let value = HTTPHeaders.receivedText(Self.trimmed(text[(colon + 1)...]))
+            headers.append(receivedName: name, value: value)
+            if name.equalsIgnoringASCIICase("Set-Cookie") { setCookies.append(value) }
             lastFieldName = name
         }
         return line.count
