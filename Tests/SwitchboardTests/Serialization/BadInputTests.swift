@@ -108,22 +108,18 @@ import Testing
     /// A timeout of zero or less: each engine took zero for a millisecond (whether a request on loopback beat it
     /// depended on the engine), and URLSession took a negative idle timeout for none.
     @Test func aTimeoutThatIsNotLongerThanZero() async {
-        await expectEncodingError(
-            {
-                $0.api = "x"; $0.timeout = .zero
-            }, mentions: "timeout is 0.0 seconds")
-        await expectEncodingError(
-            {
-                $0.api = "x"; $0.timeout = .seconds(-1)
-            }, mentions: "must be longer than zero")
-        await expectEncodingError(
-            {
-                $0.api = "x"; $0.totalTimeout = .zero
-            }, mentions: "totalTimeout is 0.0 seconds")
-        await expectEncodingError(
-            {
-                $0.api = "x"; $0.totalTimeout = .seconds(-5)
-            }, mentions: "must be longer than zero")
+        let cases: [(idle: Duration?, total: Duration?, words: String)] = [
+            (.zero, nil, "timeout is 0.0 seconds"), (.seconds(-1), nil, "must be longer than zero"),
+            (nil, .zero, "totalTimeout is 0.0 seconds"), (nil, .seconds(-5), "must be longer than zero"),
+        ]
+        for (idle, total, words) in cases {
+            let configure: @Sendable (inout Request) -> Void = { request in
+                request.api = "x"
+                request.timeout = idle
+                request.totalTimeout = total
+            }
+            await expectEncodingError(configure, mentions: words)
+        }
     }
 
     @Test func aResponseThatIsNotAPropertyList() async {
