@@ -197,6 +197,9 @@ public final class StubEngine: Engine {
         _ request: EngineRequest,
         progress: @escaping @Sendable (TransferProgress) -> Void
     ) async throws -> EngineResponse {
+        // What the built-in engines refuse before sending, the stub refuses too (and does not record), so that a test
+        // on the stub cannot pass with a request no engine would send.
+        try request.checkBeforeSending()
         let (route, call) = state.withLock { state -> (Route?, Int) in
             state.requests.append(request)
             state.statistics.calls += 1

@@ -224,6 +224,10 @@ import SwitchboardTestSupport
                 #expect(error.request?.url == "http://example.test/x")
             }
         }
+        // Given such a request directly, the stub refuses it as the engines do, and does not record it.
+        var direct = EngineRequest(url: URL(string: "http://example.test/x")!)
+        direct.headers["X-Signature"] = "sig\r\nX-Injected: 1"
+        await #expect(throws: HTTPError.self) { _ = try await stub.perform(direct) { _ in } }
         #expect(stub.requests.isEmpty)
     }
 
