@@ -96,6 +96,49 @@ import SwitchboardTestSupport
         #expect(cookies?.keys.sorted() == ["plain"], "\(engineName)")
     }
 
+    /// `Max-Age` counts on both engines (RFC 6265 section 5.2.2; `HTTPCookie`'s parser on Linux ignores it): zero
+    /// deletes a stored cookie, as a logout does (it stayed stored and went on being sent), and a number of seconds
+    /// sets its expiry (it lived as long as the process).
+    @Test(arguments: bothEngines)
+    func maxAgeDeletesOrDatesACookie(engineName: String) async throws {
+        let storage = privateCookieStorage()
+        let engine = try Self.engine(engineName, cookies: storage)
+        let base = LoopbackServer.shared.baseURL
+        func send(_ path: String) async throws -> JSON {
+            let response = try await engine.perform(EngineRequest(url: URL(string: base + path)!)) { _ in }
+            return try JSONDecoder().decode(JSON.self, from: response.body)
+        }
+        let set = "/response-headers?Set-Cookie="
+        _ = try await send(set + "session%3Dabc%3B%20Path%3D%2F")
+        #expect(try await send("/cookies")["cookies"]?["session"]?.string == "abc")
+        _ = try await send(set + "session%3Dabc%3B%20Max-Age%3D0%3B%20Path%3D%2F")
+        #expect(try await send("/cookies")["cookies"]?.object?.isEmpty == true, "\(engineName)")
+        #expect(storage.cookies?.isEmpty == true, "\(engineName)")
+        let before = Date()
+        _ = try await send(set + "minute%3D1%3B%20max-age%3D60")
+        let expires = try #require(storage.cookies?.first { $0.name == "minute" }?.expiresDate, "\(engineName)")
+        #expect(expires.timeIntervalSince(before) > 55 && expires.timeIntervalSince(before) < 65)
+    }
+
+    @Test func maxAgeIsReadAsRFC6265Says() {
+        #expect(CookieMaxAge.maxAge(of: "a=1; Max-Age=100") == 100)
+        #expect(CookieMaxAge.maxAge(of: "a=1; max-age = -1 ; Path=/") == -1)
+        #expect(CookieMaxAge.maxAge(of: "a=1; Max-Age=10s") == nil)
+        #expect(CookieMaxAge.maxAge(of: "a=1; Max-Age=5; Max-Age=7") == 7)
+        #expect(CookieMaxAge.maxAge(of: "max-age=5") == nil, "the cookie's own name and value are not an attribute")
+        #expect(CookieMaxAge.maxAge(of: "a=1; Max-Age=99999999999999999999999") == Int.max)
+        // Joined fields split where HTTPCookie's parser splits them: not at the comma of an Expires date.
+        #expect(
+            CookieMaxAge.cookieTexts("a=1; Expires=Wed, 21 Oct 2099 07:28:00 GMT; Max-Age=5, b=2; Max-Age=0")
+                == ["a=1; Expires=Wed, 21 Oct 2099 07:28:00 GMT; Max-Age=5", "b=2; Max-Age=0"])
+        let now = Date()
+        let (store, delete) = CookieMaxAge.apply(
+            to: ["a=1; Max-Age=5, b=2; Max-Age=0, c=3"], for: URL(string: "http://example.com/")!, now: now)
+        #expect(store.map(\.name) == ["a"])
+        #expect(store.first?.expiresDate == now.addingTimeInterval(5))
+        #expect(delete.map(\.name) == ["b"])
+    }
+
     @Test func pathMatchingFollowsRFC6265() {
         #expect(CookieRules.pathMatches("/", "/anything"))
         #expect(CookieRules.pathMatches("/docs", "/docs"))

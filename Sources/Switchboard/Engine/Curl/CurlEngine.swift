@@ -130,6 +130,7 @@ public final class CurlEngine: Engine {
                     HTTPCookie.cookies(withResponseHeaderFields: ["Set-Cookie": $0], for: url)
                 }
                 if !received.isEmpty { cookies.setCookies(received, for: url, mainDocumentURL: nil) }
+                CookieMaxAge.update(cookies, from: fields, for: url)
             }
             guard let next = Redirects.next(after: response, for: current) else { return response }
             if let refusal = Redirects.refusal(from: current.url, to: next.url, for: current) { throw refusal }

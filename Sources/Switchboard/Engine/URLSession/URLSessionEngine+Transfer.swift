@@ -265,10 +265,19 @@ final class SessionTransfer: Sendable {
         }
     }
 
+    /// Applies the `Max-Age` of the response's cookies to the storage, which stored them without it (see
+    /// `CookieMaxAge`).
+    private func applyMaxAge(_ response: HTTPURLResponse) {
+        guard let cookies, let url = response.url else { return }
+        let values = response.headerFields.compactMap { $0.key.equalsIgnoringASCIICase("Set-Cookie") ? $0.value : nil }
+        if !values.isEmpty { CookieMaxAge.update(cookies, from: values, for: url) }
+    }
+
     // MARK: - Task events
 
     func received(_ response: URLResponse) {
         guard let response = response as? HTTPURLResponse else { return }
+        applyMaxAge(response)
         let failure = state.withLock { state -> (any Error)? in
             state.sink?.abandon()
             state.response = response
@@ -452,6 +461,7 @@ final class SessionTransfer: Sendable {
         if let cookies, let from = response.url, let to = target {
             let received = HTTPCookie.cookies(withResponseHeaderFields: response.headerFields, for: from)
             cookies.setCookies(received, for: from, mainDocumentURL: nil)
+            applyMaxAge(response)
             next.setValue(CookieRules.requestField(for: to, in: cookies), forHTTPHeaderField: "Cookie")
         }
         let followed = state.withLock { state -> URLRequest? in
@@ -615,6 +625,7 @@ final class SessionTransfer: Sendable {
 
     /// The end of a quick task (see `State.quick`): the same decisions as `completed`, on the whole body at once.
     private func quickCompleted(data: Data?, response: URLResponse?, error: (any Error)?) {
+        if let response = response as? HTTPURLResponse { applyMaxAge(response) }
         enum Next {
             case finish(Result<EngineResponse, any Error>)
             case again(URLRequest)

@@ -1,0 +1,108 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// `Max-Age` (RFC 6265 section 5.2.2), which `HTTPCookie` on Linux reads for version 1 cookies only (and with it,
+/// ignores `Expires`): a cookie a server deletes with `Max-Age=0` (what a Go server's `MaxAge: -1` sends, and many
+/// logouts) stayed stored and went on being sent, and one meant to live a minute lived as long as the process. Both
+/// engines apply it after the storage's own parse.
+enum CookieMaxAge {
+    /// What `Max-Age` changes among the cookies of `Set-Cookie` field values (each a field, or fields joined with
+    /// `, `): the cookies to store with their expiry set from it, and those to delete (zero or less). Cookies without
+    /// the attribute are not listed.
+    static func apply(
+        to values: [String], for url: URL, now: Date = Date()
+    ) -> (store: [HTTPCookie], delete: [HTTPCookie]) {
+        var store: [HTTPCookie] = []
+        var delete: [HTTPCookie] = []
+        for value in values {
+            for text in cookieTexts(value) {
+                guard let age = maxAge(of: text),
+                    let cookie = HTTPCookie.cookies(withResponseHeaderFields: ["Set-Cookie": text], for: url).first
+                else { continue }
+                if age <= 0 {
+                    delete.append(cookie)
+                    continue
+                }
+                var properties = cookie.properties ?? [:]
+                // With a `Max-Age` property, `HTTPCookie` reads neither it (but in version 1 cookies) nor `Expires`.
+                properties[.maximumAge] = nil
+                properties[.expires] = now.addingTimeInterval(TimeInterval(age))
+                properties[.discard] = nil
+                if let aged = HTTPCookie(properties: properties) { store.append(aged) }
+            }
+        }
+        return (store, delete)
+    }
+
+    /// Stores and deletes what `apply` says, in `storage`.
+    static func update(_ storage: HTTPCookieStorage, from values: [String], for url: URL) {
+        guard values.contains(where: { $0.range(of: "max-age", options: .caseInsensitive) != nil }) else { return }
+        let (store, delete) = apply(to: values, for: url)
+        if !store.isEmpty { storage.setCookies(store, for: url, mainDocumentURL: nil) }
+        guard !delete.isEmpty else { return }
+        for stored in storage.cookies ?? [] where delete.contains(where: { sameCookie($0, stored) }) {
+            storage.deleteCookie(stored)
+        }
+    }
+
+    /// The same name, domain and path: what a new cookie replaces (RFC 6265 section 5.3, step 11).
+    static func sameCookie(_ lhs: HTTPCookie, _ rhs: HTTPCookie) -> Bool {
+        lhs.name == rhs.name && lhs.domain.lowercased() == rhs.domain.lowercased() && lhs.path == rhs.path
+    }
+
+    /// The `Max-Age` of one cookie's text, when it has a valid one (an optional `-`, then digits).
+    static func maxAge(of text: String) -> Int? {
+        var found: Int?
+        for attribute in text.split(separator: ";").dropFirst() {
+            let parts = attribute.split(separator: "=", maxSplits: 1)
+            guard parts.count == 2,
+                parts[0].trimmingCharacters(in: .whitespaces).lowercased() == "max-age"
+            else { continue }
+            let digits = parts[1].trimmingCharacters(in: .whitespaces)
+            let body = digits.hasPrefix("-") ? digits.dropFirst() : Substring(digits)
+            guard !body.isEmpty, body.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { continue }
+            // The last one counts; a number too large for an Int is as good as forever.
+            found = Int(digits) ?? (digits.hasPrefix("-") ? Int.min : Int.max)
+        }
+        return found
+    }
+
+    /// The cookies of a field value that may join several with `, `, split where `HTTPCookie`'s parser splits them:
+    /// at a comma followed by a token and `=` (so the comma in an `Expires` date does not split).
+    static func cookieTexts(_ value: String) -> [String] {
+        let bytes = Array(value.utf8)
+        var texts: [String] = []
+        var start = 0
+        var index = 0
+        while index < bytes.count {
+            if bytes[index] == UInt8(ascii: ","), startsCookie(bytes, at: index + 1) {
+                texts.append(String(decoding: bytes[start..<index], as: UTF8.self))
+                start = index + 1
+            }
+            index += 1
+        }
+        texts.append(String(decoding: bytes[start...], as: UTF8.self))
+        return texts.map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+    }
+
+    private static func startsCookie(_ bytes: [UInt8], at start: Int) -> Bool {
+        var index = start
+        while index < bytes.count, bytes[index] == 0x20 || bytes[index] == 0x09 { index += 1 }
+        let tokenStart = index
+        while index < bytes.count, isTokenByte(bytes[index]) { index += 1 }
+        guard index > tokenStart else { return false }
+        while index < bytes.count, bytes[index] == 0x20 || bytes[index] == 0x09 { index += 1 }
+        return index < bytes.count && bytes[index] == UInt8(ascii: "=")
+    }
+
+    private static func isTokenByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"):
+            true
+        default: "!#$%&'*+-.^_`|~".utf8.contains(byte)
+        }
+    }
+}
