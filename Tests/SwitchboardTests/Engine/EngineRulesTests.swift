@@ -239,6 +239,7 @@ import SwitchboardTestSupport
         let upper = LoopbackServer.shared.baseURL.replacingOccurrences(of: "http://", with: "HTTP://")
         let direct = try await engine.perform(EngineRequest(url: URL(string: upper + "/anything/upper")!)) { _ in }
         #expect(direct.status == 200)
+        #expect(direct.url?.absoluteString.hasPrefix("http://") == true, "\(engineName): \(direct.url as Any)")
         #expect(
             try JSONDecoder().decode(JSON.self, from: direct.body)["url"]?.string?.hasSuffix("/anything/upper") == true)
         let target = (upper + "/anything/redirected").addingPercentEncoding(withAllowedCharacters: .alphanumerics)!

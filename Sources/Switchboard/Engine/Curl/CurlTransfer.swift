@@ -355,9 +355,11 @@ final class CurlTransfer: @unchecked Sendable {
             lastFieldName = nil
             guard status >= 200 else { return line.count }
             let ordered = headers
-            // libcurl follows no redirect here (the engine does), so the response is the request URL's.
+            // libcurl follows no redirect here (the engine does), so the response is the request URL's (its scheme in
+            // lower case, as URLSessionEngine's response has it).
             var head = EngineResponse(
-                status: status, url: request.url, httpVersion: version, headers: ordered, body: Data())
+                status: status, url: request.url.map(URLComposition.lowercasingScheme), httpVersion: version,
+                headers: ordered, body: Data())
             if !setCookies.isEmpty { head.setCookieFields = setCookies }
             self.head = head
             counter = DownloadCounter(response: head)
