@@ -36,7 +36,7 @@ extension EngineRequest {
         if let field = headers.firstUnsendable { throw HTTPError.unsendable(field) }
         if let declared = headers["Content-Length"] {
             let length = body.count
-            guard let length, Self.decimal(HTTPHeaders.trimmingBlanks(declared)) == length else {
+            guard let length, HTTPHeaders.contentLength(declared) == length else {
                 let size = length.map { "\($0) bytes" } ?? "of unknown length"
                 throw HTTPError(
                     .encoding,
@@ -57,13 +57,5 @@ extension EngineRequest {
 
     private static func notLongerThanZero(_ name: String, _ limit: Duration) -> HTTPError {
         HTTPError(.encoding, "\(name) is \(limit); a timeout must be longer than zero. Nothing was sent")
-    }
-
-    /// A field's value as a non-negative decimal number (digits only), or `nil`.
-    private static func decimal(_ text: String) -> Int64? {
-        guard !text.isEmpty, text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else {
-            return nil
-        }
-        return Int64(text)
     }
 }

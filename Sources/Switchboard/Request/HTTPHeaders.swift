@@ -70,6 +70,14 @@ public struct HTTPHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral, S
     /// either end.
     static func isBlank(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 }
 
+    /// A `Content-Length` value: digits, with any spaces or tabs around them (read without Foundation, which costs
+    /// more here than the rest of a head); `nil` for anything else.
+    static func contentLength(_ text: String) -> Int64? {
+        let digits = trimmingBlanks(text)
+        guard digits.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else { return nil }
+        return Int64(digits)
+    }
+
     /// The text without the spaces and tabs around it.
     static func trimmingBlanks(_ text: String) -> String {
         let utf8 = text.utf8

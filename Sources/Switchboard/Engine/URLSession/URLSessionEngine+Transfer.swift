@@ -779,17 +779,9 @@ final class SessionTransfer: Sendable {
     static func expectedLength(_ response: some ResponseHeadFields) -> Int64? {
         guard response.value(forHTTPHeaderField: "Content-Encoding") == nil,
             let text = response.value(forHTTPHeaderField: "Content-Length"),
-            let length = contentLength(text), length > 0
+            let length = HTTPHeaders.contentLength(text), length > 0
         else { return nil }
         return length
-    }
-
-    /// A `Content-Length` value: digits, with any spaces or tabs around them (read without Foundation, which costs
-    /// more here than the rest of the head).
-    static func contentLength(_ text: String) -> Int64? {
-        let digits = HTTPHeaders.trimmingBlanks(text)
-        guard digits.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else { return nil }
-        return Int64(digits)
     }
 
     private static func error(for reason: StopReason, request: EngineRequest) -> any Error {
