@@ -91,18 +91,9 @@ enum CookieMaxAge {
         var index = start
         while index < bytes.count, bytes[index] == 0x20 || bytes[index] == 0x09 { index += 1 }
         let tokenStart = index
-        while index < bytes.count, isTokenByte(bytes[index]) { index += 1 }
+        while index < bytes.count, HTTPMethod.isTokenByte(bytes[index]) { index += 1 }
         guard index > tokenStart else { return false }
         while index < bytes.count, bytes[index] == 0x20 || bytes[index] == 0x09 { index += 1 }
         return index < bytes.count && bytes[index] == UInt8(ascii: "=")
-    }
-
-    private static func isTokenByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-            UInt8(ascii: "0")...UInt8(ascii: "9"):
-            true
-        default: "!#$%&'*+-.^_`|~".utf8.contains(byte)
-        }
     }
 }

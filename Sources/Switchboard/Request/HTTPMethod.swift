@@ -71,15 +71,17 @@ public struct HTTPMethod: RawRepresentable, Hashable, Sendable, ExpressibleByStr
 
     /// Whether a token is a valid method name (RFC 9110 `token`: visible ASCII without separators).
     var isValidToken: Bool {
-        !rawValue.isEmpty
-            && rawValue.utf8.allSatisfy { byte in
-                switch byte {
-                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                    UInt8(ascii: "0")...UInt8(ascii: "9"):
-                    true
-                default:
-                    "!#$%&'*+-.^_`|~".utf8.contains(byte)
-                }
-            }
+        !rawValue.isEmpty && rawValue.utf8.allSatisfy(Self.isTokenByte)
+    }
+
+    /// Whether a byte may be part of an RFC 9110 `token` (`tchar`): a letter, a digit or one of ``!#$%&'*+-.^_`|~``.
+    static func isTokenByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"):
+            true
+        default:
+            "!#$%&'*+-.^_`|~".utf8.contains(byte)
+        }
     }
 }
