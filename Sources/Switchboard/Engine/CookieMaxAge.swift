@@ -41,15 +41,8 @@ enum CookieMaxAge {
         guard values.contains(where: { $0.range(of: "max-age", options: .caseInsensitive) != nil }) else { return }
         let (store, delete) = apply(to: values, for: url)
         if !store.isEmpty { storage.setCookies(store, for: url, mainDocumentURL: nil) }
-        guard !delete.isEmpty else { return }
-        for stored in storage.cookies ?? [] where delete.contains(where: { sameCookie($0, stored) }) {
-            storage.deleteCookie(stored)
-        }
-    }
-
-    /// The same name, domain and path: what a new cookie replaces (RFC 6265 section 5.3, step 11).
-    static func sameCookie(_ lhs: HTTPCookie, _ rhs: HTTPCookie) -> Bool {
-        lhs.name == rhs.name && lhs.domain.lowercased() == rhs.domain.lowercased() && lhs.path == rhs.path
+        // The storage deletes the cookie it keeps under the same name, domain and path (RFC 6265 section 5.3).
+        for cookie in delete { storage.deleteCookie(cookie) }
     }
 
     /// The `Max-Age` of one cookie's text, when it has a valid one (an optional `-`, then digits).
