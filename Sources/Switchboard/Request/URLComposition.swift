@@ -110,16 +110,14 @@ enum URLComposition {
 
     /// Whether the URL's host is an IP literal in brackets (`http://[::1]:8080/`, RFC 3986 section 3.2.2).
     static func hasIPLiteralHost(_ url: URL) -> Bool {
-        let text = url.absoluteString.utf8
-        guard let colon = text.firstIndex(of: UInt8(ascii: ":")) else { return false }
-        let rest = text[text.index(after: colon)...]
-        guard rest.starts(with: "//".utf8) else { return false }
-        let authority = rest.dropFirst(2).prefix {
-            $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: "?") && $0 != UInt8(ascii: "#")
+        var text = url.absoluteString
+        return text.withUTF8 { text in
+            guard let colon = text.firstIndex(of: UInt8(ascii: ":")), colon + 2 < text.count,
+                text[colon + 1] == UInt8(ascii: "/"), text[colon + 2] == UInt8(ascii: "/")
+            else { return false }
+            let (hostStart, end) = hostBounds(text, from: colon + 3)
+            return hostStart < end && text[hostStart] == UInt8(ascii: "[")
         }
-        let host =
-            authority.lastIndex(of: UInt8(ascii: "@")).map { authority[authority.index(after: $0)...] } ?? authority
-        return host.first == UInt8(ascii: "[")
     }
 
     enum Authority: Equatable {
@@ -141,20 +139,26 @@ enum URLComposition {
         guard index + 1 < text.count, text[index] == UInt8(ascii: "/"), text[index + 1] == UInt8(ascii: "/") else {
             return .noHost
         }
-        index += 2
-        var end = index
-        var hostStart = index
-        while end < text.count {
-            let byte = text[end]
-            if byte == UInt8(ascii: "/") || byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#") { break }
-            if byte == UInt8(ascii: "@") { hostStart = end + 1 }
-            end += 1
-        }
+        let (hostStart, end) = hostBounds(text, from: index + 2)
         guard hostStart < end else { return .noHost }
         if text[hostStart] == UInt8(ascii: "[") {
             // An IP literal: something between the brackets.
             return hostStart + 1 < end && text[hostStart + 1] != UInt8(ascii: "]") ? .hasHost : .noHost
         }
         return text[hostStart] == UInt8(ascii: ":") ? .noHost : .hasHost
+    }
+
+    /// The authority that starts at `start` (after `//`) ends at the first `/`, `?` or `#`; its host starts after its
+    /// last `@`, if any. Returns where the host starts and where the authority ends.
+    private static func hostBounds(_ text: UnsafeBufferPointer<UInt8>, from start: Int) -> (hostStart: Int, end: Int) {
+        var end = start
+        var hostStart = start
+        while end < text.count {
+            let byte = text[end]
+            if byte == UInt8(ascii: "/") || byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#") { break }
+            if byte == UInt8(ascii: "@") { hostStart = end + 1 }
+            end += 1
+        }
+        return (hostStart, end)
     }
 }
