@@ -340,8 +340,7 @@ final class CurlTransfer: @unchecked Sendable {
                 setCookies[setCookies.count - 1] += " " + continuation
             }
         } else if text.count >= 5, text.prefix(5).lazy.map({ $0 | 0x20 }).elementsEqual("http/".utf8) {
-            // Any case, as libcurl (and so URLSession) reads it.
-            // `HTTP/1.1 200 OK`, `HTTP/2 200`.
+            // `HTTP/1.1 200 OK`, `HTTP/2 200`; in any case, as libcurl (and so URLSession) reads it.
             let space = text.firstIndex(of: UInt8(ascii: " ")) ?? text.endIndex
             version = String(decoding: text[..<space], as: UTF8.self)
             status = Self.statusCode(text[space...].drop { $0 == UInt8(ascii: " ") })
