@@ -13,7 +13,8 @@ import Switchboard
 /// `/discard` (counts uploads and drops them), `/refuse-body` (a `413` as soon as the head is read, answered by the
 /// connection itself), `/stall-body?seconds=S` (reads the head, then nothing for S seconds, then drops the connection),
 /// `/request-line` (the method, target and version as read: a request sent through a proxy has a whole URL as its
-/// target) and `/drop-reused` (drops a reused connection without answering).
+/// target), `/drop-reused` (drops a reused connection without answering) and `/close-reused[?every=1]` (closes a
+/// reused connection, or any, as soon as the request's head is read).
 public enum Httpbin {
     /// Answers one request.
     public static func route(_ request: ServerRequest) -> ServerResponse {
@@ -107,9 +108,9 @@ public enum Httpbin {
         case ("discard", _):
             // Loopback only: the body's length, counted and dropped (for benchmarks; `/sink` also hashes it).
             return .json(["length": request.streamed?.length ?? 0, "chunked": request.wasChunked])
-        case ("drop-reused", _):
-            // Loopback only: drops a reused keep-alive connection without answering; on a new one, answers the
-            // length and SHA-256 of the body.
+        case ("drop-reused", _), ("close-reused", _):
+            // Loopback only: drops a reused keep-alive connection without answering (`/close-reused`: closes it
+            // before the body is read, in ServerConnection); on a new one, answers the length and SHA-256 of the body.
             guard request.indexOnConnection == 0 else {
                 var dropped = ServerResponse(status: 500)
                 dropped.dropWithoutAnswer = true

@@ -228,6 +228,15 @@ enum Socket {
         #endif
     }
 
+    /// Sends a FIN: the connection's peer reads its end, and may still send.
+    static func shutdownWriting(_ fd: Int32) {
+        #if canImport(Glibc)
+        _ = Glibc.shutdown(fd, Int32(SHUT_WR))
+        #else
+        _ = Darwin.shutdown(fd, SHUT_WR)
+        #endif
+    }
+
     static func shutdown(_ fd: Int32) {
         #if canImport(Glibc)
         _ = Glibc.shutdown(fd, Int32(SHUT_RDWR))

@@ -11,6 +11,8 @@ final class ServerConnection {
     private let fd: Int32
     private var buffer: [UInt8] = []
     private var start = 0
+    /// How many request heads this connection has read.
+    private var heads = 0
     /// Requests with larger heads are refused, so a broken client cannot grow the buffer without bound.
     private static let maximumHead = 64 * 1024
 
@@ -36,6 +38,16 @@ final class ServerConnection {
         var request = ServerRequest(
             method: String(requestLine[0]), target: String(requestLine[1]), version: String(requestLine[2]),
             headers: headers, body: Data(), wasChunked: false)
+        heads += 1
+        if request.path.hasPrefix("/close-reused"), heads > 1 || request.queryValue("every") != nil {
+            // Loopback only: a reused connection (with `every`, any) is closed as soon as the request's head is read,
+            // before its body, as a server closes an idle connection just as the client sends on it: a FIN, then,
+            // a tenth of a second later, a reset for the body still arriving.
+            Socket.shutdownWriting(fd)
+            Thread.sleep(forTimeInterval: 0.1)
+            Socket.resetOnClose(fd)
+            return nil
+        }
         if request.header("Expect")?.lowercased() == "100-continue" {
             guard write(Data("HTTP/1.1 100 Continue\r\n\r\n".utf8)) else { return nil }
         }

@@ -37,7 +37,11 @@ final class HostQueue: Sendable {
         var running: [Origin: Int] = [:]
         var lines: [Origin: Line] = [:]
         var nextID: UInt64 = 0
+        /// The origins an exchange was answered by (see `mayHaveConnection`), at most `answeredLimit`.
+        var answered: Set<Origin> = []
     }
+
+    private static let answeredLimit = 1024
 
     /// The most exchanges per origin at once, or `nil` for no limit.
     let limit: Int?
@@ -64,9 +68,21 @@ final class HostQueue: Sendable {
         }
         let deadline = request.totalTimeout.map { ContinuousClock.now + $0 }
         let origin = try await enter(request.url, deadline: deadline, cancellation: request.cancellation)
-        defer { if let origin { release(origin) } }
+        var answered = false
+        defer { if let origin { release(origin, answered: answered) } }
         try request.checkCancellation()
-        return try await body(deadline)
+        let result = try await body(deadline)
+        answered = true
+        return result
+    }
+
+    /// Whether an exchange with the origin of `url` admitted here was answered before, so that the transport may
+    /// hold a connection to it that an earlier exchange left open (or has held one). Known only with a `limit`;
+    /// past `answeredLimit` origins, every origin may.
+    func mayHaveConnection(to url: URL?) -> Bool {
+        guard limit != nil else { return false }
+        let key = Self.origin(of: url)
+        return state.withLock { $0.answered.contains(key) || $0.answered.count >= Self.answeredLimit }
     }
 
     /// What is left of a total timeout until `deadline` (at least a millisecond, so it still means "a limit").
@@ -139,8 +155,9 @@ final class HostQueue: Sendable {
     }
 
     /// Gives a freed place to the first waiter, or frees it.
-    private func release(_ key: Origin) {
+    private func release(_ key: Origin, answered: Bool) {
         let next = state.withLock { state -> CheckedContinuation<Void, any Error>? in
+            if answered, state.answered.count < Self.answeredLimit { state.answered.insert(key) }
             // Nobody waits anywhere, the usual case: no lookup of the line at all.
             if !state.lines.isEmpty, let index = state.lines.index(forKey: key) {
                 if let first = state.lines.values[index].popFirst() {

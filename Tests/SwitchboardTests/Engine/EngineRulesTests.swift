@@ -484,7 +484,7 @@ import SwitchboardTestSupport
         request.allowsInsecureRedirects = allowed
         let transfer = SessionTransfer(
             request: request, progress: { _ in }, session: URLSession.shared, delegate: SessionDelegate(), cookies: nil,
-            segmentSize: nil)
+            segmentSize: nil, connections: HostQueue(limit: 1))
         let response = try #require(
             HTTPURLResponse(
                 url: URL(string: "https://secure.example.com/login")!, statusCode: 308, httpVersion: "HTTP/1.1",

@@ -352,3 +352,78 @@ struct DroppedConnectionTests {
     }
     #endif
 }
+
+/// A keep-alive connection the server closes just as a request goes out on it (a FIN once the head has arrived, then a
+/// reset for the body still coming): the send fails partway, before any answer, and the server never had the whole
+/// request. libcurl sends such a request again by itself only when the failure shows while the answer is awaited, not
+/// during the send (on both engines, the request failed with "Send failure: Broken pipe"). Both engines send it again,
+/// body and all, on a new connection, with upload progress that never goes back; a new connection closed so is not
+/// tried again.
+@Suite(.enabled(if: !Server.isRealHttpbin, "the closing route is the loopback server's own"))
+struct ClosedConnectionTests {
+    /// More than the connection's buffers take while the server reads nothing, so the send is still going on when
+    /// the reset comes.
+    static let size = 4 << 20
+
+    @Test(arguments: bothEngines, DroppedConnectionTests.Kind.allCases)
+    func anUploadOnAConnectionClosedAsItIsSentIsSentAgainWhole(
+        engineName: String, kind: DroppedConnectionTests.Kind
+    ) async throws {
+        let server = try LoopbackServer()
+        defer { server.stop() }
+        let engine = try namedEngine(engineName)
+        let center = Center { config in
+            config.engine = engine
+            config.server = server.baseURL + "/"
+        }
+        let scratch = Scratch()
+        let file = scratch.write("body.bin", bytes: Self.size, seed: 9)
+        let generated = GeneratedBody(length: Self.size, seed: 9)
+        let opens = Locked(0)
+        _ = try await center.send { $0.api = "get" }
+        let (response, reports) = try await center.sendCollectingProgress { request in
+            request.api = "close-reused"
+            request.method = .put
+            switch kind {
+            case .data: request.body = .data(try! Data(contentsOf: file))
+            case .file: request.body = .file(file)
+            case .stream:
+                request.body = .stream(length: Int64(Self.size)) {
+                    opens.withLock { $0 += 1 }
+                    return generated.open()
+                }
+            }
+        }
+        #expect(response.json?["length"]?.int == Self.size, "\(engineName), \(kind)")
+        #expect(await Scratch.sha256(of: file) == response.json?["sha256"]?.string, "\(engineName), \(kind)")
+        #expect(server.acceptedConnections == 2, "\(engineName), \(kind): one more connection, for the second send")
+        if kind == .stream { #expect(opens.snapshot == 2, "\(engineName): the stream starts over") }
+        let sent = reports.filter { $0.direction == .upload }.map(\.completed)
+        #expect(sent == sent.sorted(), "\(engineName), \(kind): upload progress went back: \(sent)")
+        #expect(sent.last == Int64(Self.size), "\(engineName), \(kind)")
+    }
+
+    /// The same close on the connection a request opened for itself is the request's failure, the same on both
+    /// engines, after one send.
+    @Test(arguments: bothEngines)
+    func anUploadOnANewConnectionClosedAsItIsSentFails(engineName: String) async throws {
+        let server = try LoopbackServer()
+        defer { server.stop() }
+        let engine = try namedEngine(engineName)
+        let center = Center { config in
+            config.engine = engine
+            config.server = server.baseURL + "/"
+        }
+        let outcome = await center.sendRecording { request in
+            request.api = "close-reused?every=1"
+            request.method = .put
+            request.body = .data(Data(repeating: 5, count: Self.size))
+        }
+        #expect(outcome.response == nil)
+        #expect(outcome.error?.code == .transport, "\(engineName): \(String(describing: outcome.error))")
+        #expect(
+            (outcome.error?.underlying as? URLError)?.code == .networkConnectionLost,
+            "\(engineName): \(String(describing: outcome.error?.underlying))")
+        #expect(server.acceptedConnections == 1, "\(engineName): sent once")
+    }
+}

@@ -122,7 +122,13 @@ public final class CurlEngine: Engine {
             {
                 sent.headers["Cookie"] = field
             }
-            var response = try await exchange(sent, progress: progress)
+            var response: EngineResponse
+            do {
+                response = try await exchange(sent, progress: progress)
+            } catch let stale as StaleConnection {
+                if let deadline { sent.totalTimeout = HostQueue.remaining(until: deadline) }
+                response = try await exchange(sent, progress: progress, after: stale)
+            }
             if redirects > 0 { Self.shiftMetrics(of: &response, by: began - start, redirects: redirects) }
             if let cookies, let url = response.url, let fields = response.setCookieFields {
                 // Each field on its own: joined, one cookie's attributes could be read as the next one's.
@@ -147,10 +153,13 @@ public final class CurlEngine: Engine {
         response.metrics = response.metrics?.starting(earlier: offset, redirects: redirects)
     }
 
+    /// One request and its answer; `after` a `StaleConnection`, the same request again, on a new connection.
     private func exchange(
-        _ request: EngineRequest, progress: @escaping @Sendable (TransferProgress) -> Void
+        _ request: EngineRequest, progress: @escaping @Sendable (TransferProgress) -> Void,
+        after stale: StaleConnection? = nil
     ) async throws -> EngineResponse {
         let transfer = CurlTransfer(request: request, tls: tls, worker: worker, progress: progress)
+        if let stale { transfer.sendAgain(after: stale) }
         let worker = worker
         // Cancelled by the task or by the request's signal, whichever comes first; both may come, and the worker
         // ignores a cancel for a transfer it no longer runs, so no once-guard (nor its allocation) is needed, as

@@ -37,6 +37,7 @@ struct CurlLibrary: Sendable {
         case protocols = 181
         case bufferSize = 98
         case userAgent = 10018
+        case freshConnect = 74
 
         var name: String {
             switch self {
@@ -72,6 +73,7 @@ struct CurlLibrary: Sendable {
             case .maxSendSpeedLarge: "MAX_SEND_SPEED_LARGE"
             case .bufferSize: "BUFFERSIZE"
             case .userAgent: "USERAGENT"
+            case .freshConnect: "FRESH_CONNECT"
             }
         }
     }

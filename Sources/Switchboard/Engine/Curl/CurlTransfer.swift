@@ -60,6 +60,11 @@ final class CurlTransfer: @unchecked Sendable {
     private var plainGet = false
     /// Whether the transfer ended with libcurl's success.
     private var completed = false
+    /// Whether any byte of an answer (a head line, body bytes) arrived.
+    private var answered = false
+    /// Whether the transfer must open a new connection: it sends again a request whose reused connection failed
+    /// (see `StaleConnection`).
+    private var freshConnection = false
     /// libcurl's receive buffer (CURLOPT_BUFFERSIZE) for a body taken whole, and for one paced or streamed (libcurl's
     /// own default).
     static let receiveBufferSize = 64 << 10
@@ -80,6 +85,14 @@ final class CurlTransfer: @unchecked Sendable {
         self.tls = tls
         self.worker = worker
         self.progress = progress
+    }
+
+    /// Makes the transfer send again a request that `stale` ended: on a new connection, with its upload progress going
+    /// on from where the failed send left it (none is reported until the new send passes that). Called before the
+    /// transfer is handed to the worker.
+    func sendAgain(after stale: StaleConnection) {
+        freshConnection = true
+        uploaded = stale.uploaded
     }
 
     /// Asks the worker to remove the transfer (from any thread); it ends as cancelled.
@@ -172,6 +185,7 @@ final class CurlTransfer: @unchecked Sendable {
         if let rate = request.maxSendBytesPerSecond {
             sb_easy_setopt_offset(easy, CurlLibrary.Option.maxSendSpeedLarge.rawValue, rate)
         }
+        if freshConnection { set(easy, .freshConnect, 1) }
         if let authorities = tls.caCertificates {
             set(easy, .caInfo, authorities.path)
         }
@@ -249,7 +263,7 @@ final class CurlTransfer: @unchecked Sendable {
         }
         self.handle?.settings = kept
         plainGet =
-            method == .get && request.body == .none && request.receiver == nil && pacer == nil
+            method == .get && request.body == .none && request.receiver == nil && pacer == nil && !freshConnection
             && request.maxSendBytesPerSecond == nil && tls.caCertificates == nil && tls.pinnedPublicKeys.isEmpty
     }
 
@@ -331,6 +345,7 @@ final class CurlTransfer: @unchecked Sendable {
 
     func received(header line: UnsafeRawBufferPointer) -> Int {
         activity &+= 1
+        answered = true
         let text = Self.trimmed(line[...])
         if let name = lastFieldName, let first = line.first, first == 0x20 || first == 0x09 {
             // A folded line (obs-fold) continues the field before it; libcurl hands it over as a line of its own.
@@ -424,6 +439,7 @@ final class CurlTransfer: @unchecked Sendable {
             return 0x1000_0001  // CURL_WRITEFUNC_PAUSE: libcurl keeps the chunk and offers it again when un-paused
         }
         activity &+= 1
+        answered = true
         if streaming, let receiver = request.receiver, let resume {
             guard receiver.offer(Data(bytes), resume: resume) else {
                 waitingForReader = true
@@ -545,6 +561,10 @@ final class CurlTransfer: @unchecked Sendable {
         bodyStream?.close()
         if code != 0 {
             sink?.abandon()
+            if failure == nil, code == 55, !answered, !freshConnection, let easy, Self.reusedConnection(easy) {
+                finish(.failure(StaleConnection(uploaded: uploaded, error: error(for: code))))
+                return
+            }
             finish(.failure(failure ?? error(for: code)))
             return
         }
@@ -569,6 +589,13 @@ final class CurlTransfer: @unchecked Sendable {
         head.fileLength = length
         if let easy { head.metrics = Self.metrics(of: easy, version: version) }
         finish(.success(head))
+    }
+
+    /// Whether the transfer that just ended on `easy` used a connection an earlier one had opened (CURLINFO_NUM_CONNECTS:
+    /// how many connections it opened itself).
+    private static func reusedConnection(_ easy: UnsafeMutableRawPointer) -> Bool {
+        var opened = 0
+        return sb_easy_getinfo_long(easy, 0x20_0000 + 26, &opened) == 0 && opened == 0
     }
 
     /// What libcurl measured of the transfer that just ended on `easy`: its times run from when the handle was
@@ -661,6 +688,18 @@ final class CurlTransfer: @unchecked Sendable {
         }
         return URLError(urlCode, userInfo: [NSLocalizedDescriptionKey: "\(detail) (libcurl error \(code))"])
     }
+}
+
+/// A request whose send failed (libcurl's `CURLE_SEND_ERROR`: the connection was reset or closed under it) on a
+/// connection an earlier exchange had left open, before any byte of an answer: the server closed that connection while
+/// it sat idle (an idle timeout, or a body of an earlier request it would not read), just as the request went out, and
+/// never had the whole request. `CurlEngine` sends it once more on a new connection, as libcurl does itself when such a
+/// connection fails while the answer is awaited; a send still in progress is not retried by libcurl.
+struct StaleConnection: Error {
+    /// The body bytes the failed send had reported as sent.
+    let uploaded: Int64
+    /// The failure, as the request would end with it.
+    let error: any Error
 }
 
 // MARK: - C callbacks

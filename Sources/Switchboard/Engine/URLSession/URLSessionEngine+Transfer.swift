@@ -55,6 +55,14 @@ final class SessionTransfer: Sendable {
         var bytesReceived: Int64 = 0
         var bytesSent: Int64?
         var taskMetrics: URLSessionTaskMetrics?
+        /// The request the current task was launched for, and how many redirects had been followed then: what is
+        /// sent again when its connection turns out stale (see `sendAgain`).
+        var launchedRequest: URLRequest?
+        var redirectsAtLaunch = 0
+        /// Whether the exchange sent a request again after a stale connection (once at most), and the upload
+        /// progress reported before that, which the new send's progress must pass before it is reported.
+        var sentAgain = false
+        var sentFloor: Int64 = 0
     }
 
     private let request: EngineRequest
@@ -64,16 +72,19 @@ final class SessionTransfer: Sendable {
     /// Where each request of the exchange takes its cookies from (see `URLSessionEngine.cookies`); `nil` when the
     /// request carries its own `Cookie` field.
     private let cookies: HTTPCookieStorage?
+    /// The engine's per-host queue, which knows the origins that answered before (see `sendAgain`).
+    private let connections: HostQueue
     private let state = Locked(State())
 
     init(
         request: EngineRequest, progress: @escaping @Sendable (TransferProgress) -> Void, session: URLSession,
-        delegate: SessionDelegate, cookies: HTTPCookieStorage?, segmentSize: Int?
+        delegate: SessionDelegate, cookies: HTTPCookieStorage?, segmentSize: Int?, connections: HostQueue
     ) {
         self.request = request
         self.progress = progress
         self.session = session
         self.delegate = delegate
+        self.connections = connections
         self.cookies = request.headers["Cookie"] == nil ? cookies : nil
         let quick =
             request.destination == .memory && !request.observesProgress && request.body == .none
@@ -128,6 +139,7 @@ final class SessionTransfer: Sendable {
     /// known length (a multipart body among them) go as a stream held to that length, with it as their
     /// `Content-Length` (see `lengthHeldTask`); on Apple platforms a file goes by `uploadTask(fromFile:)`.
     private func launchNow(_ urlRequest: URLRequest) {
+        let launched = urlRequest
         var urlRequest = urlRequest
         if let url = urlRequest.url { urlRequest.url = URLComposition.lowercasingScheme(url) }
         if let cookies, let url = urlRequest.url {
@@ -230,6 +242,8 @@ final class SessionTransfer: Sendable {
             state.task = task
             state.launched = .now
             state.headArrived = nil
+            state.launchedRequest = launched
+            state.redirectsAtLaunch = state.redirects
             return state.stopReason != nil
         }
         task.resume()
@@ -336,7 +350,11 @@ final class SessionTransfer: Sendable {
     }
 
     func sent(_ total: Int64, of expected: Int64) {
-        state.withLock { $0.bytesSent = total }
+        let floor = state.withLock { state in
+            state.bytesSent = total
+            return state.sentFloor
+        }
+        guard total > floor else { return }
         let expected = expected > 0 ? expected : request.body.count
         progress(
             TransferProgress(direction: .upload, completed: total, expected: expected.flatMap { $0 > 0 ? $0 : nil }))
@@ -539,6 +557,7 @@ final class SessionTransfer: Sendable {
                 state.firstByte = nil
                 state.bytesReceived = 0
                 state.bytesSent = nil
+                state.sentFloor = 0
                 state.body.reset()
                 state.sink?.abandon()
                 state.sink = nil
@@ -547,6 +566,7 @@ final class SessionTransfer: Sendable {
                 // Keep what arrived before the connection was lost: a resumable download continues from it.
                 state.sink?.abandon()
                 state.sink = nil
+                if let again = sendAgain(after: error!, &state) { return .follow(again) }
                 return .finish(.failure(SessionTransfer.urlError(error!, idleLimit: request.timeout)))
             case .answered:
                 break
@@ -600,6 +620,30 @@ final class SessionTransfer: Sendable {
         case .finish(let result): finish(result)
         case .follow(let redirect): follow(redirect)
         }
+    }
+
+    /// The request to send once more, on another connection, when the current one failed as it was being sent (libcurl's
+    /// "Send failure": the connection was reset or closed under it) before any byte of an answer, to an origin that
+    /// answered this engine before: the server closed a connection an earlier exchange had left open (an idle timeout,
+    /// or an earlier request's body it would not read) just as the request went out, and never had the whole request.
+    /// CurlEngine does the same (`StaleConnection`), where libcurl itself does not; URLSession on Linux cannot say
+    /// whether a connection was reused, so an origin that answered before stands for one. At most once per exchange.
+    private func sendAgain(after error: any Error, _ state: inout State) -> URLRequest? {
+        #if canImport(FoundationNetworking)
+        let nsError = error as NSError
+        guard !state.sentAgain, state.response == nil, state.bytesReceived == 0, state.challengeResponse == nil,
+            state.redirects == state.redirectsAtLaunch, let again = state.launchedRequest,
+            nsError.domain == NSURLErrorDomain,
+            (nsError.userInfo[NSLocalizedDescriptionKey] as? String)?.hasPrefix("Send failure") == true,
+            connections.mayHaveConnection(to: again.url)
+        else { return nil }
+        state.sentAgain = true
+        state.sentFloor = state.bytesSent ?? 0
+        state.bytesSent = nil
+        return again
+        #else
+        return nil
+        #endif
     }
 
     /// Sends the next request of the exchange (a redirect re-sent by hand, the next segment): at once, or for a
@@ -829,6 +873,11 @@ final class SessionTransfer: Sendable {
         // URLSession on Linux stops the transfer from libcurl's header callback at a head it cannot parse, and all
         // that is left is libcurl's "Failed writing header".
         let detail = urlError.userInfo[NSLocalizedDescriptionKey] as? String
+        if urlError.code == .unknown, let detail, detail.hasPrefix("Send failure") || detail.hasPrefix("Recv failure") {
+            // A connection lost to anything but a reset (a broken pipe): URLSession on Linux calls it only a reset
+            // `networkConnectionLost`, CurlEngine every such failure.
+            return URLError(.networkConnectionLost, userInfo: urlError.userInfo)
+        }
         if urlError.code == .unknown, detail == "Failed writing header" {
             return URLError(
                 .cannotParseResponse,

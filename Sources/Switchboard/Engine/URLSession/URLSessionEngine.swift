@@ -143,7 +143,7 @@ public final class URLSessionEngine: Engine {
     ) async throws -> EngineResponse {
         let transfer = SessionTransfer(
             request: request, progress: progress, session: session, delegate: delegate, cookies: cookies,
-            segmentSize: downloadSegmentSize)
+            segmentSize: downloadSegmentSize, connections: queue)
         return try await request.withCancellationHandler {
             // Unchecked: `finish` takes it out under the transfer's lock before resuming it, so it is resumed
             // exactly once, and the checked kind allocates a watchdog for every request.
