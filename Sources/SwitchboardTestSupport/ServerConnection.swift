@@ -78,8 +78,11 @@ final class ServerConnection {
         } else if request.path.hasPrefix("/sink") {
             var hasher = SHA256Hasher()
             var count = 0
+            // `pause=S`: a slow reader, S seconds after each piece read (at most 64 KiB).
+            let pause = request.queryValue("pause").flatMap(Double.init).map { min($0, 1) }
             let consume: (Data) -> Void = {
                 hasher.update($0); count += $0.count
+                if let pause { Thread.sleep(forTimeInterval: pause) }
             }
             guard chunked ? readChunkedBody(consume) : readBytes(length, consume) else { return nil }
             request.streamed = (count, hasher.hexDigest())

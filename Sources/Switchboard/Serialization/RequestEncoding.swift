@@ -183,6 +183,16 @@ enum RequestEncoding {
         HTTPError(.fileSystem, "the upload file \(file.path) does not exist or cannot be read", request: request)
     }
 
+    /// An upload file that grew or shrank while it was sent: the server would have had a body that is neither the
+    /// file as it was nor as it is. `count` bytes were read of the `length` it had when the send started (more than
+    /// `length`: it has bytes beyond it).
+    static func changedUploadFile(_ file: URL, read count: Int64, of length: Int64) -> HTTPError {
+        HTTPError(
+            .fileSystem,
+            "the upload file \(file.path) changed while it was sent: it had \(length) bytes when the send started, "
+                + (count > length ? "and has more now" : "and ended after \(count)"))
+    }
+
     private static func plistData(_ object: Any, request: Request) throws(HTTPError) -> Data {
         do {
             return try PropertyListSerialization.data(fromPropertyList: object, format: .xml, options: 0)

@@ -237,6 +237,71 @@ import SwitchboardTestSupport
     }
 }
 
+/// An upload file that grows or shrinks while it is sent fails the request, the same way on both engines, and the
+/// server never has a whole request: the body would be neither the file as it was nor as it is. (`CurlEngine` sent the
+/// first bytes of a file that grew as if they were all of it, and waited, until the idle timeout, for the rest of one
+/// that shrank.)
+@Suite(.enabled(if: !Server.isRealHttpbin, "the slow sink is the loopback server's own"))
+struct ChangingUploadFileTests {
+    @Test(arguments: bothEngines, ["grows", "shrinks"])
+    func anUploadFileThatChangesWhileItIsSentFailsTheRequest(engineName: String, change: String) async throws {
+        let completeBodies = Locked(0)
+        let server = try LoopbackServer { request in
+            completeBodies.withLock { $0 += 1 }
+            return Httpbin.route(request)
+        }
+        defer { server.stop() }
+        let engine = try namedEngine(engineName)
+        let center = Center { config in
+            config.engine = engine
+            config.server = server.baseURL + "/"
+        }
+        let scratch = Scratch()
+        let size = 16 << 20
+        let file = scratch.write("body.bin", bytes: size, seed: 4)
+        let changed = Locked(false)
+        let outcome = await withCheckedContinuation { (continuation: CheckedContinuation<HTTPError?, Never>) in
+            center.send(
+                { request in
+                    // About 12 MB/s: the file changes while most of it is still to be sent.
+                    request.api = "sink?pause=0.005"
+                    request.method = .put
+                    request.body = .file(file)
+                    request.timeout = .seconds(10)  // before the change, one engine waited for the rest until this
+                },
+                onProgress: { progress in
+                    guard progress.direction == .upload, progress.completed >= 1 << 20 else { return }
+                    let first = changed.withLock { changed -> Bool in
+                        defer { changed = true }
+                        return !changed
+                    }
+                    guard first else { return }
+                    let handle = try! FileHandle(forUpdating: file)
+                    if change == "grows" {
+                        handle.seekToEndOfFile()
+                        handle.write(Data(repeating: 1, count: 10))
+                    } else {
+                        try! handle.truncate(atOffset: 1000)
+                    }
+                    try! handle.close()
+                },
+                onFinished: { result in
+                    if case .failure(let error) = result {
+                        continuation.resume(returning: error)
+                    } else {
+                        continuation.resume(returning: nil)
+                    }
+                })
+        }
+        #expect(outcome?.code == .fileSystem, "\(engineName), \(change): \(String(describing: outcome))")
+        let said = change == "grows" ? "and has more now" : "and ended after"
+        #expect(
+            outcome?.message.contains("changed while it was sent: it had \(size) bytes when the send started, \(said)")
+                == true, "\(engineName): \(outcome?.message ?? "")")
+        #expect(completeBodies.snapshot == 0, "\(engineName), \(change): the server had a whole request")
+    }
+}
+
 @Suite struct SHA256Tests {
     @Test(arguments: [
         ("", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"),

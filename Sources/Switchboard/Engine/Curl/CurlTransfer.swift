@@ -20,6 +20,9 @@ final class CurlTransfer: @unchecked Sendable {
     /// The header list libcurl sends (shared with other transfers that send the same fields).
     private var headerList: CurlHeaderList?
     private var upload: FileHandle?
+    /// An upload file's length when the send started, and the bytes of it handed to libcurl so far.
+    private var uploadLength: Int64 = 0
+    private var uploadRead: Int64 = 0
     private var bodyStream: CurlBodyStream?
     private var resume: (@Sendable () -> Void)?
     private var status = 0
@@ -221,7 +224,8 @@ final class CurlTransfer: @unchecked Sendable {
             } catch {
                 throw RequestEncoding.unreadableUploadFile(file)
             }
-            setUploadCallbacks(easy, length: request.body.count, context: context)
+            uploadLength = request.body.count ?? 0
+            setUploadCallbacks(easy, length: uploadLength, context: context)
         case .stream(let stream):
             bodyStream = CurlBodyStream(stream, ready: resume ?? {})
             setUploadCallbacks(easy, length: stream.length, context: context)
@@ -479,13 +483,35 @@ final class CurlTransfer: @unchecked Sendable {
         }
         guard let upload else { return 0 }
         do {
-            let chunk = try upload.read(upToCount: buffer.count) ?? Data()
+            // The file is held to the length it had when the send started (its `Content-Length`), and its end is
+            // found before the last byte goes: a file that grew or shrank meanwhile fails the request (libcurl sent
+            // no more than the length of one that grew, and waited, until the idle timeout, for the rest of one that
+            // shrank), as on URLSessionEngine.
+            let remaining = uploadLength - uploadRead
+            let chunk =
+                remaining > 0 ? try upload.read(upToCount: Int(min(Int64(buffer.count), remaining))) ?? Data() : Data()
+            uploadRead += Int64(chunk.count)
+            if chunk.isEmpty && remaining > 0 {
+                failure = changedUpload()
+                return 0x1000_0000  // CURL_READFUNC_ABORT
+            }
+            if uploadRead == uploadLength, try !(upload.read(upToCount: 1) ?? Data()).isEmpty {
+                uploadRead += 1
+                failure = changedUpload()
+                return 0x1000_0000  // CURL_READFUNC_ABORT
+            }
             chunk.copyBytes(to: buffer)
             return chunk.count
         } catch {
             failure = error
             return 0x1000_0000  // CURL_READFUNC_ABORT
         }
+    }
+
+    /// The upload file's change, once a read found it.
+    private func changedUpload() -> HTTPError {
+        guard case .file(let file) = request.body else { return HTTPError(.fileSystem, "the upload file changed") }
+        return RequestEncoding.changedUploadFile(file, read: uploadRead, of: uploadLength)
     }
 
     /// Rewinds the body to `offset` (libcurl asks before sending it again): a file seeks, a stream starts over from
@@ -495,6 +521,7 @@ final class CurlTransfer: @unchecked Sendable {
         if let upload {
             do {
                 try upload.seek(toOffset: UInt64(offset))
+                uploadRead = offset
                 return 0
             } catch {
                 return 2

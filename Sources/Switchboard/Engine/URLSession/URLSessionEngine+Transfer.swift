@@ -417,14 +417,15 @@ final class SessionTransfer: Sendable {
     /// `LengthHeldStream`), which the task's end reports.
     private func lengthHeldBody() -> (stream: InputStream, length: Int64)? {
         let made: Result<(InputStream, Int64), HTTPError>
+        var mismatch = EngineRequest.BodyStream.mismatch
         switch request.body {
         case .file(let url):
             // The file's size as the send starts: a file that then grows or shrinks fails the request.
             if let length = DownloadPlan.size(of: url) {
                 made = .success((MultipartStream([.file(url)]), length))
+                mismatch = { RequestEncoding.changedUploadFile(url, read: $0, of: $1) }
             } else {
-                made = .failure(
-                    HTTPError(.fileSystem, "the upload file \(url.path) does not exist or cannot be read"))
+                made = .failure(RequestEncoding.unreadableUploadFile(url))
             }
         case .stream(let stream):
             guard let length = stream.length else { return nil }
@@ -436,7 +437,9 @@ final class SessionTransfer: Sendable {
         }
         switch made {
         case .success(let (source, length)):
-            let held = LengthHeldStream(source, length: length) { [weak self] error in self?.recordFailure(error) }
+            let held = LengthHeldStream(source, length: length, mismatch: mismatch) { [weak self] error in
+                self?.recordFailure(error)
+            }
             return (held, length)
         case .failure(let error):
             recordFailure(error)
