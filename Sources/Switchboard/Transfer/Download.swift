@@ -132,6 +132,17 @@ struct DownloadPlan: Sendable {
 
     private func completeNow(_ response: Response) throws(HTTPError) -> URL {
         let length = DownloadPlan.size(of: partial) ?? 0
+        if response.status == 206, let range = ContentRange(response.headers["Content-Range"]),
+            let mismatch = range.bodyMismatch(fileLength: length)
+        {
+            // A body shorter than its range is kept to resume from; a longer one is dropped (see `cut`).
+            if !request.resumable {
+                discard()
+            } else if length > (range.end ?? 0) + 1 {
+                DownloadPlan.cut(partial, to: range.start ?? 0)
+            }
+            throw HTTPError(.transport, mismatch, request: request, response: response)
+        }
         let total = DownloadPlan.total(of: response) ?? (response.status == 416 ? offset : nil)
         if let total, total != length {
             if length > total || !request.resumable { discard() }
@@ -252,6 +263,14 @@ struct DownloadPlan: Sendable {
 
     static func remove(_ url: URL) {
         try? FileManager.default.removeItem(at: url)
+    }
+
+    /// Cuts a partial file back to `length` bytes, the end of what can be trusted in it (a `206` whose body was
+    /// longer than its range is dropped whole: where in it the range ends cannot be told).
+    static func cut(_ url: URL, to length: Int64) {
+        guard let handle = try? FileHandle(forWritingTo: url) else { return }
+        try? handle.truncate(atOffset: UInt64(length))
+        try? handle.close()
     }
 
     private static func checkWritableDirectory(_ directory: URL, _ request: Request) throws(HTTPError) {

@@ -174,18 +174,39 @@ struct ContentRange: Equatable {
     var end: Int64?
     var total: Int64?
 
+    /// Reads `bytes START-END/TOTAL`, `bytes START-END/*` or `bytes */TOTAL` (RFC 9110 section 14.4): numbers of
+    /// digits alone, a range that ends at or after its start and before the total. Anything else is `nil`: a
+    /// download must not write a body where a malformed or impossible range puts it.
     init?(_ header: String?) {
         guard let header, header.lowercased().hasPrefix("bytes ") else { return nil }
-        let spec = header.dropFirst("bytes ".count).split(separator: "/", maxSplits: 1)
+        let spec = header.dropFirst("bytes ".count).split(
+            separator: "/", maxSplits: 1, omittingEmptySubsequences: false)
         guard spec.count == 2 else { return nil }
-        total = Int64(spec[1].trimmingCharacters(in: .whitespaces))
-        let range = spec[0].trimmingCharacters(in: .whitespaces)
-        if range != "*" {
-            let bounds = range.split(separator: "-", maxSplits: 1)
-            guard bounds.count == 2, let start = Int64(bounds[0]), let end = Int64(bounds[1]) else { return nil }
+        let totalText = HTTPHeaders.trimmingBlanks(String(spec[1]))
+        if totalText != "*" {
+            guard let total = HTTPHeaders.contentLength(totalText), !totalText.isEmpty else { return nil }
+            self.total = total
+        }
+        let range = HTTPHeaders.trimmingBlanks(String(spec[0]))
+        if range == "*" {
+            guard total != nil else { return nil }
+        } else {
+            let bounds = range.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
+            guard bounds.count == 2, !bounds[0].isEmpty, !bounds[1].isEmpty,
+                let start = HTTPHeaders.contentLength(String(bounds[0])),
+                let end = HTTPHeaders.contentLength(String(bounds[1])), start <= end, end < total ?? .max
+            else { return nil }
             self.start = start
             self.end = end
         }
+    }
+
+    /// Why a `206` with this range does not hold the body it announced, the file it went into being `fileLength`
+    /// bytes long after it (written from `start`); `nil` when it does.
+    func bodyMismatch(fileLength: Int64) -> String? {
+        guard let start, let end, fileLength != end + 1 else { return nil }
+        return "the server's 206 announced bytes \(start)-\(end) of the file (\(end - start + 1) bytes) and sent "
+            + "\(fileLength - start)"
     }
 }
 

@@ -599,6 +599,17 @@ final class SessionTransfer: Sendable {
                 }
             }
             if var segments = state.segments {
+                if response.statusCode == 206,
+                    let range = ContentRange(response.value(forHTTPHeaderField: "Content-Range")),
+                    let mismatch = range.bodyMismatch(fileLength: fileLength ?? 0)
+                {
+                    // The next segment would start where the range said this one ended, past a gap or over bytes. A
+                    // segment longer than its range is dropped from the file, as `DownloadPlan` drops such a body.
+                    if let end = range.end, (fileLength ?? 0) > end + 1, case .file(let url, _) = request.destination {
+                        DownloadPlan.cut(url, to: range.start ?? 0)
+                    }
+                    return .finish(.failure(HTTPError(.transport, mismatch)))
+                }
                 let timing = state.headArrived.map { head in
                     Segments.Timing(
                         latency: head.at - state.launched, bytes: state.bytesReceived - head.bytesBefore,

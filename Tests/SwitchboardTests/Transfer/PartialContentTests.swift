@@ -1,0 +1,147 @@
+import Foundation
+import Testing
+@testable import Switchboard
+import SwitchboardTestSupport
+
+/// A `206` whose body is not the range its `Content-Range` announces, or whose range is impossible: the download
+/// fails (`.transport`), never writes the body where the range would put it. URLSessionEngine's segmented downloads
+/// put each next segment where the last one's range said it ended: a short segment left a run of zero bytes in the
+/// file and the download succeeded, and a range that ended before its start asked for the same segment for ever.
+@Suite struct PartialContentTests {
+    static let total = 3000
+    static let content = Data((0..<total).map { UInt8(truncatingIfNeeded: $0 % 251 + 1) })
+
+    /// How the server answers a `Range` request from byte `from`.
+    enum Lie: String, CaseIterable, Sendable {
+        /// Announces its range, sends half of it.
+        case short
+        /// Announces ten bytes less than it sends.
+        case long
+        /// Announces a range that ends before its start.
+        case backwards
+        /// Announces a range that ends past the file.
+        case beyond
+    }
+
+    /// A server of the file that answers ranges honestly, except one that starts at `from`, which it answers as `lie`
+    /// says. A request without `Range` is answered in full. `cutAt` cuts the first answer after so many bytes.
+    static func server(lie: Lie, from: Int, cutAt: Int? = nil) throws -> LoopbackServer {
+        let served = Locked(0)
+        return try LoopbackServer { request in
+            let headers = [("Content-Type", "application/octet-stream"), ("ETag", "\"v1\"")]
+            let first = served.withLock { served -> Bool in
+                defer { served += 1 }
+                return served == 0
+            }
+            var answer = answer(to: request, headers: headers, lie: lie, from: from)
+            if first { answer.truncateAfter = cutAt }
+            return answer
+        }
+    }
+
+    private static func answer(
+        to request: ServerRequest, headers: [(name: String, value: String)], lie: Lie, from: Int
+    ) -> ServerResponse {
+        guard let field = request.header("Range"), field.hasPrefix("bytes=") else {
+            return ServerResponse(headers: headers, body: content)
+        }
+        let bounds = field.dropFirst("bytes=".count).split(separator: "-", omittingEmptySubsequences: false)
+        let start = Int(bounds[0]) ?? 0
+        let end = min(bounds.count > 1 ? Int(bounds[1]) ?? total - 1 : total - 1, total - 1)
+        var body = content.subdata(in: start..<end + 1)
+        var announcedEnd = end
+        if start == from {
+            switch lie {
+            case .short: body = body.prefix(body.count / 2)
+            case .long: announcedEnd = end - 10
+            case .backwards: announcedEnd = start - 1
+            case .beyond: announcedEnd = total + 10
+            }
+        }
+        return ServerResponse(
+            status: 206, headers: headers + [("Content-Range", "bytes \(start)-\(announcedEnd)/\(total)")],
+            body: body)
+    }
+
+    @Test(arguments: Lie.allCases)
+    func aSegmentThatIsNotItsRangeFailsTheDownload(lie: Lie) async throws {
+        let server = try Self.server(lie: lie, from: 1000)
+        defer { server.stop() }
+        let center = Center { config in
+            config.engine = URLSessionEngine(downloadSegmentSize: 1000)
+            config.server = server.baseURL + "/"
+        }
+        let scratch = Scratch()
+        let destination = scratch.file("segments.bin")
+        let outcome = await center.sendRecording { request in
+            request.kind = .download
+            request.api = "file"
+            request.destination = .file(destination)
+            request.totalTimeout = .seconds(20)  // before the change, a backwards range was asked for without end
+        }
+        #expect(outcome.response == nil, "\(lie): the download succeeded")
+        #expect(outcome.error?.code == .transport, "\(lie): \(String(describing: outcome.error))")
+        let said =
+            switch lie {
+            case .short, .long: "206 announced bytes 1000-"
+            case .backwards: "Content-Range \"bytes 1000-999/3000\""
+            case .beyond: "Content-Range \"bytes 1000-3010/3000\""
+            }
+        #expect(outcome.error?.message.contains(said) == true, "\(lie): \(outcome.error?.message ?? "")")
+        #expect(!FileManager.default.fileExists(atPath: destination.path))
+    }
+
+    /// A resumed download whose `206` disagrees with its body fails on both engines alike; a body shorter than its
+    /// range is kept in the partial file to resume from, one longer (where its range ends cannot be told) is not.
+    @Test(arguments: bothEngines, [Lie.short, .long])
+    func aResumedDownloadWhose206IsNotItsRangeFails(engineName: String, lie: Lie) async throws {
+        let server = try Self.server(lie: lie, from: 1000, cutAt: 1000)
+        defer { server.stop() }
+        let engine = try namedEngine(engineName)
+        let center = Center { config in
+            config.engine = engine
+            config.server = server.baseURL + "/"
+        }
+        let scratch = Scratch()
+        let destination = scratch.file("resumed.bin")
+        let partial = URL(fileURLWithPath: destination.path + ".switchboard-partial")
+        let configure: @Sendable (inout Request) -> Void = { request in
+            request.kind = .download
+            request.api = "file"
+            request.destination = .file(destination)
+            request.resumable = true
+        }
+        let first = await center.sendRecording(configure)
+        #expect(first.error?.code == .transport)
+        #expect(DownloadPlan.size(of: partial) == 1000, "\(engineName): the first 1000 bytes are kept")
+        let second = await center.sendRecording(configure)
+        #expect(second.response == nil, "\(engineName), \(lie): the download succeeded")
+        #expect(second.error?.code == .transport, "\(engineName), \(lie): \(String(describing: second.error))")
+        #expect(
+            second.error?.message.contains("206 announced bytes 1000-") == true,
+            "\(engineName), \(lie): \(second.error?.message ?? "")")
+        #expect(!FileManager.default.fileExists(atPath: destination.path))
+        // What arrived is kept to resume from when it is shorter than its range; a longer one is dropped.
+        let kept = lie == .short ? 2000 : 1000
+        #expect(DownloadPlan.size(of: partial) == Int64(kept), "\(engineName), \(lie)")
+        #expect(try Data(contentsOf: partial) == Self.content.prefix(kept), "\(engineName), \(lie)")
+    }
+
+    /// `Content-Range` is read by RFC 9110's grammar, and a range that cannot be is refused rather than guessed at.
+    @Test func contentRangeIsReadStrictly() {
+        func read(_ field: String) -> [Int64?]? {
+            ContentRange(field).map { [$0.start, $0.end, $0.total] }
+        }
+        #expect(read("bytes 0-9/10") == [0, 9, 10])
+        #expect(read("BYTES 5-9/*") == [5, 9, nil])
+        #expect(read("bytes */10") == [nil, nil, 10])
+        #expect(read("bytes 0-9/ 10 ") == [0, 9, 10])
+        for refused in [
+            "bytes 5-4/10", "bytes 0-10/10", "bytes +5-9/10", "bytes 5-+9/10", "bytes 0-9/+10", "bytes -5-9/10",
+            "bytes 0-9/x", "bytes 0-9/", "bytes 0-/10", "bytes -9/10", "bytes */*", "bytes 0-9", "items 0-9/10",
+            "bytes 0x1-9/10", nil,
+        ] {
+            #expect(ContentRange(refused) == nil, "\(refused ?? "nil")")
+        }
+    }
+}
