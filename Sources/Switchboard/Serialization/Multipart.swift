@@ -19,6 +19,14 @@ struct Multipart {
     ///
     /// - Throws: `.fileSystem` when a file part is missing, unreadable or not a regular file.
     func body(for request: Request) throws(HTTPError) -> EngineRequest.Body {
+        // A part's MIME type goes into its head as it is: a line break would end the field there and start another
+        // (`text/plain\r\nX-Admin: 1`), as in a request's own head.
+        if let part = parts.first(where: { !HTTPHeaders.isSendable(name: "Content-Type", value: $0.mimeType ?? "") }) {
+            throw HTTPError(
+                .encoding,
+                "the form part \"\(Multipart.quote(part.name))\" has a MIME type with a line break or NUL, which "
+                    + "cannot be sent", request: request)
+        }
         let pieces = pieces()
         var length: Int64 = 0
         var hasFiles = false

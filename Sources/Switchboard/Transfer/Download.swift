@@ -250,7 +250,7 @@ struct DownloadPlan: Sendable {
     static func total(status: Int, header: (String) -> String?) -> Int64? {
         if status == 206 || status == 416 { return ContentRange(header("Content-Range"))?.total }
         guard header("Content-Encoding") == nil else { return nil }
-        return header("Content-Length").flatMap { Int64($0) }
+        return header("Content-Length").flatMap(HTTPHeaders.contentLength)
     }
 
     static func total(of response: Response) -> Int64? {

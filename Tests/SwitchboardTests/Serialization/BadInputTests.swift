@@ -20,6 +20,17 @@ import Testing
         #expect(stub.requests.isEmpty, sourceLocation: sourceLocation)
     }
 
+    /// A form part's MIME type goes into the part's head: one with a line break would add fields of its own there.
+    @Test(arguments: ["text/plain\r\nX-Admin: 1", "text/plain\nX-Admin: 1", "text/plain\r", "text/\0plain"])
+    func aFormPartMIMETypeWithALineBreak(type: String) async {
+        await expectEncodingError(
+            { request in
+                request.api = "upload"
+                request.kind = .upload
+                request.addFormData(name: "doc", data: Data("x".utf8), fileName: "a.txt", mimeType: type)
+            }, mentions: "the form part \"doc\" has a MIME type with a line break or NUL")
+    }
+
     @Test func aDateParameter() async {
         await expectEncodingError(
             {
