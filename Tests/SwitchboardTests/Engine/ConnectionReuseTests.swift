@@ -144,11 +144,7 @@ import SwitchboardTestSupport
     func burstsOfThirtyTwoReuseTheirConnections(engineName: String) async throws {
         let server = try LoopbackServer()
         defer { server.stop() }
-        let engine = try namedEngine(engineName)
-        let center = Center { config in
-            config.engine = engine
-            config.server = server.baseURL + "/"
-        }
+        let center = try loopbackCenter(engineName, server: server)
         func burst(_ count: Int) async throws {
             try await withThrowingTaskGroup(of: Int.self) { group in
                 var sent = 0

@@ -49,12 +49,12 @@ func namedEngine(_ name: String, perHost: Int? = nil) throws -> any Engine {
     return URLSessionEngine(configuration: configuration)
 }
 
-/// A center on the named engine, aimed at the loopback server.
-func loopbackCenter(_ engineName: String) throws -> Center {
+/// A center on the named engine (a new one), aimed at `server`: the shared loopback server unless given.
+func loopbackCenter(_ engineName: String, server: LoopbackServer = .shared) throws -> Center {
     let engine = try namedEngine(engineName)
     return Center { config in
         config.engine = engine
-        config.server = LoopbackServer.shared.baseURL + "/"
+        config.server = server.baseURL + "/"
     }
 }
 

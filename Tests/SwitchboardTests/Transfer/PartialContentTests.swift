@@ -97,11 +97,7 @@ import SwitchboardTestSupport
     func aResumedDownloadWhose206IsNotItsRangeFails(engineName: String, lie: Lie) async throws {
         let server = try Self.server(lie: lie, from: 1000, cutAt: 1000)
         defer { server.stop() }
-        let engine = try namedEngine(engineName)
-        let center = Center { config in
-            config.engine = engine
-            config.server = server.baseURL + "/"
-        }
+        let center = try loopbackCenter(engineName, server: server)
         let scratch = Scratch()
         let destination = scratch.file("resumed.bin")
         let partial = URL(fileURLWithPath: destination.path + ".switchboard-partial")

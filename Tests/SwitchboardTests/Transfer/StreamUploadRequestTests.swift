@@ -371,11 +371,7 @@ struct ClosedConnectionTests {
     ) async throws {
         let server = try LoopbackServer()
         defer { server.stop() }
-        let engine = try namedEngine(engineName)
-        let center = Center { config in
-            config.engine = engine
-            config.server = server.baseURL + "/"
-        }
+        let center = try loopbackCenter(engineName, server: server)
         let scratch = Scratch()
         let file = scratch.write("body.bin", bytes: Self.size, seed: 9)
         let generated = GeneratedBody(length: Self.size, seed: 9)
@@ -409,11 +405,7 @@ struct ClosedConnectionTests {
     func anUploadOnANewConnectionClosedAsItIsSentFails(engineName: String) async throws {
         let server = try LoopbackServer()
         defer { server.stop() }
-        let engine = try namedEngine(engineName)
-        let center = Center { config in
-            config.engine = engine
-            config.server = server.baseURL + "/"
-        }
+        let center = try loopbackCenter(engineName, server: server)
         let outcome = await center.sendRecording { request in
             request.api = "close-reused?every=1"
             request.method = .put

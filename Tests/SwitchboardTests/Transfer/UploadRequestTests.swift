@@ -251,11 +251,7 @@ struct ChangingUploadFileTests {
             return Httpbin.route(request)
         }
         defer { server.stop() }
-        let engine = try namedEngine(engineName)
-        let center = Center { config in
-            config.engine = engine
-            config.server = server.baseURL + "/"
-        }
+        let center = try loopbackCenter(engineName, server: server)
         let scratch = Scratch()
         let size = 16 << 20
         let file = scratch.write("body.bin", bytes: size, seed: 4)
