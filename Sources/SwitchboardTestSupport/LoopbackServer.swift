@@ -228,20 +228,12 @@ enum Socket {
         #endif
     }
 
-    /// Sends a FIN: the connection's peer reads its end, and may still send.
-    static func shutdownWriting(_ fd: Int32) {
+    /// Shuts both directions down; `writingOnly` sends a FIN alone (the peer reads the end, and may still send).
+    static func shutdown(_ fd: Int32, writingOnly: Bool = false) {
         #if canImport(Glibc)
-        _ = Glibc.shutdown(fd, Int32(SHUT_WR))
+        _ = Glibc.shutdown(fd, Int32(writingOnly ? SHUT_WR : SHUT_RDWR))
         #else
-        _ = Darwin.shutdown(fd, SHUT_WR)
-        #endif
-    }
-
-    static func shutdown(_ fd: Int32) {
-        #if canImport(Glibc)
-        _ = Glibc.shutdown(fd, Int32(SHUT_RDWR))
-        #else
-        _ = Darwin.shutdown(fd, SHUT_RDWR)
+        _ = Darwin.shutdown(fd, writingOnly ? SHUT_WR : SHUT_RDWR)
         #endif
     }
 

@@ -43,7 +43,7 @@ final class ServerConnection {
             // Loopback only: a reused connection (with `every`, any) is closed as soon as the request's head is read,
             // before its body, as a server closes an idle connection just as the client sends on it: a FIN, then,
             // a tenth of a second later, a reset for the body still arriving.
-            Socket.shutdownWriting(fd)
+            Socket.shutdown(fd, writingOnly: true)
             Thread.sleep(forTimeInterval: 0.1)
             Socket.resetOnClose(fd)
             return nil
@@ -103,7 +103,7 @@ final class ServerConnection {
 
     /// Stops sending, then reads and drops what the client still sends, for at most 2 seconds (the caller closes).
     private func lingeringClose() {
-        shutdown(fd, Int32(SHUT_WR))
+        Socket.shutdown(fd, writingOnly: true)
         var timeout = timeval(tv_sec: 2, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         let deadline = Date().addingTimeInterval(2)
