@@ -145,6 +145,9 @@ final class CurlTransfer: @unchecked Sendable {
             set(easy, .errorBuffer, UnsafeRawPointer(handle.errorBuffer))
             // Sent when the request has no `User-Agent` of its own (libcurl sends none), as URLSessionEngine does.
             set(easy, .userAgent, RequestEncoding.userAgent)
+            // Compressed bodies are asked for and decoded, whatever the request's own `Accept-Encoding` (which then
+            // goes instead of libcurl's list): a body arrives decoded on every engine, as URLSession decodes it.
+            set(easy, .acceptEncoding, "")
             sb_easy_setopt_data_callback(easy, CurlLibrary.Option.writeFunction.rawValue, curlWrite)
             sb_easy_setopt_data_callback(easy, CurlLibrary.Option.headerFunction.rawValue, curlHeader)
             kept.primed = true
@@ -165,22 +168,13 @@ final class CurlTransfer: @unchecked Sendable {
         // The idle timeout is measured here (`isIdle`), not with libcurl's low-speed limit, which averages over
         // its window: it cut off a server dripping a byte now and then, and fired late on one that stalled.
         lastActivity = .now
-        // These four are set whether used or not (to libcurl's default when not), unless the handle holds that value
+        // Set whether used or not (to libcurl's default when not), unless the handle holds that value
         // already: a handle that served a plain GET is reused without a reset (see `handleNeedsReset`), and may still
         // hold that GET's values.
         let timeout = request.totalTimeout.map { max(1, Int($0.seconds * 1000)) } ?? 0
         if kept.timeout != timeout {
             set(easy, .timeoutMilliseconds, timeout)
             kept.timeout = timeout
-        }
-        let decodes = request.headers["Accept-Encoding"] == nil
-        if kept.decodes != decodes {
-            if decodes {
-                set(easy, .acceptEncoding, "")
-            } else {
-                sb_easy_setopt_pointer(easy, CurlLibrary.Option.acceptEncoding.rawValue, nil)
-            }
-            kept.decodes = decodes
         }
         // The receive limit is kept here, chunk by chunk (see `ReceivePacer`); the send limit by libcurl, whose check
         // between sends is fine-grained enough.
@@ -775,8 +769,6 @@ struct CurlHandle {
         var url: String?
         var bufferSize: Int?
         var timeout: Int?
-        /// Whether libcurl asks for and decodes compressed bodies (`CURLOPT_ACCEPT_ENCODING` empty), or not (unset).
-        var decodes: Bool?
         var pipeWait: Int?
         /// The header list set (`nil` for none), once `primed`.
         var headerList: UnsafeRawPointer?
