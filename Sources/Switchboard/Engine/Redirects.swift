@@ -18,7 +18,7 @@ enum Redirects {
     /// The request that follows a redirect response, or `nil` when the response is not one to follow.
     static func next(after response: EngineResponse, for request: EngineRequest) -> EngineRequest? {
         let from = response.url ?? request.url
-        guard [301, 302, 303, 307, 308].contains(response.status),
+        guard follows(status: response.status),
             let target = target(of: response.value(forHTTPHeaderField: "Location"), from: from),
             isFollowable(target)
         else { return nil }
@@ -36,6 +36,13 @@ enum Redirects {
             next.headers["Transfer-Encoding"] = nil
         }
         return next
+    }
+
+    /// Whether a response with this status is followed as a redirect: `301`, `302`, `303`, `307` and `308`; not a
+    /// `300` (a choice for the user), a `304`, the deprecated `305 Use Proxy` or the unused `306` (RFC 9110 section
+    /// 15.4), which are answers.
+    static func follows(status: Int) -> Bool {
+        status == 301 || status == 302 || status == 303 || status == 307 || status == 308
     }
 
     /// Whether the request that follows a redirect keeps the method and body: not after a `303`, nor after a `301`

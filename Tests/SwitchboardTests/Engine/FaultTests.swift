@@ -49,6 +49,41 @@ import SwitchboardTestSupport
         try await Self.expectFailure(engineName, fault, .transport)
     }
 
+    /// The same broken answer gives the same `URLError` beneath `.transport` on both engines: a connection lost
+    /// (reset, or closed before the body's end) is `networkConnectionLost`; an answer that is not HTTP (no status
+    /// line, nothing at all, a malformed chunk, a head too large to read) is `badServerResponse`. (URLSession on Linux
+    /// called several of these unknown, and CurlEngine an empty reply `zeroByteResource`.)
+    @Test(
+        arguments: bothEngines,
+        [
+            ("garbage-status", URLError.Code.badServerResponse), ("reset", .networkConnectionLost),
+            ("reset?after=10", .networkConnectionLost), ("truncated?length=1000&after=500", .networkConnectionLost),
+            ("empty-reply", .badServerResponse), ("bad-chunk", .badServerResponse),
+            ("header-flood?count=5000&size=100", .badServerResponse),
+        ])
+    func aBrokenAnswerHasTheSameCauseOnBothEngines(engineName: String, fault: (String, URLError.Code)) async throws {
+        let outcome = try await Self.center(engineName).sendRecording { request in
+            request.api = fault.0
+            request.responseSerializer = .raw
+        }
+        #expect(outcome.error?.code == .transport, "\(engineName), \(fault.0)")
+        #expect(
+            (outcome.error?.underlying as? URLError)?.code == fault.1,
+            "\(engineName), \(fault.0): \(outcome.error?.message ?? "no error")")
+    }
+
+    /// A `305 Use Proxy` (deprecated) and a `306` (unused) are answers, not redirects, on both engines, as a `300` and
+    /// a `304` are: URLSession on Linux followed the first two to their `Location`.
+    @Test(arguments: bothEngines, [300, 304, 305, 306])
+    func onlyRedirectStatusesAreFollowed(engineName: String, status: Int) async throws {
+        let outcome = try await Self.center(engineName).sendRecording { request in
+            request.api = "location?to=%2Fget&status=\(status)"
+            request.responseSerializer = .raw
+        }
+        #expect(outcome.error?.code == .unacceptableStatus, "\(engineName), \(status)")
+        #expect(outcome.error?.status == status, "\(engineName): \(outcome.error?.message ?? "no error")")
+    }
+
     /// A server that refuses a body as soon as it has read the head (a `413` from a size limit, then a close) is
     /// answered with its refusal, promptly and on both engines, whatever the body: in memory, a file, a stream; the
     /// rest of the body is not sent.

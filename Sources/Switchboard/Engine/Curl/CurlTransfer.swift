@@ -685,6 +685,7 @@ final class CurlTransfer: @unchecked Sendable {
             // CURLOPT_TIMEOUT_MS fired: the total timeout (the idle one is measured by the worker, `isIdle`).
             detail = URLError.totalTimeoutMessage(total) + " (\(detail))"
         }
+        // The same code as URLSessionEngine gives for the same fault (see `SessionTransfer.urlError`).
         let urlCode: URLError.Code =
             switch code {
             case 6: .cannotFindHost
@@ -692,8 +693,16 @@ final class CurlTransfer: @unchecked Sendable {
             case 28: .timedOut
             case 35: .secureConnectionFailed
             case 47: .httpTooManyRedirects
-            case 52: .zeroByteResource
-            case 18, 55, 56: .networkConnectionLost
+            // The connection was lost: reset, closed under a send, or closed before the body's end.
+            case 18, 55: .networkConnectionLost
+            // A receive that failed on the connection, or on what the server sent (a malformed chunk, a head too
+            // large to read).
+            case 56: detail.hasPrefix("Recv failure") ? .networkConnectionLost : .badServerResponse
+            // What the server sent is not an HTTP answer: no status line, a status that is not three digits, a
+            // malformed `Content-Length`, nothing at all. (The URL was checked before sending, so libcurl's
+            // "unsupported protocol" is the status line's.)
+            case 1, 8, 52: .badServerResponse
+            case 61: .cannotDecodeContentData
             case 60, 77: .serverCertificateUntrusted
             case 90: .serverCertificateUntrusted
             default: .unknown

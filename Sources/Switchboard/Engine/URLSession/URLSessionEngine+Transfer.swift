@@ -459,7 +459,10 @@ final class SessionTransfer: Sendable {
         // under the root (`../x` from `/a/b` becomes `/../x`, `x` becomes `/x`).
         let from = response.url ?? request.url
         let target = Redirects.target(of: response.value(forHTTPHeaderField: "Location"), from: from)
-        guard Redirects.isFollowable(proposed.url), Redirects.isFollowable(target) else {
+        // URLSession on Linux also follows a `305` and a `306`, which are answers (see `Redirects.follows`).
+        guard Redirects.follows(status: response.statusCode), Redirects.isFollowable(proposed.url),
+            Redirects.isFollowable(target)
+        else {
             return nil
         }
         if let refusal = Redirects.refusal(from: from, to: target, for: request) {
@@ -887,10 +890,8 @@ final class SessionTransfer: Sendable {
         // URLSession on Linux stops the transfer from libcurl's header callback at a head it cannot parse, and all
         // that is left is libcurl's "Failed writing header".
         let detail = urlError.userInfo[NSLocalizedDescriptionKey] as? String
-        if urlError.code == .unknown, let detail, detail.hasPrefix("Send failure") || detail.hasPrefix("Recv failure") {
-            // A connection lost to anything but a reset (a broken pipe): URLSession on Linux calls it only a reset
-            // `networkConnectionLost`, CurlEngine every such failure.
-            return URLError(.networkConnectionLost, userInfo: urlError.userInfo)
+        if urlError.code == .unknown, let detail, let code = Self.curlFailureCode(detail) {
+            return URLError(code, userInfo: urlError.userInfo)
         }
         if urlError.code == .unknown, detail == "Failed writing header" {
             return URLError(
@@ -902,6 +903,27 @@ final class SessionTransfer: Sendable {
         #endif
         return urlError
     }
+
+    #if canImport(FoundationNetworking)
+    /// The code CurlEngine gives for a failure URLSession on Linux calls unknown (`URLError -1`), told by libcurl's
+    /// words, which are all it keeps: a connection lost (to a broken pipe; a reset it calls lost itself, as it calls
+    /// an empty reply a bad response), a body cut short, a response that is not one (a malformed chunk, a head too
+    /// large, a malformed `Content-Length`), a body that cannot be decoded.
+    private static func curlFailureCode(_ detail: String) -> URLError.Code? {
+        if detail.hasPrefix("Send failure") || detail.hasPrefix("Recv failure")
+            || detail.hasPrefix("transfer closed with")
+        {
+            return .networkConnectionLost
+        }
+        if detail.contains("chunked-encoding") || detail.hasPrefix("Too large response headers")
+            || detail.hasPrefix("Invalid Content-Length") || detail.hasPrefix("Weird server reply")
+        {
+            return .badServerResponse
+        }
+        if detail.hasPrefix("Error while processing content unencoding") { return .cannotDecodeContentData }
+        return nil
+    }
+    #endif
 
     /// Why URLSession on Linux refused a response head (see `urlError`).
     static let unreadableHead =
