@@ -61,6 +61,13 @@ public struct HTTPMethod: RawRepresentable, Hashable, Sendable, ExpressibleByStr
         self == .get || self == .head || self == .delete
     }
 
+    /// Whether a request with this method says `Content-Length: 0` when it has no body: a `POST`, `PUT` or `PATCH`,
+    /// whose meaning has a body (servers may refuse one without a length). Others send no such field (RFC 9110 section
+    /// 8.6), on both engines.
+    var anticipatesBody: Bool {
+        self == .post || self == .put || self == .patch
+    }
+
     /// Whether the method is idempotent (RFC 9110 §9.2.2): safe to send again after a failure.
     public var isIdempotent: Bool {
         switch self {

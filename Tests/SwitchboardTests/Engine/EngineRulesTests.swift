@@ -171,6 +171,30 @@ import SwitchboardTestSupport
         }
     }
 
+    /// A request without a body says `Content-Length: 0` on both engines for a `POST`, `PUT` or `PATCH` (servers may
+    /// refuse one without a length), and nothing for any other method (RFC 9110 section 8.6): URLSession on Linux sent
+    /// `Content-Length: 0` with a body-less `DELETE`, `OPTIONS` or method of the caller's too. A caller's own field
+    /// goes as it is.
+    @Test(arguments: bothEngines)
+    func aRequestWithoutABodySaysItsLengthOnlyWhereItsMethodHasOne(engineName: String) async throws {
+        let engine = try namedEngine(engineName)
+        let methods: [HTTPMethod] = [.get, .delete, .options, "PURGE", "PROPFIND", .post, .put, .patch]
+        for method in methods {
+            for own in [nil, "0"] where own == nil || !method.anticipatesBody {
+                var request = EngineRequest(
+                    method: method, url: URL(string: LoopbackServer.shared.baseURL + "/anything")!)
+                request.headers["Content-Length"] = own
+                if method == .get, own != nil { continue }  // refused before sending: a GET has no body
+                let response = try await engine.perform(request) { _ in }
+                let echo = try JSONDecoder().decode(JSON.self, from: response.body)
+                let expected = own ?? (method.anticipatesBody ? "0" : nil)
+                #expect(echo["headers"]?["Content-Length"]?.string == expected, "\(engineName) \(method) \(own ?? "")")
+                #expect(echo["method"]?.string == method.rawValue)
+                #expect(echo["data"]?.string == "")
+            }
+        }
+    }
+
     /// Neither engine adds an `Accept-Language` the caller did not set (URLSession on Linux added the process
     /// locale's language to every request, so a server could answer the same request in another language on each
     /// engine); a caller's own goes as it is.

@@ -200,7 +200,7 @@ final class CurlTransfer: @unchecked Sendable {
             } else if method == .get {
                 // A handle kept from a plain GET is set for one already.
                 if !reused { set(easy, .httpGet, 1) }
-            } else if method == .post || method == .put || method == .patch {
+            } else if method.anticipatesBody {
                 sb_easy_setopt_offset(easy, CurlLibrary.Option.postFieldSizeLarge.rawValue, 0)
                 set(easy, .copyPostFields, "")
             }

@@ -161,6 +161,13 @@ final class SessionTransfer: Sendable {
         if urlRequest.value(forHTTPHeaderField: "Accept-Language") == nil {
             urlRequest.setValue(" ", forHTTPHeaderField: "Accept-Language")
         }
+        // It also sends `Content-Length: 0` for a `DELETE`, an `OPTIONS` or a method of the caller's without a body,
+        // which CurlEngine does not (see `HTTPMethod.anticipatesBody`).
+        if request.body == .none, !request.method.anticipatesBody,
+            urlRequest.value(forHTTPHeaderField: "Content-Length") == nil
+        {
+            urlRequest.setValue(" ", forHTTPHeaderField: "Content-Length")
+        }
         #endif
         let task: URLSessionDataTask
         switch request.body {
