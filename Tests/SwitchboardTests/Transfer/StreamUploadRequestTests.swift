@@ -379,7 +379,7 @@ struct ClosedConnectionTests {
         _ = try await center.send { $0.api = "get" }
         let (response, reports) = try await center.sendCollectingProgress { request in
             request.api = "close-reused"
-            request.method = .put
+            request.method = .post  // not idempotent: sent again because the server never had all of it
             switch kind {
             case .data: request.body = .data(try! Data(contentsOf: file))
             case .file: request.body = .file(file)
@@ -397,6 +397,20 @@ struct ClosedConnectionTests {
         let sent = reports.filter { $0.direction == .upload }.map(\.completed)
         #expect(sent == sent.sorted(), "\(engineName), \(kind): upload progress went back: \(sent)")
         #expect(sent.last == Int64(Self.size), "\(engineName), \(kind)")
+    }
+
+    /// A request is sent again after such a failure only when the server cannot have had all of it, or when it is
+    /// idempotent: a `POST` whose whole body went out (over HTTP/2, a write for another request can fail it) is not.
+    @Test func onlyARequestTheServerCannotHaveHadWholeIsSentAgainUnlessIdempotent() {
+        let url = URL(string: "http://example.com/upload")!
+        let ten = Data(count: 10)
+        #expect(StaleConnection.mayResend(EngineRequest(method: .post, url: url, body: .data(ten)), sent: 9))
+        #expect(!StaleConnection.mayResend(EngineRequest(method: .post, url: url, body: .data(ten)), sent: 10))
+        #expect(StaleConnection.mayResend(EngineRequest(method: .put, url: url, body: .data(ten)), sent: 10))
+        #expect(!StaleConnection.mayResend(EngineRequest(method: .post, url: url), sent: 0))
+        #expect(StaleConnection.mayResend(EngineRequest(method: .get, url: url), sent: 0))
+        let unknown = EngineRequest.Body.stream(.init(length: nil) { InputStream(data: ten) })
+        #expect(StaleConnection.mayResend(EngineRequest(method: .post, url: url, body: unknown), sent: 10))
     }
 
     /// The same close on the connection a request opened for itself is the request's failure, the same on both

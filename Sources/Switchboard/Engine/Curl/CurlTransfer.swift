@@ -582,7 +582,9 @@ final class CurlTransfer: @unchecked Sendable {
         bodyStream?.close()
         if code != 0 {
             sink?.abandon()
-            if failure == nil, code == 55, !answered, !freshConnection, let easy, Self.reusedConnection(easy) {
+            if failure == nil, code == 55, !answered, !freshConnection,
+                StaleConnection.mayResend(request, sent: uploaded), let easy, Self.reusedConnection(easy)
+            {
                 finish(.failure(StaleConnection(uploaded: uploaded, error: error(for: code))))
                 return
             }
@@ -730,6 +732,14 @@ struct StaleConnection: Error {
     let uploaded: Int64
     /// The failure, as the request would end with it.
     let error: any Error
+
+    /// Whether a request whose send failed so may go again: one whose body was not all sent (over HTTP/1.1 always
+    /// the case: nothing is written after the body's last byte), or an idempotent one. Over HTTP/2 the failure of a
+    /// write for another request on the connection could reach one that was sent whole, which the server may have
+    /// acted on. A stream of unknown length counts as not all sent.
+    static func mayResend(_ request: EngineRequest, sent: Int64) -> Bool {
+        request.method.isIdempotent || request.body.count.map { sent < $0 } ?? true
+    }
 }
 
 // MARK: - C callbacks

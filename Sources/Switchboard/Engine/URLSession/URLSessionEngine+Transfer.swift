@@ -659,7 +659,7 @@ final class SessionTransfer: Sendable {
             state.redirects == state.redirectsAtLaunch, let again = state.launchedRequest,
             nsError.domain == NSURLErrorDomain,
             (nsError.userInfo[NSLocalizedDescriptionKey] as? String)?.hasPrefix("Send failure") == true,
-            connections.mayHaveConnection(to: again.url)
+            StaleConnection.mayResend(request, sent: state.bytesSent ?? 0), connections.mayHaveConnection(to: again.url)
         else { return nil }
         state.sentAgain = true
         state.sentFloor = state.bytesSent ?? 0
