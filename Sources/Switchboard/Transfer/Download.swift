@@ -57,6 +57,18 @@ struct DownloadPlan: Sendable {
             base = directory.appendingPathComponent(
                 ".switchboard-" + String(SHA256Hasher.hex(Data(url.absoluteString.utf8)).prefix(24)))
         }
+        if let asked = request.headers["Range"] {
+            // A download into a file takes one range from a known byte, written from the file's start; a resumable
+            // one asks for the rest of its file itself.
+            guard ContentRange.askedStart(asked) != nil, !request.resumable else {
+                throw HTTPError(
+                    .encoding,
+                    request.resumable
+                        ? "a resumable download asks for ranges itself; it cannot carry a `Range` of its own"
+                        : "a download into a file takes one range from a known byte (`bytes=START-END` or "
+                            + "`bytes=START-`), not \"\(asked)\"", request: request)
+            }
+        }
         if request.resumable {
             partial = URL(fileURLWithPath: base.path + DownloadPlan.partialSuffix)
             recordURL = URL(fileURLWithPath: base.path + DownloadPlan.recordSuffix)
@@ -133,17 +145,19 @@ struct DownloadPlan: Sendable {
     private func completeNow(_ response: Response) throws(HTTPError) -> URL {
         let length = DownloadPlan.size(of: partial) ?? 0
         if response.status == 206, let range = ContentRange(response.headers["Content-Range"]),
-            let mismatch = range.bodyMismatch(fileLength: length)
+            let mismatch = range.bodyMismatch(received: length - offset)
         {
             // A body shorter than its range is kept to resume from; a longer one is dropped (see `cut`).
             if !request.resumable {
                 discard()
-            } else if length > (range.end ?? 0) + 1 {
-                DownloadPlan.cut(partial, to: range.start ?? 0)
+            } else if length - offset > (range.end ?? 0) - (range.start ?? 0) + 1 {
+                DownloadPlan.cut(partial, to: offset)
             }
             throw HTTPError(.transport, mismatch, request: request, response: response)
         }
-        let total = DownloadPlan.total(of: response) ?? (response.status == 416 ? offset : nil)
+        // The part of the file a caller's own `Range` asked for is checked against its range (above), not the whole.
+        let part = response.status == 206 && offset == 0 && request.headers["Range"] != nil
+        let total = part ? nil : DownloadPlan.total(of: response) ?? (response.status == 416 ? offset : nil)
         if let total, total != length {
             if length > total || !request.resumable { discard() }
             throw HTTPError(

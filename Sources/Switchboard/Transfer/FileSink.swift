@@ -123,7 +123,8 @@ public final class FileSink: @unchecked Sendable {
 
 extension EngineRequest {
     /// Where the body of `head` goes under this request's `destination`: a sink into the destination file for a `200`
-    /// (from the start) or a `206` (from the destination's offset), else `nil`, and the body belongs in
+    /// (from the start) or a `206` (from the destination's offset; from the start for the range a request with no
+    /// offset asks for in its own `Range` field), else `nil`, and the body belongs in
     /// `EngineResponse.body`. Opening the file also tells the center what a resumable download needs of the head
     /// (`ETag`, `Last-Modified`, length), so an engine that writes through here reports nothing else for it.
     ///
@@ -154,13 +155,15 @@ extension EngineRequest {
         var start: Int64 = 0
         if response.statusCode == 206 {
             let header = response.value(forHTTPHeaderField: "Content-Range")
-            let wanted = expected ?? offset
+            // A range the caller asked for (`Range` on a download that is not resuming) goes from the file's start.
+            let asked = expected == nil && offset == 0 ? headers["Range"].flatMap(ContentRange.askedStart) : nil
+            let wanted = expected ?? asked ?? offset
             guard let range = ContentRange(header), range.start == wanted else {
                 throw HTTPError(
                     .transport,
                     "the server sent 206 with Content-Range \"\(header ?? "")\"; expected bytes from \(wanted)")
             }
-            start = wanted
+            start = asked == nil ? wanted : 0
         }
         let sink = try FileSink(url: url, start: start, mode: mode)
         onFileOpened?(response.statusCode) { response.value(forHTTPHeaderField: $0) }
@@ -201,12 +204,27 @@ struct ContentRange: Equatable {
         }
     }
 
-    /// Why a `206` with this range does not hold the body it announced, the file it went into being `fileLength`
-    /// bytes long after it (written from `start`); `nil` when it does.
-    func bodyMismatch(fileLength: Int64) -> String? {
-        guard let start, let end, fileLength != end + 1 else { return nil }
+    /// Why a `206` with this range does not hold the body it announced, `received` bytes of it having arrived;
+    /// `nil` when it does.
+    func bodyMismatch(received: Int64) -> String? {
+        guard let start, let end, received != end - start + 1 else { return nil }
         return "the server's 206 announced bytes \(start)-\(end) of the file (\(end - start + 1) bytes) and sent "
-            + "\(fileLength - start)"
+            + "\(received)"
+    }
+
+    /// The first byte a request's `Range` field asks for when it asks for one range from a known byte (`bytes=S-E`
+    /// or `bytes=S-`); `nil` for anything else (several ranges, the last N bytes, another unit).
+    static func askedStart(_ field: String) -> Int64? {
+        let text = HTTPHeaders.trimmingBlanks(field)
+        guard text.lowercased().hasPrefix("bytes=") else { return nil }
+        let bounds = text.dropFirst("bytes=".count).split(
+            separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
+        guard bounds.count == 2, !bounds[0].isEmpty, let start = HTTPHeaders.contentLength(String(bounds[0])) else {
+            return nil
+        }
+        if bounds[1].isEmpty { return start }
+        guard let end = HTTPHeaders.contentLength(String(bounds[1])), end >= start else { return nil }
+        return start
     }
 }
 

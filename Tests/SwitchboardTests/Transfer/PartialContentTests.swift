@@ -123,6 +123,69 @@ import SwitchboardTestSupport
         #expect(try Data(contentsOf: partial) == Self.content.prefix(kept), "\(engineName), \(lie)")
     }
 
+    /// A download into a file whose request asks for one range gets that part of the file, written from the file's
+    /// start, on both engines (it failed: "the download has 1000 of 3000 bytes", or "expected bytes from 0"); a
+    /// server that ignores the range gives the whole file.
+    @Test(arguments: bothEngines, ["bytes=500-999", "bytes=2500-", "bytes=0-99", "bytes=2990-5000"])
+    func aDownloadOfTheRangeItAsksFor(engineName: String, range: String) async throws {
+        let server = try Self.server(lie: .short, from: -1)
+        defer { server.stop() }
+        let center = try loopbackCenter(engineName, server: server)
+        let scratch = Scratch()
+        let destination = scratch.file("part.bin")
+        let response = try await center.send { request in
+            request.kind = .download
+            request.api = "file"
+            request.destination = .file(destination)
+            request.headers["Range"] = range
+        }
+        let bounds = range.dropFirst("bytes=".count).split(separator: "-", omittingEmptySubsequences: false)
+        let start = Int(bounds[0])!
+        let end = min(Int(bounds[1]) ?? Self.total - 1, Self.total - 1)
+        #expect(response.status == 206, "\(engineName), \(range)")
+        #expect(
+            try Data(contentsOf: destination) == Self.content.subdata(in: start..<end + 1), "\(engineName), \(range)")
+    }
+
+    @Test(arguments: bothEngines)
+    func aServerThatIgnoresTheRangeGivesTheWholeFile(engineName: String) async throws {
+        let server = try LoopbackServer { _ in
+            ServerResponse(headers: [("Content-Type", "text/plain")], body: Self.content)
+        }
+        defer { server.stop() }
+        let scratch = Scratch()
+        let destination = scratch.file("whole.bin")
+        let response = try await loopbackCenter(engineName, server: server).send { request in
+            request.kind = .download
+            request.api = "file"
+            request.destination = .file(destination)
+            request.headers["Range"] = "bytes=500-999"
+        }
+        #expect(response.status == 200)
+        #expect(try Data(contentsOf: destination) == Self.content, "\(engineName)")
+    }
+
+    /// A range that does not start at a known byte, several ranges, or a range on a resumable download (which asks
+    /// for ranges itself) is refused before sending.
+    @Test(arguments: [
+        ("bytes=-500", false), ("bytes=0-9,20-29", false), ("items=0-9", false), ("bytes=9-0", false),
+        ("bytes=0-99", true),
+    ])
+    func aRangeADownloadCannotTakeIsRefused(range: String, resumable: Bool) async {
+        let (center, stub) = stubCenter()
+        stub.on(nil, "*", reply: .status(200))
+        let scratch = Scratch()
+        let outcome = await center.sendRecording { request in
+            request.kind = .download
+            request.api = "file"
+            request.destination = .file(scratch.file("refused.bin"))
+            request.headers["Range"] = range
+            request.resumable = resumable
+        }
+        #expect(outcome.error?.code == .encoding, "\(range): \(String(describing: outcome.error))")
+        #expect(stub.requests.isEmpty)
+    }
+
     /// `Content-Range` is read by RFC 9110's grammar, and a range that cannot be is refused rather than guessed at.
     @Test func contentRangeIsReadStrictly() {
         func read(_ field: String) -> [Int64?]? {

@@ -611,7 +611,7 @@ final class SessionTransfer: Sendable {
             if var segments = state.segments {
                 if response.statusCode == 206,
                     let range = ContentRange(response.value(forHTTPHeaderField: "Content-Range")),
-                    let mismatch = range.bodyMismatch(fileLength: fileLength ?? 0)
+                    let mismatch = range.bodyMismatch(received: (fileLength ?? 0) - (range.start ?? 0))
                 {
                     // The next segment would start where the range said this one ended, past a gap or over bytes. A
                     // segment longer than its range is dropped from the file, as `DownloadPlan` drops such a body.
