@@ -155,6 +155,18 @@ struct DownloadPlan: Sendable {
             }
             throw HTTPError(.transport, mismatch, request: request, response: response)
         }
+        if offset > 0, response.status == 206, let before = knownTotal,
+            let now = ContentRange(response.headers["Content-Range"])?.total, now != before
+        {
+            // The rest of another version of the file (one without a validator for `If-Range`, which would have
+            // brought the new version whole): the bytes kept and those appended do not make one file.
+            discard()
+            throw HTTPError(
+                .transport,
+                "the file changed while its download was interrupted (it had \(before) bytes, now \(now)): the "
+                    + "partial file was dropped, and the next attempt starts from the beginning", request: request,
+                response: response)
+        }
         // The part of the file a caller's own `Range` asked for is checked against its range (above), not the whole.
         let part = response.status == 206 && offset == 0 && request.headers["Range"] != nil
         let total = part ? nil : DownloadPlan.total(of: response) ?? (response.status == 416 ? offset : nil)

@@ -186,6 +186,54 @@ import SwitchboardTestSupport
         #expect(stub.requests.isEmpty)
     }
 
+    /// A resumed download whose file changed meanwhile, on a server without a validator for `If-Range`: its `206`
+    /// announces another total, and the rest of the new version is not appended to the start of the old one (the
+    /// download succeeded with such a file). The partial file is dropped; the next attempt fetches the new version.
+    @Test(arguments: bothEngines)
+    func aFileThatChangedSizeBeforeTheResumeIsNotPatchedTogether(engineName: String) async throws {
+        let newer = Data((0..<4000).map { UInt8(truncatingIfNeeded: $0 % 13 + 100) })
+        let served = Locked(0)
+        let server = try LoopbackServer { request in
+            let first = served.withLock { served -> Bool in
+                defer { served += 1 }
+                return served == 0
+            }
+            let headers = [("Content-Type", "application/octet-stream")]
+            if first {
+                var cut = ServerResponse(headers: headers, body: Self.content)
+                cut.truncateAfter = 1000
+                return cut
+            }
+            guard let field = request.header("Range"), let start = ContentRange.askedStart(field) else {
+                return ServerResponse(headers: headers, body: newer)
+            }
+            return ServerResponse(
+                status: 206, headers: headers + [("Content-Range", "bytes \(start)-3999/4000")],
+                body: newer.subdata(in: Int(start)..<4000))
+        }
+        defer { server.stop() }
+        let center = try loopbackCenter(engineName, server: server)
+        let scratch = Scratch()
+        let destination = scratch.file("changed.bin")
+        let partial = URL(fileURLWithPath: destination.path + ".switchboard-partial")
+        let configure: @Sendable (inout Request) -> Void = { request in
+            request.kind = .download
+            request.api = "file"
+            request.destination = .file(destination)
+            request.resumable = true
+        }
+        _ = await center.sendRecording(configure)
+        #expect(DownloadPlan.size(of: partial) == 1000, "\(engineName)")
+        let resumed = await center.sendRecording(configure)
+        #expect(resumed.response == nil, "\(engineName): a file of two versions")
+        #expect(resumed.error?.message.contains("the file changed while its download was interrupted") == true)
+        #expect(!FileManager.default.fileExists(atPath: partial.path), "\(engineName)")
+        #expect(!FileManager.default.fileExists(atPath: destination.path), "\(engineName)")
+        let again = try await center.send(configure)
+        #expect(again.status == 200)
+        #expect(try Data(contentsOf: destination) == newer, "\(engineName)")
+    }
+
     /// `Content-Range` is read by RFC 9110's grammar, and a range that cannot be is refused rather than guessed at.
     @Test func contentRangeIsReadStrictly() {
         func read(_ field: String) -> [Int64?]? {
