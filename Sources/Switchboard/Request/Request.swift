@@ -366,7 +366,8 @@ extension Request {
         /// This file; it is replaced atomically when the download completes.
         case file(URL)
         /// This existing directory, under the name the server gives in `Content-Disposition`, or else the last
-        /// component of the URL, cleaned so that it cannot leave the directory.
+        /// component of the URL, cleaned so that it cannot leave the directory. A file already there is never
+        /// replaced: the name then gets a number (`report (1).txt`); the response's `fileURL` says which.
         case directory(URL)
     }
 

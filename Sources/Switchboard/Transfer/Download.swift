@@ -191,13 +191,15 @@ struct DownloadPlan: Sendable {
             try? handle.synchronize()
             try? handle.close()
         }
-        guard rename(partial.path, final.path) == 0 else {
-            let reason = String(cString: strerror(errno))
+        let named: URL
+        do {
+            named = try place(at: final)
+        } catch {
             discard()
-            throw HTTPError(.fileSystem, "cannot move the download to \(final.path): \(reason)", request: request)
+            throw HTTPError(.fileSystem, "cannot move the download to \(final.path): \(error.reason)", request: request)
         }
         if let recordURL { DownloadPlan.remove(recordURL) }
-        return final
+        return named
     }
 
     /// Cleans up after a failure: a resumable download keeps its partial file (and record), another drops it.
@@ -212,6 +214,47 @@ struct DownloadPlan: Sendable {
     }
 
     // MARK: - Names
+
+    /// Why the download could not be given its name (`strerror`'s words).
+    struct PlacingError: Error {
+        let reason: String
+    }
+
+    /// Gives the partial file its name: `final` itself for a `.file` destination, which it replaces (the caller named
+    /// it); for a `.directory` one, whose name the server chose, never a file already there: `name (1).ext`,
+    /// `name (2).ext` and on, as browsers do. A hard link claims a name only while it is free; where the file system
+    /// has none, the name is checked and then taken.
+    private func place(at final: URL) throws(PlacingError) -> URL {
+        guard case .directory = request.destination else {
+            guard rename(partial.path, final.path) == 0 else {
+                throw PlacingError(reason: String(cString: strerror(errno)))
+            }
+            return final
+        }
+        let directory = final.deletingLastPathComponent()
+        let name = final.lastPathComponent
+        for number in 0..<10_000 {
+            let candidate = number == 0 ? final : directory.appendingPathComponent(Self.numbered(name, number))
+            if link(partial.path, candidate.path) == 0 {
+                unlink(partial.path)
+                return candidate
+            }
+            if errno == EEXIST { continue }
+            if FileManager.default.fileExists(atPath: candidate.path) { continue }
+            guard rename(partial.path, candidate.path) == 0 else {
+                throw PlacingError(reason: String(cString: strerror(errno)))
+            }
+            return candidate
+        }
+        throw PlacingError(reason: "10,000 files of that name are there already")
+    }
+
+    /// `name (number).ext`: the number goes before the last extension (`photo (1).jpg`, `notes (1)`).
+    static func numbered(_ name: String, _ number: Int) -> String {
+        let dot = name.lastIndex(of: ".").flatMap { $0 == name.startIndex ? nil : $0 }
+        guard let dot else { return "\(name) (\(number))" }
+        return "\(name[..<dot]) (\(number))\(name[dot...])"
+    }
 
     private func finalURL(for response: Response) throws(HTTPError) -> URL {
         switch request.destination {
