@@ -144,20 +144,17 @@ struct DownloadPlan: Sendable {
 
     private func completeNow(_ response: Response) throws(HTTPError) -> URL {
         let length = DownloadPlan.size(of: partial) ?? 0
-        if response.status == 206, let range = ContentRange(response.headers["Content-Range"]),
-            let mismatch = range.bodyMismatch(received: length - offset)
-        {
+        let range = response.status == 206 ? ContentRange(response.headers["Content-Range"]) : nil
+        if let range, let mismatch = range.bodyMismatch(received: length - offset) {
             // A body shorter than its range is kept to resume from; a longer one is dropped (see `cut`).
             if !request.resumable {
                 discard()
-            } else if length - offset > (range.end ?? 0) - (range.start ?? 0) + 1 {
+            } else if length - offset > range.count ?? 0 {
                 DownloadPlan.cut(partial, to: offset)
             }
             throw HTTPError(.transport, mismatch, request: request, response: response)
         }
-        if offset > 0, response.status == 206, let before = knownTotal,
-            let now = ContentRange(response.headers["Content-Range"])?.total, now != before
-        {
+        if offset > 0, let before = knownTotal, let now = range?.total, now != before {
             // The rest of another version of the file (one without a validator for `If-Range`, which would have
             // brought the new version whole): the bytes kept and those appended do not make one file.
             discard()

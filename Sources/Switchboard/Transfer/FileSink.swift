@@ -204,12 +204,17 @@ struct ContentRange: Equatable {
         }
     }
 
+    /// How many bytes the range holds, when it names them (not for `bytes */total`).
+    var count: Int64? {
+        guard let start, let end else { return nil }
+        return end - start + 1
+    }
+
     /// Why a `206` with this range does not hold the body it announced, `received` bytes of it having arrived;
     /// `nil` when it does.
     func bodyMismatch(received: Int64) -> String? {
-        guard let start, let end, received != end - start + 1 else { return nil }
-        return "the server's 206 announced bytes \(start)-\(end) of the file (\(end - start + 1) bytes) and sent "
-            + "\(received)"
+        guard let start, let end, let count, received != count else { return nil }
+        return "the server's 206 announced bytes \(start)-\(end) of the file (\(count) bytes) and sent \(received)"
     }
 
     /// The first byte a request's `Range` field asks for when it asks for one range from a known byte (`bytes=S-E`

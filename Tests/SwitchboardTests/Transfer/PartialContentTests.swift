@@ -63,6 +63,18 @@ import SwitchboardTestSupport
             body: body)
     }
 
+    /// A resumable download of the server's file into `destination`, and the partial file it keeps meanwhile.
+    static func resumableDownload(into destination: URL) -> (configure: @Sendable (inout Request) -> Void, partial: URL)
+    {
+        let configure: @Sendable (inout Request) -> Void = { request in
+            request.kind = .download
+            request.api = "file"
+            request.destination = .file(destination)
+            request.resumable = true
+        }
+        return (configure, URL(fileURLWithPath: destination.path + ".switchboard-partial"))
+    }
+
     @Test(arguments: Lie.allCases)
     func aSegmentThatIsNotItsRangeFailsTheDownload(lie: Lie) async throws {
         let server = try Self.server(lie: lie, from: 1000)
@@ -100,13 +112,7 @@ import SwitchboardTestSupport
         let center = try loopbackCenter(engineName, server: server)
         let scratch = Scratch()
         let destination = scratch.file("resumed.bin")
-        let partial = URL(fileURLWithPath: destination.path + ".switchboard-partial")
-        let configure: @Sendable (inout Request) -> Void = { request in
-            request.kind = .download
-            request.api = "file"
-            request.destination = .file(destination)
-            request.resumable = true
-        }
+        let (configure, partial) = Self.resumableDownload(into: destination)
         let first = await center.sendRecording(configure)
         #expect(first.error?.code == .transport)
         #expect(DownloadPlan.size(of: partial) == 1000, "\(engineName): the first 1000 bytes are kept")
@@ -215,13 +221,7 @@ import SwitchboardTestSupport
         let center = try loopbackCenter(engineName, server: server)
         let scratch = Scratch()
         let destination = scratch.file("changed.bin")
-        let partial = URL(fileURLWithPath: destination.path + ".switchboard-partial")
-        let configure: @Sendable (inout Request) -> Void = { request in
-            request.kind = .download
-            request.api = "file"
-            request.destination = .file(destination)
-            request.resumable = true
-        }
+        let (configure, partial) = Self.resumableDownload(into: destination)
         _ = await center.sendRecording(configure)
         #expect(DownloadPlan.size(of: partial) == 1000, "\(engineName)")
         let resumed = await center.sendRecording(configure)

@@ -611,12 +611,12 @@ final class SessionTransfer: Sendable {
             if var segments = state.segments {
                 if response.statusCode == 206,
                     let range = ContentRange(response.value(forHTTPHeaderField: "Content-Range")),
-                    let mismatch = range.bodyMismatch(received: (fileLength ?? 0) - (range.start ?? 0))
+                    let start = range.start, let mismatch = range.bodyMismatch(received: (fileLength ?? 0) - start)
                 {
                     // The next segment would start where the range said this one ended, past a gap or over bytes. A
                     // segment longer than its range is dropped from the file, as `DownloadPlan` drops such a body.
-                    if let end = range.end, (fileLength ?? 0) > end + 1, case .file(let url, _) = request.destination {
-                        DownloadPlan.cut(url, to: range.start ?? 0)
+                    if (fileLength ?? 0) - start > range.count ?? 0, case .file(let url, _) = request.destination {
+                        DownloadPlan.cut(url, to: start)
                     }
                     return .finish(.failure(HTTPError(.transport, mismatch)))
                 }
