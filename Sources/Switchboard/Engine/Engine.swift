@@ -237,20 +237,7 @@ public struct EngineRequest: Sendable {
     /// timeout). The body is in `body`, never in `httpBody`. Made when read; setting it sets those four values, and
     /// its other settings are kept for the next read.
     public var urlRequest: URLRequest {
-        get {
-            var request = base ?? URLRequest(url: url ?? URL(string: "about:blank")!)
-            request.url = url
-            if request.httpMethod != method.rawValue { request.httpMethod = method.rawValue }
-            var fields = headers.dictionary
-            for (name, value) in fields where !value.isEmpty && value.utf8.allSatisfy(HTTPHeaders.isBlank) {
-                // Blanks alone are an empty value: URLSession on Linux would hand libcurl `Name:` followed by blanks,
-                // which libcurl takes as "leave this field out".
-                fields[name] = ""
-            }
-            request.allHTTPHeaderFields = fields
-            request.timeoutInterval = timeout.seconds
-            return request
-        }
+        get { urlRequest(url: url) { _ in } }
         set {
             base = newValue
             method = HTTPMethod(rawValue: newValue.httpMethod ?? "GET")
@@ -258,6 +245,31 @@ public struct EngineRequest: Sendable {
             headers = HTTPHeaders(newValue.allHTTPHeaderFields ?? [:])
             timeout = .seconds(newValue.timeoutInterval)
         }
+    }
+
+    /// The request as `urlRequest` makes it, to `url`, with its fields changed by `adjust` before they are set: a
+    /// request is made with its fields in one assignment (on Linux each later change of a field copies them all).
+    func urlRequest(url: URL?, adjusting adjust: (inout [String: String]) -> Void) -> URLRequest {
+        var request: URLRequest
+        if var base {
+            base.url = url
+            request = base
+        } else {
+            request = URLRequest(url: url ?? URL(string: "about:blank")!)
+            // `URLRequest(url:)` takes a URL, not its absence: the request's own `nil` is kept.
+            if url == nil { request.url = nil }
+        }
+        if request.httpMethod != method.rawValue { request.httpMethod = method.rawValue }
+        var fields = headers.dictionary
+        for (name, value) in fields where !value.isEmpty && value.utf8.allSatisfy(HTTPHeaders.isBlank) {
+            // Blanks alone are an empty value: URLSession on Linux would hand libcurl `Name:` followed by blanks,
+            // which libcurl takes as "leave this field out".
+            fields[name] = ""
+        }
+        adjust(&fields)
+        request.allHTTPHeaderFields = fields
+        request.timeoutInterval = timeout.seconds
+        return request
     }
 
     /// A request body.

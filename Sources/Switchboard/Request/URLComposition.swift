@@ -101,11 +101,21 @@ enum URLComposition {
     /// are case-insensitive (RFC 3986 section 3.1), but URLSession on Linux refuses an upper-case one ("unsupported
     /// URL"), where libcurl takes it.
     static func lowercasingScheme(_ url: URL) -> URL {
-        let text = url.absoluteString
+        lowercasedScheme(url) ?? url
+    }
+
+    /// The URL with its scheme in lower case, or `nil` when it is in lower case already (nothing to change).
+    static func lowercasedScheme(_ url: URL) -> URL? {
+        lowercasedScheme(url.absoluteString)
+    }
+
+    /// A URL's text (`absoluteString`) with its scheme in lower case, as a URL, or `nil` when it is in lower case
+    /// already.
+    static func lowercasedScheme(_ text: String) -> URL? {
         guard let colon = text.utf8.firstIndex(of: UInt8(ascii: ":")),
             text.utf8[..<colon].contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") })
-        else { return url }
-        return URL(string: text[..<colon].lowercased() + text[colon...]) ?? url
+        else { return nil }
+        return URL(string: text[..<colon].lowercased() + text[colon...])
     }
 
     /// Whether the URL's host is an IP literal in brackets (`http://[::1]:8080/`, RFC 3986 section 3.2.2).

@@ -26,6 +26,8 @@ final class CurlTransfer: @unchecked Sendable {
     private var bodyStream: CurlBodyStream?
     private var resume: (@Sendable () -> Void)?
     private var status = 0
+    /// The URL a response of this transfer has (see `configure`).
+    private var responseURL: URL?
     private var version = "HTTP/1.1"
     /// The fields of the head being received, in arrival order (a repeated name's values joined with `, `).
     private var headers = HTTPHeaders()
@@ -134,6 +136,9 @@ final class CurlTransfer: @unchecked Sendable {
         let reused = handle.settings.primed
         var kept = handle.settings
         let address = url.absoluteString
+        // libcurl follows no redirect (the engine does), so the response is the request URL's (its scheme in lower
+        // case, as URLSessionEngine's response has it).
+        responseURL = URLComposition.lowercasedScheme(address) ?? url
         if kept.url != address {
             set(easy, .url, address)
             kept.url = address
@@ -352,7 +357,7 @@ final class CurlTransfer: @unchecked Sendable {
             if name.equalsIgnoringASCIICase("Set-Cookie"), !setCookies.isEmpty, !continuation.isEmpty {
                 setCookies[setCookies.count - 1] += " " + continuation
             }
-        } else if text.count >= 5, text.prefix(5).lazy.map({ $0 | 0x20 }).elementsEqual("http/".utf8) {
+        } else if Self.isStatusLine(text) {
             // `HTTP/1.1 200 OK`, `HTTP/2 200`; in any case, as libcurl (and so URLSession) reads it.
             let space = text.firstIndex(of: UInt8(ascii: " ")) ?? text.endIndex
             version = String(decoding: text[..<space], as: UTF8.self)
@@ -367,11 +372,8 @@ final class CurlTransfer: @unchecked Sendable {
             lastFieldName = nil
             guard status >= 200 else { return line.count }
             let ordered = headers
-            // libcurl follows no redirect here (the engine does), so the response is the request URL's (its scheme in
-            // lower case, as URLSessionEngine's response has it).
             var head = EngineResponse(
-                status: status, url: request.url.map(URLComposition.lowercasingScheme), httpVersion: version,
-                headers: ordered, body: Data())
+                status: status, url: responseURL, httpVersion: version, headers: ordered, body: Data())
             if !setCookies.isEmpty { head.setCookieFields = setCookies }
             self.head = head
             counter = DownloadCounter(response: head)
@@ -398,6 +400,15 @@ final class CurlTransfer: @unchecked Sendable {
             lastFieldName = name
         }
         return line.count
+    }
+
+    /// Whether a head line starts with `HTTP/` (in any case): a status line.
+    private static func isStatusLine(_ text: Slice<UnsafeRawBufferPointer>) -> Bool {
+        guard text.count >= 5 else { return false }
+        let start = text.startIndex
+        return text[start] | 0x20 == UInt8(ascii: "h") && text[start + 1] | 0x20 == UInt8(ascii: "t")
+            && text[start + 2] | 0x20 == UInt8(ascii: "t") && text[start + 3] | 0x20 == UInt8(ascii: "p")
+            && text[start + 4] == UInt8(ascii: "/")
     }
 
     /// The three digits that start a status line's rest (`200 OK`), or 0 when they are not there.

@@ -121,54 +121,31 @@ final class SessionTransfer: Sendable {
                 self?.stop(.deadline)
             }
         }
-        var first = request.urlRequest
         let segments = state.withLock { state in
             state.started = .now
             return state.segments
         }
-        if let segments { first.setValue(segments.range, forHTTPHeaderField: "Range") }
-        launch(first)
+        let url = request.url.map(URLComposition.lowercasingScheme)
+        let first = request.urlRequest(url: url) { fields in
+            if let segments { Self.set(segments.range, for: "Range", in: &fields) }
+            adjust(&fields, for: url)
+        }
+        launch(first, adjusted: true)
     }
 
-    /// Starts a task for the request with this transfer's body (see `SessionCalls` for where).
-    private func launch(_ urlRequest: URLRequest) {
-        SessionCalls.run(for: self) { [self] in launchNow(urlRequest) }
+    /// Starts a task for the request with this transfer's body (see `SessionCalls` for where); `adjusted` when the
+    /// request is `outgoing` already.
+    private func launch(_ urlRequest: URLRequest, adjusted: Bool = false) {
+        SessionCalls.run(for: self) { [self] in launchNow(adjusted ? urlRequest : outgoing(urlRequest)) }
     }
 
     /// Starts a task for the request with this transfer's body. On Linux a body in memory, a file, and a stream of
     /// known length (a multipart body among them) go as a stream held to that length, with it as their
     /// `Content-Length` (see `lengthHeldTask`); on Apple platforms a file goes by `uploadTask(fromFile:)`.
     private func launchNow(_ urlRequest: URLRequest) {
+        // Sent again as it is (after a stale connection); `outgoing` leaves such a request as it is.
         let launched = urlRequest
         var urlRequest = urlRequest
-        if let url = urlRequest.url { urlRequest.url = URLComposition.lowercasingScheme(url) }
-        if let cookies, let url = urlRequest.url {
-            urlRequest.setValue(CookieRules.requestField(for: url, in: cookies), forHTTPHeaderField: "Cookie")
-        }
-        // The center's `User-Agent` when the request has none of its own, as on CurlEngine (URLSession would send
-        // its own, with the process's name on Linux).
-        if urlRequest.value(forHTTPHeaderField: "User-Agent") == nil {
-            urlRequest.setValue(RequestEncoding.userAgent, forHTTPHeaderField: "User-Agent")
-        }
-        #if canImport(FoundationNetworking)
-        // URLSession on Linux labels a POST body `application/x-www-form-urlencoded` when the request has no
-        // `Content-Type`, and adds `Accept-Language` with the process locale's language to every request; a field
-        // with a blank value keeps it from doing so, and libcurl sends no such field. CurlEngine adds neither.
-        if request.method != .get, request.method != .head, urlRequest.value(forHTTPHeaderField: "Content-Type") == nil
-        {
-            urlRequest.setValue(" ", forHTTPHeaderField: "Content-Type")
-        }
-        if urlRequest.value(forHTTPHeaderField: "Accept-Language") == nil {
-            urlRequest.setValue(" ", forHTTPHeaderField: "Accept-Language")
-        }
-        // It also sends `Content-Length: 0` for a `DELETE`, an `OPTIONS` or a method of the caller's without a body,
-        // which CurlEngine does not (see `HTTPMethod.anticipatesBody`).
-        if request.body == .none, !request.method.anticipatesBody,
-            urlRequest.value(forHTTPHeaderField: "Content-Length") == nil
-        {
-            urlRequest.setValue(" ", forHTTPHeaderField: "Content-Length")
-        }
-        #endif
         let task: URLSessionDataTask
         switch request.body {
         case .none where state.withLock({ $0.quick }):
@@ -257,6 +234,62 @@ final class SessionTransfer: Sendable {
         if stopped { task.cancel() }
     }
 
+    /// The request as URLSession gets it: the scheme in lower case, and its fields as `adjust` leaves them. Changing
+    /// the request of a redirect or a segment (`start` makes the first one so from the outset).
+    private func outgoing(_ urlRequest: URLRequest) -> URLRequest {
+        var urlRequest = urlRequest
+        if let url = urlRequest.url, let lowered = URLComposition.lowercasedScheme(url) { urlRequest.url = lowered }
+        var fields = urlRequest.allHTTPHeaderFields ?? [:]
+        if adjust(&fields, for: urlRequest.url) { urlRequest.allHTTPHeaderFields = fields }
+        return urlRequest
+    }
+
+    /// The fields as URLSession gets them for a request to `url`: the stored cookies the rules choose (see
+    /// `CookieRules`), the center's `User-Agent` when the request has none of its own, as on CurlEngine (URLSession
+    /// would send its own, with the process's name on Linux), and on Linux the blank fields that keep URLSession from
+    /// adding fields of its own. Changed in a dictionary, set on the request once: on Linux every
+    /// `setValue(_:forHTTPHeaderField:)` copies the request and its fields, and folds the case of each name, which
+    /// cost more than the rest of a small request's launch. Returns whether anything changed.
+    @discardableResult
+    private func adjust(_ fields: inout [String: String], for url: URL?) -> Bool {
+        var changed = false
+        func add(_ value: String, ifMissing name: String) {
+            guard Self.position(of: name, in: fields) == nil else { return }
+            fields[name] = value
+            changed = true
+        }
+        if let cookies, let url {
+            let stored = CookieRules.requestField(for: url, in: cookies)
+            if stored != nil || Self.position(of: "Cookie", in: fields) != nil {
+                Self.set(stored, for: "Cookie", in: &fields)
+                changed = true
+            }
+        }
+        add(RequestEncoding.userAgent, ifMissing: "User-Agent")
+        #if canImport(FoundationNetworking)
+        // URLSession on Linux labels a POST body `application/x-www-form-urlencoded` when the request has no
+        // `Content-Type`, and adds `Accept-Language` with the process locale's language to every request; a field
+        // with a blank value keeps it from doing so, and libcurl sends no such field. CurlEngine adds neither.
+        if request.method != .get, request.method != .head { add(" ", ifMissing: "Content-Type") }
+        add(" ", ifMissing: "Accept-Language")
+        // It also sends `Content-Length: 0` for a `DELETE`, an `OPTIONS` or a method of the caller's without a body,
+        // which CurlEngine does not (see `HTTPMethod.anticipatesBody`).
+        if request.body == .none, !request.method.anticipatesBody { add(" ", ifMissing: "Content-Length") }
+        #endif
+        return changed
+    }
+
+    /// Where the field with this name is, whatever the case of either.
+    private static func position(of name: String, in fields: [String: String]) -> [String: String].Index? {
+        fields.firstIndex { $0.key.equalsIgnoringASCIICase(name) }
+    }
+
+    /// Sets the field with this name (any spelling of it replaced); `nil` removes it.
+    private static func set(_ value: String?, for name: String, in fields: inout [String: String]) {
+        if let existing = position(of: name, in: fields) { fields.remove(at: existing) }
+        if let value { fields[name] = value }
+    }
+
     /// Ends the exchange early: by cancellation, or because the total timeout passed. The first reason wins; a stop
     /// before `start` makes `start` fail at once, and a stop after the end changes nothing.
     func stop(_ reason: StopReason) {
@@ -290,7 +323,15 @@ final class SessionTransfer: Sendable {
     /// `CookieMaxAge`).
     private func applyMaxAge(_ response: HTTPURLResponse) {
         guard let cookies, let url = response.url else { return }
-        let values = response.headerFields.compactMap { $0.key.equalsIgnoringASCIICase("Set-Cookie") ? $0.value : nil }
+        // The fields are looked through where they are: this runs in URLSession's work queue, for every response,
+        // and a dictionary of them as strings (`headerFields`) cost more than the rest of a small response there.
+        var values: [String] = []
+        for (name, value) in response.allHeaderFields {
+            guard let name = name.base as? String, name.utf8.count == 10, name.equalsIgnoringASCIICase("Set-Cookie"),
+                let value = value as? String
+            else { continue }
+            values.append(value)
+        }
         if !values.isEmpty { CookieMaxAge.update(cookies, from: values, for: url) }
     }
 
