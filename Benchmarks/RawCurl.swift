@@ -2,8 +2,8 @@ import CCurlShim
 import Foundation
 
 /// libcurl driven directly through the package's own shim: one multi handle on a thread of its own, easy handles set
-/// up once for one URL and reused as they are, a write callback that only counts bytes, and per request nothing but
-/// the continuation the async caller waits on. The floor of this machine's HTTP stack: every other row reads
+/// up once for one URL and reused as they are (sending the fields CurlEngine sends), a write callback that only
+/// counts bytes, and per request nothing but the continuation the async caller waits on. The floor of this machine's HTTP stack: every other row reads
 /// against it.
 final class RawCurl: @unchecked Sendable {
     // Safety: `multi`, `idle`, `busy` and the byte counters are touched only by the worker thread; other threads
@@ -18,12 +18,16 @@ final class RawCurl: @unchecked Sendable {
     /// Bytes received per easy handle: the write callback's context.
     private var counters: [UnsafeMutableRawPointer: UnsafeMutablePointer<Int>] = [:]
 
+    /// The `User-Agent` the handles send: CurlEngine's.
+    private let userAgent: String
+
     /// `nil` when libcurl cannot be loaded here.
-    init?(url: String) {
+    init?(url: String, userAgent: String) {
         var error = [CChar](repeating: 0, count: 256)
         guard sb_curl_load(&error, error.count) == 0, let multi = sb_multi_init() else { return nil }
         self.multi = multi
         self.url = url
+        self.userAgent = userAgent
         sb_multi_setopt_long(multi, 6 /* CURLMOPT_MAXCONNECTS */, 128)
         let thread = Thread { [self] in loop() }
         thread.name = "RawCurl"
@@ -54,6 +58,10 @@ final class RawCurl: @unchecked Sendable {
         counters[easy] = counter
         url.withCString { _ = sb_easy_setopt_pointer(easy, 10002 /* CURLOPT_URL */, $0) }
         sb_easy_setopt_long(easy, 99 /* CURLOPT_NOSIGNAL */, 1)
+        // The request CurlEngine sends, so that both rows do the same exchange: its `User-Agent`, and the compressed
+        // encodings asked for (libcurl's list; a compressed answer would be decoded).
+        userAgent.withCString { _ = sb_easy_setopt_pointer(easy, 10018 /* CURLOPT_USERAGENT */, $0) }
+        "".withCString { _ = sb_easy_setopt_pointer(easy, 10102 /* CURLOPT_ACCEPT_ENCODING */, $0) }
         sb_easy_setopt_data_callback(easy, 20011 /* CURLOPT_WRITEFUNCTION */, rawCurlWrite)
         sb_easy_setopt_pointer(easy, 10001 /* CURLOPT_WRITEDATA */, counter)
         return easy

@@ -58,6 +58,16 @@ struct RequestBenchmarks {
         return Httpbin.route(request)
     }
 
+    /// The `User-Agent` CurlEngine sends, as the server's echo of a request shows it (the raw libcurl row sends the
+    /// same); `nil` without CurlEngine.
+    private func curlUserAgent(_ engine: CurlEngine?) async throws -> String? {
+        guard let engine else { return nil }
+        let echo = try await engine.perform(EngineRequest(url: URL(string: "\(baseURL)/anything")!)) { _ in }
+        guard let fields = try JSON(data: echo.body)["headers"]?.object, let agent = fields["User-Agent"]?.string
+        else { throw URLError(.badServerResponse) }
+        return agent
+    }
+
     func run() async throws -> [Row] {
         let configuration = URLSessionConfiguration.default
         configuration.urlCache = nil
@@ -85,7 +95,9 @@ struct RequestBenchmarks {
                 )
             ]
             // The floor: libcurl through the package's shim, no Swift object per request (see `RawCurl`).
-            let rawCurl = RawCurl(url: url.absoluteString)
+            let rawCurl = try await curlUserAgent(curlEngine).flatMap {
+                RawCurl(url: url.absoluteString, userAgent: $0)
+            }
             defer { rawCurl?.stop() }
             if let rawCurl {
                 contenders.append(

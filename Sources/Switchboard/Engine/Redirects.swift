@@ -74,14 +74,15 @@ enum Redirects {
     /// Refuses a request an engine is asked to perform unless its URL is `http` or `https`, with a host and a port
     /// in range.
     static func check(_ request: EngineRequest) throws(HTTPError) {
-        // Scheme and host are read off the URL's text (`URLComposition.authority`, held to Foundation's answers by
-        // its tests): asking the URL for them makes a string of each, on every request an engine performs.
+        // Scheme, host and port are read off the URL's text (`URLComposition.authority` and `port`, held to
+        // Foundation's answers by their tests): asking the URL for them makes a string of each, or parses it again,
+        // on every request an engine performs.
         var text = request.url?.absoluteString ?? ""
-        let authority = text.withUTF8(URLComposition.authority)
-        guard let url = request.url, authority != .notHTTP else {
+        let (authority, port) = text.withUTF8 { (URLComposition.authority($0), URLComposition.port($0)) }
+        guard request.url != nil, authority != .notHTTP else {
             throw HTTPError(.invalidURL, "only http and https URLs can be sent, not \(request.url?.scheme ?? "none")")
         }
-        if let port = url.port, !(1...65535).contains(port) {
+        if let port, !(1...65535).contains(port) {
             throw HTTPError(.invalidURL, "the port \(port) is outside 1-65535")
         }
         if authority == .noHost {

@@ -158,6 +158,32 @@ enum URLComposition {
         return text[hostStart] == UInt8(ascii: ":") ? .noHost : .hasHost
     }
 
+    /// The port of an `http` or `https` URL's text, as Foundation's `URL.port` gives it for a text it accepted: the
+    /// digits after the host's `:` (after any `[...]` literal), read as `Int` reads them; `nil` when there are none,
+    /// or too many for an `Int`. Read off the text: `URL.port` parses the URL again on every request an engine
+    /// performs.
+    static func port(_ text: UnsafeBufferPointer<UInt8>) -> Int? {
+        guard let colon = text.firstIndex(of: UInt8(ascii: ":")), colon + 2 < text.count,
+            text[colon + 1] == UInt8(ascii: "/"), text[colon + 2] == UInt8(ascii: "/")
+        else { return nil }
+        let (hostStart, end) = hostBounds(text, from: colon + 3)
+        var index = hostStart
+        if index < end, text[index] == UInt8(ascii: "[") {
+            while index < end, text[index] != UInt8(ascii: "]") { index += 1 }
+        }
+        while index < end, text[index] != UInt8(ascii: ":") { index += 1 }
+        guard index + 1 < end else { return nil }
+        var port = 0
+        for byte in text[(index + 1)..<end] {
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+            let (times, overflowTimes) = port.multipliedReportingOverflow(by: 10)
+            let (sum, overflowSum) = times.addingReportingOverflow(Int(byte - UInt8(ascii: "0")))
+            if overflowTimes || overflowSum { return nil }
+            port = sum
+        }
+        return port
+    }
+
     /// The authority that starts at `start` (after `//`) ends at the first `/`, `?` or `#`; its host starts after its
     /// last `@`, if any. Returns where the host starts and where the authority ends.
     private static func hostBounds(_ text: UnsafeBufferPointer<UInt8>, from start: Int) -> (hostStart: Int, end: Int) {

@@ -110,6 +110,21 @@ import Testing
         #expect(copy.withUTF8(URLComposition.authority) == expected, "\(url.absoluteString)")
     }
 
+    /// The engines read a URL's port off its text; for every text Foundation accepts, the answer must be the one
+    /// Foundation's own `port` gives (digits read as `Int` reads them: leading zeros kept, too many digits no port).
+    @Test(arguments: [
+        "http://h:80/", "http://h:/", "http://h:0080/x", "http://h:0/", "http://h:65536/", "http://h",
+        "http://h:99999999999999999999/", "http://h:123456789012/", "http://h:00000000000000000000080/",
+        "http://u:p@h:81/", "http://u:p@h/", "http://u@h:8/", "http://[::1]:82/", "http://[::1]/", "http://[::1]:/",
+        "https://x.com:8443/a?b#c", "http://x.com?q=:1", "http://x.com#:1", "http://x.com/a:1", "http://:80/",
+        "http://h:8a/", "http://h:+80/", "HTTP://H:9/", "http:x.com", "http://h:1:2/",
+    ])
+    func thePortReadOffTheTextAgreesWithFoundation(text: String) throws {
+        guard let url = URL(string: text) else { return }
+        var copy = text
+        #expect(copy.withUTF8(URLComposition.port) == url.port, "\(url.absoluteString)")
+    }
+
     @Test func noURLAtAllFailsClearly() async {
         let center = testCenter { $0.engine = StubEngine() }
         let error = await #expect(throws: HTTPError.self) {

@@ -184,23 +184,24 @@ public final class CurlEngine: Engine {
 final class CurlWorker: @unchecked Sendable {
     // Safety: `multi`, `running` and everything a `CurlTransfer` holds are only touched on the worker thread;
     // other threads reach it only through `inbox`, which is `Locked`, and `sb_multi_wakeup`, which libcurl documents
-    // as callable from any thread.
+    // as callable from any thread. The stored properties are not checked for exclusivity at run time: one thread uses
+    // them, and no access to one overlaps another access to it.
     private let multi: UnsafeMutableRawPointer
-    private var running: [UnsafeMutableRawPointer: CurlTransfer] = [:]
+    @exclusivity(unchecked) private var running: [UnsafeMutableRawPointer: CurlTransfer] = [:]
     /// Easy handles reset after their transfer, for the next ones: setting up a fresh handle costs more than the
     /// rest of a small exchange's bookkeeping. At most `spareLimit` are kept.
-    private var spareHandles: [CurlHandle] = []
+    @exclusivity(unchecked) private var spareHandles: [CurlHandle] = []
     /// The running transfers with a receive limit, which the loop un-pauses when their held chunk is due; kept apart
     /// so that the loop visits no other transfer for it.
-    private var paced: [UnsafeMutableRawPointer: CurlTransfer] = [:]
+    @exclusivity(unchecked) private var paced: [UnsafeMutableRawPointer: CurlTransfer] = [:]
     private static let spareLimit = 64
     /// The header list of the last transfer configured, for the next one that sends the same fields.
-    private var lastHeaders: CurlHeaderList?
+    @exclusivity(unchecked) private var lastHeaders: CurlHeaderList?
     /// How many idle connections the multi handle keeps open for reuse. libcurl's default follows the number of
     /// transfers added, so it shrank whenever a burst ended and closed connections the next burst wanted.
     static let connectionCacheSize = 128
     /// When the running transfers are next checked for idleness (worker thread).
-    private var nextIdleCheck = ContinuousClock.now
+    @exclusivity(unchecked) private var nextIdleCheck = ContinuousClock.now
     private let inbox = Locked(CurlInbox<CurlTransfer>())
 
     init() {

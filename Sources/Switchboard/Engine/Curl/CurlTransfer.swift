@@ -8,68 +8,71 @@ import FoundationNetworking
 /// `curl_multi_perform`), except `continuation`, which is set before the transfer is handed to the worker.
 final class CurlTransfer: @unchecked Sendable {
     // Safety: after `CurlWorker.start` hands the transfer over, only the worker thread touches it; `continuation`
-    // is written before that hand-over and resumed exactly once, by `finish`, on the worker thread.
+    // is written before that hand-over and resumed exactly once, by `finish`, on the worker thread. The stored
+    // properties are not checked for exclusivity at run time (each check cost a thread-local lookup, several per
+    // callback): one thread reads and writes them, and no access to one overlaps another access to it (none is
+    // passed `inout`, no mutating method of one calls back into the transfer).
     let request: EngineRequest
     let tls: CurlEngine.TLS
     let progress: @Sendable (TransferProgress) -> Void
-    var continuation: UnsafeContinuation<EngineResponse, any Error>?
-    var cancelledEarly = false
+    @exclusivity(unchecked) var continuation: UnsafeContinuation<EngineResponse, any Error>?
+    @exclusivity(unchecked) var cancelledEarly = false
     /// The easy handle and its error buffer, from `configure` until `releaseHandle()`.
-    private var handle: CurlHandle?
+    @exclusivity(unchecked) private var handle: CurlHandle?
     var easy: UnsafeMutableRawPointer? { handle?.easy }
     /// The header list libcurl sends (shared with other transfers that send the same fields).
-    private var headerList: CurlHeaderList?
-    private var upload: FileHandle?
+    @exclusivity(unchecked) private var headerList: CurlHeaderList?
+    @exclusivity(unchecked) private var upload: FileHandle?
     /// An upload file's length when the send started, and the bytes of it handed to libcurl so far.
-    private var uploadLength: Int64 = 0
-    private var uploadRead: Int64 = 0
-    private var bodyStream: CurlBodyStream?
-    private var resume: (@Sendable () -> Void)?
-    private var status = 0
+    @exclusivity(unchecked) private var uploadLength: Int64 = 0
+    @exclusivity(unchecked) private var uploadRead: Int64 = 0
+    @exclusivity(unchecked) private var bodyStream: CurlBodyStream?
+    @exclusivity(unchecked) private var resume: (@Sendable () -> Void)?
+    @exclusivity(unchecked) private var status = 0
     /// The URL a response of this transfer has (see `configure`).
-    private var responseURL: URL?
-    private var version = "HTTP/1.1"
+    @exclusivity(unchecked) private var responseURL: URL?
+    @exclusivity(unchecked) private var version = "HTTP/1.1"
     /// The fields of the head being received, in arrival order (a repeated name's values joined with `, `).
-    private var headers = HTTPHeaders()
+    @exclusivity(unchecked) private var headers = HTTPHeaders()
     /// The name of the field received last in the head being read, which a folded line continues.
-    private var lastFieldName: String?
+    @exclusivity(unchecked) private var lastFieldName: String?
     /// The head's `Set-Cookie` fields, each apart: joined, as `headers` joins repeated fields, a cookie's attributes
     /// could be read as another's (a `Secure` followed by `, =x` was lost).
-    private var setCookies: [String] = []
+    @exclusivity(unchecked) private var setCookies: [String] = []
     /// The final response head, once it has arrived (its body comes at the end).
-    private var head: EngineResponse?
-    private var body = BodyAccumulator()
-    private var sink: FileSink?
-    private var counter = DownloadCounter()
-    private var failure: (any Error)?
-    private var uploaded: Int64 = 0
+    @exclusivity(unchecked) private var head: EngineResponse?
+    @exclusivity(unchecked) private var body = BodyAccumulator()
+    @exclusivity(unchecked) private var sink: FileSink?
+    @exclusivity(unchecked) private var counter = DownloadCounter()
+    @exclusivity(unchecked) private var failure: (any Error)?
+    @exclusivity(unchecked) private var uploaded: Int64 = 0
     /// Body bytes handed to libcurl so far (a chunked body's progress counts these, not libcurl's, which include the
     /// chunks' framing).
-    private var handedOver: Int64 = 0
+    @exclusivity(unchecked) private var handedOver: Int64 = 0
     /// Bumped whenever a byte goes either way; the idle check reads it (the callbacks need no clock).
-    private var activity = 0
+    @exclusivity(unchecked) private var activity = 0
     /// The `activity` the last idle check saw, and when it first saw it (or when the exchange started).
-    private var checkedActivity = 0
-    private var lastActivity = ContinuousClock.now
+    @exclusivity(unchecked) private var checkedActivity = 0
+    @exclusivity(unchecked) private var lastActivity = ContinuousClock.now
     /// Whether the transfer waits for its own body stream, which is not the server being idle.
-    private var waitingForBody = false
+    @exclusivity(unchecked) private var waitingForBody = false
     /// Whether the body of the response goes to the request's stream receiver, and whether the transfer is paused
     /// because the stream's reader is behind (which is not the server being idle either).
-    private var streaming = false
-    private var waitingForReader = false
+    @exclusivity(unchecked) private var streaming = false
+    @exclusivity(unchecked) private var waitingForReader = false
     /// Paces the response body to `maxReceiveBytesPerSecond`, when the request has one.
-    private var pacer: ReceivePacer?
+    @exclusivity(unchecked) private var pacer: ReceivePacer?
     /// When a transfer paused by the pacer is due to take its held chunk (the worker un-pauses it then).
-    private(set) var receiveDue: ContinuousClock.Instant?
+    @exclusivity(unchecked) private(set) var receiveDue: ContinuousClock.Instant?
     /// Whether the transfer is a GET without a body, a pause or any option beyond those `configure` always sets.
-    private var plainGet = false
+    @exclusivity(unchecked) private var plainGet = false
     /// Whether the transfer ended with libcurl's success.
-    private var completed = false
+    @exclusivity(unchecked) private var completed = false
     /// Whether any byte of an answer (a head line, body bytes) arrived.
-    private var answered = false
+    @exclusivity(unchecked) private var answered = false
     /// Whether the transfer must open a new connection: it sends again a request whose reused connection failed
     /// (see `StaleConnection`).
-    private var freshConnection = false
+    @exclusivity(unchecked) private var freshConnection = false
     /// libcurl's receive buffer (CURLOPT_BUFFERSIZE) for a body taken whole, and for one paced or streamed (libcurl's
     /// own default).
     static let receiveBufferSize = 64 << 10
