@@ -403,6 +403,9 @@ public enum Httpbin {
     ///   times (`a`, `b`, then as `x-name`, `c`), with blanks around its value (`v w`) and an empty `X-Empty`, with a
     ///   space before its colon (`v`), or a status line without a reason phrase (`HTTP/1.1 200`).
     /// - `cookie-fields`: a `Set-Cookie` field for `plain`, one for `guarded` marked `Secure`, then a malformed one.
+    /// - `lowercase-cookies`: cookies set by `set-cookie` fields, as HTTP/2 spells every name (`lower`, `other`), and
+    ///   one that deletes `gone` (`Max-Age=0`); `lowercase-cookies?redirect=1`: the same fields on a `302` to
+    ///   `/cookies`.
     /// - `lowercase-status`: the same with its status line's protocol in lower case (`http/1.1 200 OK`).
     /// - `unasked-upgrade`: a `101 Switching Protocols` no request asked for, then bytes of another protocol.
     /// - `downgrade?to=URL&status=S`: a redirect to URL (an `http://` one, served over TLS by a test's own server).
@@ -451,6 +454,14 @@ public enum Httpbin {
             response.rawHead = Data(
                 ("HTTP/1.1 200 OK\r\nSet-Cookie: plain=1; Path=/\r\nSet-Cookie: guarded=2; Path=/; Secure\r\n"
                     + "Set-Cookie: =novalue\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok").utf8)
+            return response
+        case "lowercase-cookies":
+            let redirects = request.queryValue("redirect") != nil
+            var response = ServerResponse()
+            response.rawHead = Data(
+                ((redirects ? "HTTP/1.1 302 Found\r\nLocation: /cookies\r\n" : "HTTP/1.1 200 OK\r\n")
+                    + "set-cookie: lower=1; Path=/\r\nset-cookie: other=2; Path=/\r\n"
+                    + "set-cookie: gone=; Max-Age=0; Path=/\r\nContent-Length: 2\r\n\r\nok").utf8)
             return response
         case "unasked-upgrade":
             // A `101` no request asked for (no `Upgrade` field), then bytes of another protocol.

@@ -96,6 +96,32 @@ import SwitchboardTestSupport
         #expect(cookies?.keys.sorted() == ["plain"], "\(engineName)")
     }
 
+    /// A cookie set by a `set-cookie` field (HTTP/2 sends every field name in lower case, and many HTTP/1.1 servers
+    /// spell it so) is stored: URLSession on Linux stored those of `Set-Cookie` alone (CurlEngine stored all). The same
+    /// on a redirect, whose cookies go with the next request.
+    @Test(arguments: bothEngines)
+    func aCookieSetInLowerCaseIsStored(engineName: String) async throws {
+        for redirect in [false, true] {
+            let storage = privateCookieStorage()
+            storage.setCookie(
+                try #require(HTTPCookie(properties: [.name: "gone", .value: "1", .domain: "127.0.0.1", .path: "/"])))
+            let engine = try Self.engine(engineName, cookies: storage)
+            let base = LoopbackServer.shared.baseURL
+            let first = try await engine.perform(
+                EngineRequest(url: URL(string: base + "/fault/lowercase-cookies" + (redirect ? "?redirect=1" : ""))!)
+            ) { _ in }
+            #expect(first.status == 200)
+            let names = Set((storage.cookies ?? []).map(\.name))
+            #expect(names == ["lower", "other"], "\(engineName), redirect: \(redirect)")
+            let echo =
+                redirect
+                ? first
+                : try await engine.perform(EngineRequest(url: URL(string: base + "/cookies")!)) { _ in }
+            let sent = try JSONDecoder().decode(JSON.self, from: echo.body)["cookies"]?.object
+            #expect(Set(sent?.keys.map { $0 } ?? []) == ["lower", "other"], "\(engineName), redirect: \(redirect)")
+        }
+    }
+
     /// `Max-Age` counts on both engines (RFC 6265 section 5.2.2; `HTTPCookie`'s parser on Linux ignores it): zero
     /// deletes a stored cookie, as a logout does (it stayed stored and went on being sent), and a number of seconds
     /// sets its expiry (it lived as long as the process).

@@ -19,7 +19,9 @@ final class HTTP2Server: @unchecked Sendable {
     private let process: ChildProcess
 
     /// What each response carries: `GET /bytes/N` answers N bytes of `0123456789abcdef` repeated;
-    /// `/redirect?to=URL&status=N` redirects there (unescaped); anything else answers JSON about the request.
+    /// `/redirect?to=URL&status=N` redirects there (unescaped); `/set-cookie` sets the cookie `session=h2` (with a
+    /// `set-cookie` field: HTTP/2 sends every name in lower case); anything else answers JSON about the request (with
+    /// the `Cookie` field it carried).
     static let app = """
         import hashlib, json
 
@@ -47,6 +49,11 @@ final class HTTP2Server: @unchecked Sendable {
                             "headers": [(b"location", query["to"].encode()), (b"content-length", b"0")]})
                 await send({"type": "http.response.body", "body": b""})
                 return
+            if path == "/set-cookie":
+                await send({"type": "http.response.start", "status": 200,
+                            "headers": [(b"set-cookie", b"session=h2; Path=/"), (b"content-length", b"0")]})
+                await send({"type": "http.response.body", "body": b""})
+                return
             if path.startswith("/bytes/"):
                 count = int(path.split("/")[2])
                 payload = (b"0123456789abcdef" * (count // 16 + 1))[:count]
@@ -56,7 +63,7 @@ final class HTTP2Server: @unchecked Sendable {
                 payload = json.dumps({
                     "http_version": scope["http_version"], "method": scope["method"], "path": path,
                     "client_port": scope["client"][1], "length": length, "sha256": hasher.hexdigest(),
-                    "content_length": headers.get("content-length"),
+                    "content_length": headers.get("content-length"), "cookie": headers.get("cookie"),
                 }).encode()
                 kind = b"application/json"
             await send({"type": "http.response.start", "status": 200,
@@ -116,6 +123,22 @@ struct HTTP2Tests {
             #expect(outcome.error?.code == .insecureRedirect, "\(String(describing: outcome.error))")
             #expect(outcome.response == nil)
         }
+    }
+
+    /// A cookie set over HTTP/2 (`set-cookie`, in lower case) is stored and sent on; URLSessionEngine's half is in
+    /// `urlSessionEngineNegotiatesHTTP2OverTLS`.
+    @Test func curlEngineKeepsACookieSetOverHTTP2() async throws {
+        let server = try await HTTP2Server()
+        await TLSServer.waitForListener(on: server.port)
+        let engine = try CurlEngine(tls: .init(caCertificates: server.certificate), cookies: privateCookieStorage())
+        let center = testCenter { config in
+            config.engine = engine
+            config.server = server.baseURL
+        }
+        _ = try await center.send { $0.api = "set-cookie" }
+        let echo = try await center.send { $0.api = "hello" }
+        #expect(echo.json?["http_version"]?.string == "2")
+        #expect(echo.json?["cookie"]?.string == "session=h2")
     }
 
     @Test func curlEngineNegotiatesHTTP2OverTLS() async throws {

@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import Testing
 @testable import Switchboard
 import SwitchboardTestSupport
@@ -89,6 +92,10 @@ extension HTTP2Tests {
         #expect(await report["sized.sha256"] == generated.sha256())
         #expect(report["download.equal"] == "true")
         #expect(report["download.length"] == "1048576")
+        // A cookie set over HTTP/2 (`set-cookie`, in lower case) is stored and sent on: URLSession on Linux stored
+        // the cookies of `Set-Cookie` fields alone.
+        #expect(report["cookie.version"] == "2")
+        #expect(report["cookie.sent"] == "session=h2")
     }
 
     /// The child's half of `urlSessionEngineNegotiatesHTTP2OverTLS`; it runs only in that child process.
@@ -151,6 +158,18 @@ extension HTTP2Tests {
         let downloaded = try Data(contentsOf: target)
         report["download.length"] = String(downloaded.count)
         report["download.equal"] = String(downloaded == Data(String(repeating: "0123456789abcdef", count: 65_536).utf8))
+
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.httpCookieStorage = privateCookieStorage()
+        let cookies = Center { config in
+            config.engine = URLSessionEngine(configuration: configuration)
+            config.server = URLSessionHTTP2Child.server
+            config.totalTimeout = .seconds(60)
+        }
+        _ = try await cookies.send { $0.api = "set-cookie" }
+        let echo = try await cookies.send { $0.api = "hello" }
+        report["cookie.version"] = echo.json?["http_version"]?.string
+        report["cookie.sent"] = echo.json?["cookie"]?.string
 
         let path = try #require(URLSessionHTTP2Child.report)
         try JSONEncoder().encode(report).write(to: URL(fileURLWithPath: path))

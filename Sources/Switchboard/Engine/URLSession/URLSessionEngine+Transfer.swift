@@ -72,6 +72,8 @@ final class SessionTransfer: Sendable {
     /// Where each request of the exchange takes its cookies from (see `URLSessionEngine.cookies`); `nil` when the
     /// request carries its own `Cookie` field.
     private let cookies: HTTPCookieStorage?
+    /// Where the cookies responses set are kept (the engine's storage, whatever the request's own fields).
+    private let storage: HTTPCookieStorage?
     /// The engine's per-host queue, which knows the origins that answered before (see `sendAgain`).
     private let connections: HostQueue
     private let state = Locked(State())
@@ -86,6 +88,7 @@ final class SessionTransfer: Sendable {
         self.delegate = delegate
         self.connections = connections
         self.cookies = request.headers["Cookie"] == nil ? cookies : nil
+        storage = cookies
         let quick =
             request.destination == .memory && !request.observesProgress && request.body == .none
             && (request.method == .get || request.method == .head) && request.headHandler == nil
@@ -319,10 +322,15 @@ final class SessionTransfer: Sendable {
         }
     }
 
-    /// Applies the `Max-Age` of the response's cookies to the storage, which stored them without it (see
-    /// `CookieMaxAge`).
-    private func applyMaxAge(_ response: HTTPURLResponse) {
-        guard let cookies, let url = response.url else { return }
+    /// Keeps the cookies a response sets, and applies their `Max-Age` to the storage (see `CookieMaxAge`).
+    ///
+    /// URLSession on Linux stores the cookies of fields spelled `Set-Cookie` alone, and dropped those of a
+    /// `set-cookie`, as every HTTP/2 server and many HTTP/1.1 ones spell it (CurlEngine stored them). Its response
+    /// has their values all the same, joined under `Set-Cookie`: a cookie there is stored unless the storage holds it
+    /// with that value already. One URLSession stored is left as it is: it read each field apart, where the joined
+    /// text can lend one cookie's attributes to the next (a `Secure` lost to a malformed field after it).
+    private func storeCookies(from response: HTTPURLResponse) {
+        guard let storage, let url = response.url else { return }
         // The fields are looked through where they are: this runs in URLSession's work queue, for every response,
         // and a dictionary of them as strings (`headerFields`) cost more than the rest of a small response there.
         var values: [String] = []
@@ -332,14 +340,24 @@ final class SessionTransfer: Sendable {
             else { continue }
             values.append(value)
         }
-        if !values.isEmpty { CookieMaxAge.update(cookies, from: values, for: url) }
+        guard !values.isEmpty else { return }
+        let held = storage.cookies(for: url) ?? []
+        let received = values.flatMap { HTTPCookie.cookies(withResponseHeaderFields: ["Set-Cookie": $0], for: url) }
+            .filter { cookie in
+                !held.contains {
+                    $0.name == cookie.name && $0.domain == cookie.domain && $0.path == cookie.path
+                        && $0.value == cookie.value
+                }
+            }
+        if !received.isEmpty { storage.setCookies(received, for: url, mainDocumentURL: nil) }
+        CookieMaxAge.update(storage, from: values, for: url)
     }
 
     // MARK: - Task events
 
     func received(_ response: URLResponse) {
         guard let response = response as? HTTPURLResponse else { return }
-        applyMaxAge(response)
+        storeCookies(from: response)
         let failure = state.withLock { state -> (any Error)? in
             state.sink?.abandon()
             state.response = response
@@ -530,10 +548,8 @@ final class SessionTransfer: Sendable {
         }
         // URLSession on Linux does not send cookies that the redirect response itself set: store them, and send what
         // the cookie rules choose for the next URL (unless the caller set its own `Cookie` field).
-        if let cookies, let from = response.url, let to = target {
-            let received = HTTPCookie.cookies(withResponseHeaderFields: response.headerFields, for: from)
-            cookies.setCookies(received, for: from, mainDocumentURL: nil)
-            applyMaxAge(response)
+        storeCookies(from: response)
+        if let cookies, let to = target {
             next.setValue(CookieRules.requestField(for: to, in: cookies), forHTTPHeaderField: "Cookie")
         }
         let followed = state.withLock { state -> URLRequest? in
@@ -734,7 +750,7 @@ final class SessionTransfer: Sendable {
 
     /// The end of a quick task (see `State.quick`): the same decisions as `completed`, on the whole body at once.
     private func quickCompleted(data: Data?, response: URLResponse?, error: (any Error)?) {
-        if let response = response as? HTTPURLResponse { applyMaxAge(response) }
+        if let response = response as? HTTPURLResponse { storeCookies(from: response) }
         enum Next {
             case finish(Result<EngineResponse, any Error>)
             case again(URLRequest)
