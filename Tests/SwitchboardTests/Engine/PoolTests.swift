@@ -124,3 +124,25 @@ private final class GatedReadStream: InputStream {
         return count
     }
 }
+
+/// Which requests start in place on URLSessionEngine (see `SessionCalls`): none whose transfer can hold URLSession's
+/// work queue for long, and none while such a transfer runs.
+@Suite struct WorkQueueHoldersTests {
+    @Test func aFileOrStreamTransferHoldsTheWorkQueue() throws {
+        let url = URL(string: "http://127.0.0.1/x")!
+        var get = EngineRequest(url: url)
+        #expect(!WorkQueueHolders.holds(get))
+        var data = EngineRequest(url: url)
+        data.method = .post
+        data.body = .data(Data(repeating: 1, count: 100))
+        #expect(!WorkQueueHolders.holds(data), "a body in memory is copied, not read")
+        var file = data
+        file.body = .file(URL(fileURLWithPath: "/dev/null"))
+        #expect(WorkQueueHolders.holds(file))
+        var stream = data
+        stream.body = .stream(EngineRequest.BodyStream(length: nil) { InputStream(data: Data()) })
+        #expect(WorkQueueHolders.holds(stream))
+        get.destination = .file(URL(fileURLWithPath: "/tmp/x"), offset: 0)
+        #expect(WorkQueueHolders.holds(get), "a download into a file is written in the work queue")
+    }
+}
