@@ -155,7 +155,8 @@ final class SessionTransfer: Sendable {
     /// known length (a multipart body among them) go as a stream held to that length, with it as their
     /// `Content-Length` (see `lengthHeldTask`); on Apple platforms a file goes by `uploadTask(fromFile:)`.
     private func launchNow(_ urlRequest: URLRequest) {
-        // Sent again as it is (after a stale connection); `outgoing` leaves such a request as it is.
+        // Kept for a resend after a stale connection, which goes through `outgoing` again: the same fields, with the
+        // cookies read anew.
         let launched = urlRequest
         var urlRequest = urlRequest
         let task: URLSessionDataTask
