@@ -29,6 +29,25 @@ enum CookieRules {
         return HTTPCookie.requestHeaderFields(with: sent)["Cookie"]
     }
 
+    /// Keeps the cookies of a response's `Set-Cookie` values (each read on its own: joined, one cookie's attributes
+    /// could be read as the next one's) in `storage`, and applies their `Max-Age` (see `CookieMaxAge`), for both
+    /// engines. `keepingHeld`: a cookie the storage holds with the same value already is left as it is
+    /// (URLSessionEngine, whose values may be joined where URLSession read the fields apart).
+    static func store(_ values: [String], for url: URL, in storage: HTTPCookieStorage, keepingHeld: Bool = false) {
+        var received = values.flatMap { HTTPCookie.cookies(withResponseHeaderFields: ["Set-Cookie": $0], for: url) }
+        if keepingHeld, !received.isEmpty {
+            let held = storage.cookies(for: url) ?? []
+            received.removeAll { cookie in
+                held.contains {
+                    $0.name == cookie.name && $0.domain == cookie.domain && $0.path == cookie.path
+                        && $0.value == cookie.value
+                }
+            }
+        }
+        if !received.isEmpty { storage.setCookies(received, for: url, mainDocumentURL: nil) }
+        CookieMaxAge.update(storage, from: values, for: url)
+    }
+
     /// Whether a cookie the storage found for `host` may go with a request for `path` there, over a secure
     /// connection or not, at `now`.
     static func allows(_ cookie: HTTPCookie, host: String, path: String, secure: Bool, now: Date) -> Bool {

@@ -122,10 +122,7 @@ enum URLComposition {
     static func hasIPLiteralHost(_ url: URL) -> Bool {
         var text = url.absoluteString
         return text.withUTF8 { text in
-            guard let colon = text.firstIndex(of: UInt8(ascii: ":")), colon + 2 < text.count,
-                text[colon + 1] == UInt8(ascii: "/"), text[colon + 2] == UInt8(ascii: "/")
-            else { return false }
-            let (hostStart, end) = hostBounds(text, from: colon + 3)
+            guard let (hostStart, end) = authorityBounds(text) else { return false }
             return hostStart < end && text[hostStart] == UInt8(ascii: "[")
         }
     }
@@ -145,12 +142,8 @@ enum URLComposition {
         var index = 4
         if lower(text[index]) == UInt8(ascii: "s") { index += 1 }
         guard index < text.count, text[index] == UInt8(ascii: ":") else { return .notHTTP }
-        index += 1
-        guard index + 1 < text.count, text[index] == UInt8(ascii: "/"), text[index + 1] == UInt8(ascii: "/") else {
-            return .noHost
-        }
-        let (hostStart, end) = hostBounds(text, from: index + 2)
-        guard hostStart < end else { return .noHost }
+        // The scheme holds no `:`, so the authority found after the first one is this scheme's.
+        guard let (hostStart, end) = authorityBounds(text), hostStart < end else { return .noHost }
         if text[hostStart] == UInt8(ascii: "[") {
             // An IP literal: something between the brackets.
             return hostStart + 1 < end && text[hostStart + 1] != UInt8(ascii: "]") ? .hasHost : .noHost
@@ -163,10 +156,7 @@ enum URLComposition {
     /// or too many for an `Int`. Read off the text: `URL.port` parses the URL again on every request an engine
     /// performs.
     static func port(_ text: UnsafeBufferPointer<UInt8>) -> Int? {
-        guard let colon = text.firstIndex(of: UInt8(ascii: ":")), colon + 2 < text.count,
-            text[colon + 1] == UInt8(ascii: "/"), text[colon + 2] == UInt8(ascii: "/")
-        else { return nil }
-        let (hostStart, end) = hostBounds(text, from: colon + 3)
+        guard let (hostStart, end) = authorityBounds(text) else { return nil }
         var index = hostStart
         if index < end, text[index] == UInt8(ascii: "[") {
             while index < end, text[index] != UInt8(ascii: "]") { index += 1 }
@@ -182,6 +172,15 @@ enum URLComposition {
             port = sum
         }
         return port
+    }
+
+    /// Where the host of the authority after the scheme's `:` and `//` starts, and where the authority ends (see
+    /// `hostBounds`); `nil` when the first `:` is not followed by `//`.
+    private static func authorityBounds(_ text: UnsafeBufferPointer<UInt8>) -> (hostStart: Int, end: Int)? {
+        guard let colon = text.firstIndex(of: UInt8(ascii: ":")), colon + 2 < text.count,
+            text[colon + 1] == UInt8(ascii: "/"), text[colon + 2] == UInt8(ascii: "/")
+        else { return nil }
+        return hostBounds(text, from: colon + 3)
     }
 
     /// The authority that starts at `start` (after `//`) ends at the first `/`, `?` or `#`; its host starts after its

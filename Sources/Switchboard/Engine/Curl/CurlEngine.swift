@@ -131,12 +131,7 @@ public final class CurlEngine: Engine {
             }
             if redirects > 0 { Self.shiftMetrics(of: &response, by: began - start, redirects: redirects) }
             if let cookies, let url = response.url, let fields = response.setCookieFields {
-                // Each field on its own: joined, one cookie's attributes could be read as the next one's.
-                let received = fields.flatMap {
-                    HTTPCookie.cookies(withResponseHeaderFields: ["Set-Cookie": $0], for: url)
-                }
-                if !received.isEmpty { cookies.setCookies(received, for: url, mainDocumentURL: nil) }
-                CookieMaxAge.update(cookies, from: fields, for: url)
+                CookieRules.store(fields, for: url, in: cookies)
             }
             guard let next = Redirects.next(after: response, for: current) else { return response }
             if let refusal = Redirects.refusal(from: current.url, to: next.url, for: current) { throw refusal }

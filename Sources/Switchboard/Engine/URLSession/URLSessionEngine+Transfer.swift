@@ -350,17 +350,7 @@ final class SessionTransfer: Sendable {
             else { continue }
             values.append(value)
         }
-        guard !values.isEmpty else { return }
-        let held = storage.cookies(for: url) ?? []
-        let received = values.flatMap { HTTPCookie.cookies(withResponseHeaderFields: ["Set-Cookie": $0], for: url) }
-            .filter { cookie in
-                !held.contains {
-                    $0.name == cookie.name && $0.domain == cookie.domain && $0.path == cookie.path
-                        && $0.value == cookie.value
-                }
-            }
-        if !received.isEmpty { storage.setCookies(received, for: url, mainDocumentURL: nil) }
-        CookieMaxAge.update(storage, from: values, for: url)
+        if !values.isEmpty { CookieRules.store(values, for: url, in: storage, keepingHeld: true) }
     }
 
     // MARK: - Task events
