@@ -10,13 +10,18 @@ import FoundationNetworking
 /// process ran, and a cookie a server set for a domain such as `com` (or `0.0.1`, from `127.0.0.1`) to every host
 /// under it. These rules apply after the storage's own, so where the storage keeps them already (Apple platforms)
 /// nothing changes.
+///
+/// The storage is asked for all its cookies, not for a URL's: these rules match the domain themselves, more strictly
+/// than the storage does, and the storage's own lookup reads the URL's host anew (Foundation decodes it each time),
+/// which cost more than the rest of the lookup even when the storage held no cookie at all.
 enum CookieRules {
     /// The `Cookie` field for a request to `url`: the stored cookies that `url` may carry, longest path first, or
     /// `nil` when there are none.
-    static func requestField(for url: URL, in storage: HTTPCookieStorage, now: Date = Date()) -> String? {
-        guard let stored = storage.cookies(for: url), !stored.isEmpty else { return nil }
+    static func requestField(for url: URL, in storage: HTTPCookieStorage, now: Date? = nil) -> String? {
+        guard let stored = storage.cookies, !stored.isEmpty, let host = url.host?.lowercased(), !host.isEmpty
+        else { return nil }
+        let now = now ?? Date()
         let secure = url.scheme?.lowercased() == "https"
-        let host = url.host?.lowercased() ?? ""
         var path = url.path(percentEncoded: true)
         if path.isEmpty { path = "/" }
         let sent =

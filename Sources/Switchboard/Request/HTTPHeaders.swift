@@ -114,12 +114,7 @@ public struct HTTPHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral, S
                     }
                 }
             } else if let newValue {
-                fields.append(Field(name: name, value: newValue))
-                if positions != nil {
-                    positions![Self.folded(name)] = fields.count - 1
-                } else if fields.count > Self.indexedFrom {
-                    reindex()
-                }
+                appendNew(name, newValue)
             }
         }
     }
@@ -134,7 +129,17 @@ public struct HTTPHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral, S
         if let index = index(of: name) {
             fields[index].value += ", " + value
         } else {
-            self[name] = value
+            appendNew(name, value)
+        }
+    }
+
+    /// Adds a field whose name is not there yet (the caller looked), without looking again.
+    private mutating func appendNew(_ name: String, _ value: String) {
+        fields.append(Field(name: name, value: value))
+        if positions != nil {
+            positions![Self.folded(name)] = fields.count - 1
+        } else if fields.count > Self.indexedFrom {
+            reindex()
         }
     }
 

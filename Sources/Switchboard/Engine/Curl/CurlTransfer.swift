@@ -605,7 +605,9 @@ final class CurlTransfer: @unchecked Sendable {
             finish(.failure(failure ?? error(for: code)))
             return
         }
-        guard var head else {
+        // Taken out, not copied: the transfer outlives the exchange a little (the worker recycles it after), and a
+        // copy left here would be one more reference to each of the response's parts to count up and down.
+        guard var head = head.take() else {
             finish(
                 .failure(
                     status > 0 && status < 200 ? URLError.noFinalResponse(after: status) : URLError(.badServerResponse))
