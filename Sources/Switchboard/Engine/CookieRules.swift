@@ -53,9 +53,11 @@ enum CookieRules {
         CookieMaxAge.update(storage, from: values, for: url)
     }
 
-    /// Whether a cookie the storage found for `host` may go with a request for `path` there, over a secure
+    /// Whether a stored cookie may go with a request for `path` on `host`, over a secure
     /// connection or not, at `now`.
     static func allows(_ cookie: HTTPCookie, host: String, path: String, secure: Bool, now: Date) -> Bool {
+        // The domain first: with the storage's whole list to go through, most cookies are another host's.
+        guard domainMatches(cookie.domain.lowercased(), host) else { return false }
         if cookie.isSecure && !secure { return false }
         // A cookie made in code can hold what a `Set-Cookie` field cannot: a line break would end the `Cookie` field
         // and start fields of its own, a `;` start another cookie.
@@ -65,7 +67,7 @@ enum CookieRules {
             return false
         }
         if let expires = cookie.expiresDate, expires <= now { return false }
-        return domainMatches(cookie.domain.lowercased(), host) && pathMatches(cookie.path, path)
+        return pathMatches(cookie.path, path)
     }
 
     /// RFC 6265 section 5.1.3: a host-only cookie (no leading dot) goes to its host alone; a domain cookie to its
