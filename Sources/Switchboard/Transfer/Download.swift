@@ -222,12 +222,7 @@ struct DownloadPlan: Sendable {
     /// `name (2).ext` and on, as browsers do. A hard link claims a name only while it is free; where the file system
     /// has none, the name is checked and then taken.
     private func place(at final: URL) throws(PlacingError) -> URL {
-        guard case .directory = request.destination else {
-            guard rename(partial.path, final.path) == 0 else {
-                throw PlacingError(reason: String(cString: strerror(errno)))
-            }
-            return final
-        }
+        guard case .directory = request.destination else { return try move(to: final) }
         let directory = final.deletingLastPathComponent()
         let name = final.lastPathComponent
         for number in 0..<10_000 {
@@ -238,12 +233,17 @@ struct DownloadPlan: Sendable {
             }
             if errno == EEXIST { continue }
             if FileManager.default.fileExists(atPath: candidate.path) { continue }
-            guard rename(partial.path, candidate.path) == 0 else {
-                throw PlacingError(reason: String(cString: strerror(errno)))
-            }
-            return candidate
+            return try move(to: candidate)
         }
         throw PlacingError(reason: "10,000 files of that name are there already")
+    }
+
+    /// Renames the partial file to `target` (replacing a file there), or says why the system refused.
+    private func move(to target: URL) throws(PlacingError) -> URL {
+        guard rename(partial.path, target.path) == 0 else {
+            throw PlacingError(reason: String(cString: strerror(errno)))
+        }
+        return target
     }
 
     /// `name (number).ext`: the number goes before the last extension (`photo (1).jpg`, `notes (1)`).

@@ -22,7 +22,8 @@ final class CurlTransfer: @unchecked Sendable {
     var easy: UnsafeMutableRawPointer? { handle?.easy }
     /// The header list libcurl sends (shared with other transfers that send the same fields).
     @exclusivity(unchecked) private var headerList: CurlHeaderList?
-    @exclusivity(unchecked) private var upload: FileHandle?
+    /// The upload file being read, and where it is (for the error when it changes during the send).
+    @exclusivity(unchecked) private var upload: (handle: FileHandle, file: URL)?
     /// An upload file's length when the send started, and the bytes of it handed to libcurl so far.
     @exclusivity(unchecked) private var uploadLength: Int64 = 0
     @exclusivity(unchecked) private var uploadRead: Int64 = 0
@@ -110,7 +111,7 @@ final class CurlTransfer: @unchecked Sendable {
 
     deinit {
         handle?.destroy()
-        try? upload?.close()
+        try? upload?.handle.close()
         bodyStream?.close()
         body.reset()
     }
@@ -222,7 +223,7 @@ final class CurlTransfer: @unchecked Sendable {
             observeUpload(easy, context: context)
         case .file(let file):
             do {
-                upload = try FileHandle(forReadingFrom: file)
+                upload = (try FileHandle(forReadingFrom: file), file)
             } catch {
                 throw RequestEncoding.unreadableUploadFile(file)
             }
@@ -497,15 +498,16 @@ final class CurlTransfer: @unchecked Sendable {
             // shrank), as on URLSessionEngine.
             let remaining = uploadLength - uploadRead
             let chunk =
-                remaining > 0 ? try upload.read(upToCount: Int(min(Int64(buffer.count), remaining))) ?? Data() : Data()
+                remaining > 0
+                ? try upload.handle.read(upToCount: Int(min(Int64(buffer.count), remaining))) ?? Data() : Data()
             uploadRead += Int64(chunk.count)
             if chunk.isEmpty && remaining > 0 {
-                failure = changedUpload()
+                failure = RequestEncoding.changedUploadFile(upload.file, read: uploadRead, of: uploadLength)
                 return 0x1000_0000  // CURL_READFUNC_ABORT
             }
-            if uploadRead == uploadLength, try !(upload.read(upToCount: 1) ?? Data()).isEmpty {
+            if uploadRead == uploadLength, try !(upload.handle.read(upToCount: 1) ?? Data()).isEmpty {
                 uploadRead += 1
-                failure = changedUpload()
+                failure = RequestEncoding.changedUploadFile(upload.file, read: uploadRead, of: uploadLength)
                 return 0x1000_0000  // CURL_READFUNC_ABORT
             }
             chunk.copyBytes(to: buffer)
@@ -516,19 +518,13 @@ final class CurlTransfer: @unchecked Sendable {
         }
     }
 
-    /// The upload file's change, once a read found it.
-    private func changedUpload() -> HTTPError {
-        guard case .file(let file) = request.body else { return HTTPError(.fileSystem, "the upload file changed") }
-        return RequestEncoding.changedUploadFile(file, read: uploadRead, of: uploadLength)
-    }
-
     /// Rewinds the body to `offset` (libcurl asks before sending it again): a file seeks, a stream starts over from
     /// a new one (only to its start). Answers `CURL_SEEKFUNC_OK` (0), or `CURL_SEEKFUNC_CANTSEEK` (2).
     func seek(to offset: Int64, origin: Int32) -> Int32 {
         guard origin == 0 /* SEEK_SET */, offset >= 0 else { return 2 }
         if let upload {
             do {
-                try upload.seek(toOffset: UInt64(offset))
+                try upload.handle.seek(toOffset: UInt64(offset))
                 uploadRead = offset
                 return 0
             } catch {

@@ -77,8 +77,6 @@ final class SessionTransfer: Sendable {
     /// The engine's per-host queue, which knows the origins that answered before (see `sendAgain`).
     private let connections: HostQueue
     private let state = Locked(State())
-    /// Whether its delegate calls can hold URLSession's work queue for long (see `WorkQueueHolders`).
-    private let holdsWorkQueue: Bool
 
     init(
         request: EngineRequest, progress: @escaping @Sendable (TransferProgress) -> Void, session: URLSession,
@@ -90,7 +88,6 @@ final class SessionTransfer: Sendable {
         self.delegate = delegate
         self.connections = connections
         self.cookies = request.headers["Cookie"] == nil ? cookies : nil
-        holdsWorkQueue = WorkQueueHolders.holds(request)
         storage = cookies
         let quick =
             request.destination == .memory && !request.observesProgress && request.body == .none
@@ -114,7 +111,6 @@ final class SessionTransfer: Sendable {
     // MARK: - Starting and stopping
 
     func start(_ continuation: UnsafeContinuation<EngineResponse, any Error>) {
-        if holdsWorkQueue { WorkQueueHolders.enter() }
         let stopped = state.withLock { state -> Bool in
             state.continuation = continuation
             return state.stopReason != nil
@@ -137,17 +133,12 @@ final class SessionTransfer: Sendable {
             if let segments { Self.set(segments.range, for: "Range", in: &fields) }
             adjust(&fields, for: url)
         }
-        launch(first, adjusted: true, first: true)
+        launch(first, adjusted: true)
     }
 
     /// Starts a task for the request with this transfer's body (see `SessionCalls` for where); `adjusted` when the
-    /// request is `outgoing` already. `first`: the exchange's first start, from `start`, which runs in the request's
-    /// task (any other comes from a delegate call, in URLSession's work queue, where a start in place would wait for
-    /// itself).
-    private func launch(_ urlRequest: URLRequest, adjusted: Bool = false, first: Bool = false) {
-        if first, !holdsWorkQueue, WorkQueueHolders.isEmpty {
-            return launchNow(urlRequest)
-        }
+    /// request is `outgoing` already.
+    private func launch(_ urlRequest: URLRequest, adjusted: Bool = false) {
         SessionCalls.run(for: self) { [self] in launchNow(adjusted ? urlRequest : outgoing(urlRequest)) }
     }
 
@@ -811,7 +802,6 @@ final class SessionTransfer: Sendable {
             return (state.continuation, state.spooled)
         }
         if let spooled { try? FileManager.default.removeItem(at: spooled) }
-        if holdsWorkQueue, continuation != nil { WorkQueueHolders.leave() }
         continuation?.resume(with: result)
     }
 

@@ -168,10 +168,11 @@ public final class URLSessionEngine: Engine {
 /// not. Apple platforms keep making the calls in place: there the pool is not shared with Dispatch's queues, and
 /// these threads answer a fault measured on Linux.
 ///
-/// The first start of a request that cannot hold the work queue for long itself is made in place while no transfer of
-/// the process's `URLSessionEngine`s that can is running (`WorkQueueHolders`): then the queue's work is libcurl's and
-/// short copies, the wait is short, and the hand-over to a thread of its own cost more than the rest of a small
-/// request's start (10-15% of a sequential small GET's CPU).
+/// Every start goes there, even that of a small request while no large transfer runs, where the wait would be short
+/// and the hand-over costs more (10-15% of a sequential small GET's CPU): starting such requests in place left the
+/// pool's threads waiting behind whatever the work queue did when a large transfer began meanwhile, and a full run of
+/// the test suite then held up the tasks of its process for up to 20 s (in 4 of 12 runs; in none of 4 runs
+/// without).
 enum SessionCalls {
     /// Makes `call` for `transfer`: a transfer's calls are made in the order they come, on one thread; different
     /// transfers' calls wait side by side.
@@ -183,31 +184,6 @@ enum SessionCalls {
         threads[Int(bitPattern: UInt(bitPattern: ObjectIdentifier(transfer).hashValue) % UInt(threads.count))]
             .enqueue(call)
         #endif
-    }
-}
-
-/// The `URLSessionEngine` transfers of the process whose delegate calls can hold URLSession's work queue for long: a
-/// download written into a file, a body read from a file or a stream (see `SessionCalls`). While one runs, requests
-/// start through `SessionCalls` alone.
-enum WorkQueueHolders {
-    private static let count = Locked(0)
-
-    /// Whether a transfer of `request` can hold the work queue for long.
-    static func holds(_ request: EngineRequest) -> Bool {
-        request.destination != .memory || request.body.isStreamed
-    }
-
-    static func enter() {
-        count.withLock { $0 += 1 }
-    }
-
-    static func leave() {
-        count.withLock { $0 -= 1 }
-    }
-
-    /// Whether none is running.
-    static var isEmpty: Bool {
-        count.withLock { $0 == 0 }
     }
 }
 
