@@ -168,11 +168,11 @@ public final class URLSessionEngine: Engine {
 /// not. Apple platforms keep making the calls in place: there the pool is not shared with Dispatch's queues, and
 /// these threads answer a fault measured on Linux.
 ///
-/// Every start goes there, even that of a small request while no large transfer runs, where the wait would be short
-/// and the hand-over costs more (10-15% of a sequential small GET's CPU): starting such requests in place left the
-/// pool's threads waiting behind whatever the work queue did when a large transfer began meanwhile, and a full run of
-/// the test suite then held up the tasks of its process for up to 20 s (in 4 of 12 runs; in none of 4 runs
-/// without).
+/// Every start goes there, even that of a small request while no large transfer runs, where the wait would usually
+/// be short and the hand-over costs more (10-15% of a sequential small GET's CPU): a start made in place waits, on a
+/// thread of the pool, for everything the work queue has to do before it, which under load (many transfers, large
+/// bodies) is long enough to hold up every task of the process. Full runs of the test suite with starts in place
+/// failed a timing test after such a stall (1 of 5 runs, beside 6 of 6 clean runs without).
 enum SessionCalls {
     /// Makes `call` for `transfer`: a transfer's calls are made in the order they come, on one thread; different
     /// transfers' calls wait side by side.
