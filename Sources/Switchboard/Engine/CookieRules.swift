@@ -8,12 +8,10 @@ import FoundationNetworking
 /// `HTTPCookieStorage.cookies(for:)` on Linux matches the domain and nothing else, and that loosely: a `Secure` cookie
 /// went out over plain `http`, a cookie for `/admin` to every path of its host, an expired one for as long as the
 /// process ran, and a cookie a server set for a domain such as `com` (or `0.0.1`, from `127.0.0.1`) to every host
-/// under it. These rules apply after the storage's own, so where the storage keeps them already (Apple platforms)
-/// nothing changes.
-///
-/// The storage is asked for all its cookies, not for a URL's: these rules match the domain themselves, more strictly
-/// than the storage does, and the storage's own lookup reads the URL's host anew (Foundation decodes it each time),
-/// which cost more than the rest of the lookup even when the storage held no cookie at all.
+/// under it. These rules choose among all the storage's cookies, matching the domain themselves, more strictly than
+/// the storage does; where the storage keeps the same rules already (Apple platforms) nothing changes. The storage is
+/// not asked for a URL's cookies: that lookup reads the URL's host anew (Foundation decodes it each time), which cost
+/// more than the rest of the lookup even when the storage held no cookie at all.
 enum CookieRules {
     /// The `Cookie` field for a request to `url`: the stored cookies that `url` may carry, longest path first, or
     /// `nil` when there are none.
