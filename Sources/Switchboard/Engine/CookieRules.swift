@@ -15,8 +15,11 @@ import FoundationNetworking
 enum CookieRules {
     /// The `Cookie` field for a request to `url`: the stored cookies that `url` may carry, longest path first, or
     /// `nil` when there are none.
-    static func requestField(for url: URL, in storage: HTTPCookieStorage, now: Date? = nil) -> String? {
-        guard let stored = storage.cookies, !stored.isEmpty, let host = url.host?.lowercased(), !host.isEmpty
+    static func requestField(
+        for url: @autoclosure () -> URL?, in storage: HTTPCookieStorage, now: Date? = nil
+    ) -> String? {
+        guard let stored = storage.cookies, !stored.isEmpty, let url = url(), let host = url.host?.lowercased(),
+            !host.isEmpty
         else { return nil }
         let now = now ?? Date()
         let secure = url.scheme?.lowercased() == "https"

@@ -72,11 +72,20 @@ public struct EngineRequest: Sendable {
         _modify { yield &storage.unique().value.method }
     }
     /// The URL.
+    ///
+    /// The center keeps a composed URL in a plain form as its text, and makes Foundation's `URL` from it when this
+    /// is read (see `URLAddress`); read it once where it is needed more than once.
     public var url: URL? {
-        get { storage.value.url }
-        set { storage.unique().value.url = newValue }
-        _modify { yield &storage.unique().value.url }
+        get { storage.value.address.url }
+        set { storage.unique().value.address = .url(newValue) }
     }
+    /// The URL, as Foundation's value or as text it takes unchanged.
+    var address: URLAddress {
+        get { storage.value.address }
+        set { storage.unique().value.address = newValue }
+    }
+    /// The URL's text (`absoluteString`), read without parsing it.
+    var urlText: String? { storage.value.address.text }
     /// The header fields.
     public var headers: HTTPHeaders {
         get { storage.value.headers }
@@ -191,7 +200,7 @@ public struct EngineRequest: Sendable {
     /// handed from step to step and to the engine, and a copy then costs one reference, not every field.
     struct Fields: Sendable {
         var method: HTTPMethod
-        var url: URL?
+        var address: URLAddress
         var headers: HTTPHeaders
         var timeout: Duration
         var body: Body
@@ -215,10 +224,20 @@ public struct EngineRequest: Sendable {
         method: HTTPMethod = .get, url: URL, headers: HTTPHeaders = [:], timeout: Duration = .seconds(60),
         body: Body = .none, destination: Destination = .memory, totalTimeout: Duration? = nil
     ) {
+        self.init(
+            method: method, address: .url(url), headers: headers, timeout: timeout, body: body,
+            destination: destination, totalTimeout: totalTimeout)
+    }
+
+    /// Creates an engine request to an address (the center's, which may be text).
+    init(
+        method: HTTPMethod, address: URLAddress, headers: HTTPHeaders, timeout: Duration = .seconds(60),
+        body: Body = .none, destination: Destination = .memory, totalTimeout: Duration?
+    ) {
         storage = CopyOnWrite(
             Fields(
-                method: method, url: url, headers: headers, timeout: timeout, body: body, destination: destination,
-                totalTimeout: totalTimeout))
+                method: method, address: address, headers: headers, timeout: timeout, body: body,
+                destination: destination, totalTimeout: totalTimeout))
     }
 
     /// Creates an engine request from a URL request: its method, URL, header fields and timeout.
@@ -228,8 +247,8 @@ public struct EngineRequest: Sendable {
     ) {
         storage = CopyOnWrite(
             Fields(
-                method: .get, url: nil, headers: [:], timeout: .seconds(60), body: body, destination: destination,
-                totalTimeout: totalTimeout, id: id))
+                method: .get, address: .url(nil), headers: [:], timeout: .seconds(60), body: body,
+                destination: destination, totalTimeout: totalTimeout, id: id))
         self.urlRequest = urlRequest
     }
 
@@ -400,10 +419,17 @@ public struct EngineResponse: Sendable {
     public var status: Int {
         didSet { detach() }
     }
-    /// The URL the response answered (after redirects).
+    /// The URL the response answered (after redirects). Made when read from text the engine kept, as
+    /// `EngineRequest.url` is.
     public var url: URL? {
-        didSet { detach() }
+        get { address.url }
+        set {
+            address = .url(newValue)
+            detach()
+        }
     }
+    /// The URL the response answered, as Foundation's value or as text it takes unchanged.
+    var address: URLAddress
     /// The protocol of the status line (`HTTP/1.1`, `HTTP/2`), when the engine knows it.
     public var httpVersion: String? {
         didSet { detach() }
@@ -430,8 +456,18 @@ public struct EngineResponse: Sendable {
     public init(
         status: Int, url: URL?, httpVersion: String? = nil, headers: HTTPHeaders, body: Data, fileLength: Int64? = nil
     ) {
+        self.init(
+            status: status, address: .url(url), httpVersion: httpVersion, headers: headers, body: body,
+            fileLength: fileLength)
+    }
+
+    /// Creates an engine response to an address (an engine's, which may be the request's text).
+    init(
+        status: Int, address: URLAddress, httpVersion: String? = nil, headers: HTTPHeaders, body: Data,
+        fileLength: Int64? = nil
+    ) {
         self.status = status
-        self.url = url
+        self.address = address
         self.httpVersion = httpVersion
         self.fields = headers
         self.body = body
@@ -442,7 +478,7 @@ public struct EngineResponse: Sendable {
     /// (in order, repeated fields joined with `, `), else they are read from `response` when first asked for.
     public init(response: HTTPURLResponse, body: Data, fileLength: Int64? = nil, headers: HTTPHeaders? = nil) {
         self.status = response.statusCode
-        self.url = response.url
+        self.address = .url(response.url)
         self.httpVersion = nil
         self.fields = headers
         self.base = response

@@ -67,7 +67,9 @@ final class HostQueue: Sendable {
             throw RequestEncoding.unreadableUploadFile(file)
         }
         let deadline = request.totalTimeout.map { ContinuousClock.now + $0 }
-        let origin = try await enter(request.url, deadline: deadline, cancellation: request.cancellation)
+        // Without a limit there is no place to take, and the URL is not parsed to find its origin.
+        let origin =
+            limit == nil ? nil : try await enter(request.url, deadline: deadline, cancellation: request.cancellation)
         var answered = false
         defer { if let origin { release(origin, answered: answered) } }
         try request.checkCancellation()

@@ -76,10 +76,11 @@ enum Redirects {
     static func check(_ request: EngineRequest) throws(HTTPError) {
         // Scheme, host and port are read off the URL's text (`URLComposition.authority` and `port`, held to
         // Foundation's answers by their tests): asking the URL for them makes a string of each, or parses it again,
-        // on every request an engine performs.
-        var text = request.url?.absoluteString ?? ""
+        // on every request an engine performs (and the center's URL may be text, unparsed).
+        let address = request.urlText
+        var text = address ?? ""
         let (authority, port) = text.withUTF8 { (URLComposition.authority($0), URLComposition.port($0)) }
-        guard request.url != nil, authority != .notHTTP else {
+        guard address != nil, authority != .notHTTP else {
             throw HTTPError(.invalidURL, "only http and https URLs can be sent, not \(request.url?.scheme ?? "none")")
         }
         if let port, !(1...65535).contains(port) {

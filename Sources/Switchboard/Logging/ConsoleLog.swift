@@ -29,7 +29,7 @@ struct ConsoleLog: Sendable {
     }
 
     func request(_ request: Request, _ encoded: EngineRequest) {
-        var lines = ["\(request.id.map { "\($0) " } ?? "")\(request.method) \(encoded.url?.absoluteString ?? "")"]
+        var lines = ["\(request.id.map { "\($0) " } ?? "")\(request.method) \(encoded.urlText ?? "")"]
         lines += section("headers", redaction.headers(encoded.headers.sortedByName).map { "\($0.name): \($0.value)" })
         let parameters = redaction.parameters(request.parameters).sorted { $0.key < $1.key }
         lines += section("parameters", parameters.map { "\($0.key): \($0.value)" })
@@ -42,7 +42,7 @@ struct ConsoleLog: Sendable {
     func response(_ response: Response) {
         var lines = [
             "\(response.request.id.map { "\($0) " } ?? "")\(response.status) \(response.request.method) "
-                + (response.url?.absoluteString ?? response.request.url ?? "")
+                + (response.address.text ?? response.request.url ?? "")
                 + " (\(ConsoleLog.milliseconds(response.duration)) ms, \(response.data.count) bytes)"
         ]
         lines += section("headers", redaction.headers(response.headers).map { "\($0.name): \($0.value)" })

@@ -44,12 +44,14 @@ public struct Response: Sendable {
         set { storage.unique().value.headers.fields = newValue }
         _modify { yield &storage.unique().value.headers.fields }
     }
-    /// The URL that answered, after redirects.
+    /// The URL that answered, after redirects. Made when read from the text the engine kept, when it kept one (see
+    /// `EngineRequest.url`).
     public var url: URL? {
-        get { storage.value.url }
-        set { storage.unique().value.url = newValue }
-        _modify { yield &storage.unique().value.url }
+        get { storage.value.address.url }
+        set { storage.unique().value.address = .url(newValue) }
     }
+    /// The URL that answered, as Foundation's value or as text it takes unchanged.
+    var address: URLAddress { storage.value.address }
     /// The body bytes, decoded from any `Content-Encoding`.
     public var data: Data {
         get { storage.value.data }
@@ -115,7 +117,7 @@ public struct Response: Sendable {
         var request: Request
         var status: Int
         var headers: ResponseHeaders
-        var url: URL?
+        var address: URLAddress
         var data: Data
         var value: Value
         var source: Source = .network
@@ -140,7 +142,7 @@ public struct Response: Sendable {
     ) {
         storage = CopyOnWrite(
             Fields(
-                request: request, status: status, headers: .fields(headers), url: url, data: data,
+                request: request, status: status, headers: .fields(headers), address: .url(url), data: data,
                 value: value ?? (data.isEmpty ? .empty : .data(data)), attempts: attempts, duration: duration))
     }
 
@@ -219,7 +221,7 @@ extension Response {
         let data = engine.body
         storage = CopyOnWrite(
             Fields(
-                request: request, status: engine.status, headers: engine.responseHeaders, url: engine.url,
+                request: request, status: engine.status, headers: engine.responseHeaders, address: engine.address,
                 data: data, value: data.isEmpty ? .empty : .data(data), attempts: 1, duration: duration,
                 metricsBox: engine.metricsBox))
     }

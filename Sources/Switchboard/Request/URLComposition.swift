@@ -78,22 +78,25 @@ enum URLComposition {
         return previous == UInt8(ascii: "/")
     }
 
-    /// Parses and checks a composed URL string: it must be an absolute `http` or `https` URL with a host.
-    static func validate(_ string: String, for request: Request) throws(HTTPError) -> URL {
+    /// Checks a composed URL string: it must be an absolute `http` or `https` URL with a host. A text in the plain
+    /// form (`URLAddress.isPlain`: such a URL, which Foundation would take as it is) is kept as text, unparsed;
+    /// any other is parsed by Foundation, which may percent-encode parts of it.
+    static func validate(_ string: String, for request: Request) throws(HTTPError) -> URLAddress {
+        var text = string
+        if text.withUTF8(URLAddress.isPlain) { return .text(string) }
         guard let url = URL(string: string) else {
             throw HTTPError(.invalidURL, "\"\(string)\" is not a valid URL", request: request)
         }
         // Scheme and host are read off the text Foundation accepted, which costs less than asking the URL for them
         // (each answer a new string): the same answers, since an accepted text's scheme is what precedes its first
         // `:`, and its host what its authority holds between any user info and any port.
-        var text = string
         switch text.withUTF8(Self.authority) {
         case .notHTTP:
             throw HTTPError(.invalidURL, "\"\(string)\" is not an http or https URL", request: request)
         case .noHost:
             throw HTTPError(.invalidURL, "\"\(string)\" has no host", request: request)
         case .hasHost:
-            return url
+            return .url(url)
         }
     }
 

@@ -34,8 +34,8 @@ enum RequestEncoding {
         let parameters = (try? converted.get()) ?? []
         let isMultipart = request.kind == .upload && !request.form.isEmpty
         let streamsBody = request.body?.file != nil || request.body?.stream != nil
-        // The URL is parsed once, with its query when the parameters travel there.
-        let url =
+        // The URL is checked once, with its query when the parameters travel there.
+        let address =
             !parameters.isEmpty && !isMultipart && (streamsBody || request.method.encodesParametersInQuery)
             ? try appendingQuery(parameters, to: text, request: request)
             : try URLComposition.validate(text, for: request)
@@ -109,7 +109,7 @@ enum RequestEncoding {
             headers["Accept"] = accept
         }
         var engineRequest = EngineRequest(
-            method: request.method, url: url, headers: headers, body: body, totalTimeout: request.totalTimeout)
+            method: request.method, address: address, headers: headers, body: body, totalTimeout: request.totalTimeout)
         if let timeout = request.timeout {
             engineRequest.timeout = timeout > .zero ? max(.milliseconds(1), timeout) : timeout
         }
@@ -136,7 +136,7 @@ enum RequestEncoding {
     /// it has, before any fragment).
     private static func appendingQuery(
         _ parameters: [(key: String, value: ParameterValue)], to text: String, request: Request
-    ) throws(HTTPError) -> URL {
+    ) throws(HTTPError) -> URLAddress {
         // One pass over the bytes: where the fragment starts, whether there is a query, and its last byte.
         var text = text
         let (headLength, hasQuery, last) = text.withUTF8 { bytes -> (Int, Bool, UInt8?) in

@@ -117,9 +117,7 @@ public final class CurlEngine: Engine {
             let began = redirects == 0 ? start : ContinuousClock.now
             if let deadline { current.totalTimeout = HostQueue.remaining(until: deadline) }
             var sent = current
-            if let cookies, !ownCookieHeader, let url = sent.url,
-                let field = CookieRules.requestField(for: url, in: cookies)
-            {
+            if let cookies, !ownCookieHeader, let field = CookieRules.requestField(for: sent.url, in: cookies) {
                 sent.headers["Cookie"] = field
             }
             var response: EngineResponse

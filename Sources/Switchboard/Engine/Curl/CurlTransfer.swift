@@ -31,7 +31,7 @@ final class CurlTransfer: @unchecked Sendable {
     @exclusivity(unchecked) private var resume: (@Sendable () -> Void)?
     @exclusivity(unchecked) private var status = 0
     /// The URL a response of this transfer has (see `configure`).
-    @exclusivity(unchecked) private var responseURL: URL?
+    @exclusivity(unchecked) private var responseAddress = URLAddress.url(nil)
     @exclusivity(unchecked) private var version = "HTTP/1.1"
     /// The fields of the head being received, in arrival order (a repeated name's values joined with `, `).
     @exclusivity(unchecked) private var headers = HTTPHeaders()
@@ -132,17 +132,17 @@ final class CurlTransfer: @unchecked Sendable {
         handle.errorBuffer[0] = 0
         let canPause: Bool = if case .stream = request.body { true } else { request.receiver != nil }
         if canPause { resume = makeResume() }
-        guard let url = request.url else { throw URLError(.badURL) }
+        let requested = request.address
+        guard let address = requested.text else { throw URLError(.badURL) }
         let context = Unmanaged.passUnretained(self).toOpaque()
         // What the handle holds from its last transfer, when that was a plain GET it kept without a reset: options
         // already at the value this transfer wants are not set again (a string option is copied by libcurl, and the
         // content encodings' list is built anew, each time it is set).
         let reused = handle.settings.primed
         var kept = handle.settings
-        let address = url.absoluteString
         // libcurl follows no redirect (the engine does), so the response is the request URL's (its scheme in lower
-        // case, as URLSessionEngine's response has it).
-        responseURL = URLComposition.lowercasedScheme(address) ?? url
+        // case, as URLSessionEngine's response has it), kept as text when the request's is.
+        responseAddress = URLComposition.lowercasedScheme(address).map { .url($0) } ?? requested
         if kept.url != address {
             set(easy, .url, address)
             kept.url = address
@@ -195,7 +195,7 @@ final class CurlTransfer: @unchecked Sendable {
         if let authorities = tls.caCertificates {
             set(easy, .caInfo, authorities.path)
         }
-        if !tls.pinnedPublicKeys.isEmpty, let host = url.host,
+        if !tls.pinnedPublicKeys.isEmpty, let host = request.url?.host,
             let pins = tls.pinnedPublicKeys[CurlEngine.TLS.pinHost(host)], !pins.isEmpty
         {
             set(easy, .pinnedPublicKey, pins.joined(separator: ";"))
@@ -377,7 +377,7 @@ final class CurlTransfer: @unchecked Sendable {
             guard status >= 200 else { return line.count }
             let ordered = headers
             var head = EngineResponse(
-                status: status, url: responseURL, httpVersion: version, headers: ordered, body: Data())
+                status: status, address: responseAddress, httpVersion: version, headers: ordered, body: Data())
             if !setCookies.isEmpty { head.setCookieFields = setCookies }
             self.head = head
             counter = DownloadCounter(response: head)
