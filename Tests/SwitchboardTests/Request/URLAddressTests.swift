@@ -76,7 +76,9 @@ import SwitchboardTestSupport
             config.engine = stub
             config.server = "https://api.example.com/v1/"
         }
-        let response = try await center.send { $0.api = "items"; $0.parameters = ["page": 2] }
+        let response = try await center.send {
+            $0.api = "items"; $0.parameters = ["page": 2]
+        }
         let sent = try #require(stub.requests.last)
         guard case .text(let text) = sent.address else {
             Issue.record("the engine request's URL was parsed")
@@ -94,7 +96,9 @@ import SwitchboardTestSupport
     func theResponseURLIsTheOneSent(_ engine: String) async throws {
         let center = try loopbackCenter(engine)
         let base = Server.loopback.baseURL
-        let plain = try await center.send { $0.api = "anything/a-b"; $0.parameters = ["q": "1"] }
+        let plain = try await center.send {
+            $0.api = "anything/a-b"; $0.parameters = ["q": "1"]
+        }
         #expect(plain.url?.absoluteString == base + "/anything/a-b?q=1")
         #expect(plain.json?["url"]?.string == base + "/anything/a-b?q=1")
         let encoded = try await center.send { $0.url = base + "/anything/a b" }
