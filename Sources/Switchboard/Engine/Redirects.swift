@@ -17,9 +17,10 @@ enum Redirects {
 
     /// The request that follows a redirect response, or `nil` when the response is not one to follow.
     static func next(after response: EngineResponse, for request: EngineRequest) -> EngineRequest? {
+        // The status first: the URLs are made only for a redirect (the center's may be text, parsed when read).
+        guard follows(status: response.status) else { return nil }
         let from = response.url ?? request.url
-        guard follows(status: response.status),
-            let target = target(of: response.value(forHTTPHeaderField: "Location"), from: from),
+        guard let target = target(of: response.value(forHTTPHeaderField: "Location"), from: from),
             isFollowable(target)
         else { return nil }
         var next = request

@@ -128,7 +128,7 @@ public final class CurlEngine: Engine {
                 response = try await exchange(sent, progress: progress, after: stale)
             }
             if redirects > 0 { Self.shiftMetrics(of: &response, by: began - start, redirects: redirects) }
-            if let cookies, let url = response.url, let fields = response.setCookieFields {
+            if let cookies, let fields = response.setCookieFields, let url = response.url {
                 CookieRules.store(fields, for: url, in: cookies)
             }
             guard let next = Redirects.next(after: response, for: current) else { return response }
