@@ -4,6 +4,7 @@ import FoundationNetworking
 #endif
 import Switchboard
 import SwitchboardTestSupport
+import Synchronization
 
 /// A row of the results table.
 struct Row {
@@ -291,24 +292,39 @@ struct OverheadBenchmarks {
                 }
             }
         }
+        // The floor of every callback form built on an unstructured task, Switchboard's or any: the task, then a hop
+        // to a concurrent queue for the callback, with no work in either (the center's path, less the request).
+        let floorQueue = DispatchQueue(label: "Benchmarks.floor", attributes: .concurrent)
+        let callbackFloor: @Sendable (Int) async throws -> Void = { _ in
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                Task.detached(priority: Task.currentPriority) { floorQueue.async { continuation.resume() } }
+            }
+        }
         _ = try await measure(count: 1000, concurrency: 1, asyncSend)
         var rows: [Row] = []
         let wanted = { (name: String) in only.map { name.contains($0) } ?? true }
         if wanted("null engine, batch") {
-            rows.append(try await batchRow(center))
+            rows += try await batchRows(center)
             rows += try await batchProgressRows(center)
         }
         let sends = [
-            ("async send", asyncSend), ("async send, engine without EngineCancellation", taskSend),
-            ("callback send", callbackSend),
-        ]
-        for (name, operation) in sends where wanted("null engine, \(name), sequential") {
-            var samples: [Sample] = []
-            for _ in 0..<rounds { samples.append(try await measure(count: count, concurrency: 1, operation)) }
-            let sample = median(samples)
+            ("null engine, async send", asyncSend),
+            ("null engine, async send, engine without EngineCancellation", taskSend),
+            ("null engine, callback send", callbackSend),
+            ("floor of a callback form: a task, then a hop to a queue, no work", callbackFloor),
+        ].filter { wanted("\($0.0), sequential") }
+        // Rounds interleaved, in alternating order, as the request comparisons are.
+        var samples = Array(repeating: [Sample](), count: sends.count)
+        for round in 0..<rounds {
+            for index in round % 2 == 0 ? Array(sends.indices) : sends.indices.reversed() {
+                samples[index].append(try await measure(count: count, concurrency: 1, sends[index].1))
+            }
+        }
+        for (index, (name, _)) in sends.enumerated() {
+            let sample = median(samples[index])
             rows.append(
                 Row(
-                    family: "Center overhead", name: "null engine, \(name), sequential", sample: sample, ratio: nil,
+                    family: "Center overhead", name: "\(name), sequential", sample: sample, ratio: nil,
                     note: String(format: "%.1f µs per request", sample.wall.microseconds / Double(sample.requests))))
         }
         return rows
@@ -356,22 +372,55 @@ struct OverheadBenchmarks {
         ]
     }
 
-    /// One batch of `batchSize` members through the null engine: the group machinery's cost per member.
-    private func batchRow(_ center: Center) async throws -> Row {
+    /// One batch of `batchSize` members through the null engine (the group machinery's cost per member), in rounds
+    /// alternating with its floor: as many unstructured tasks, each started by the batch's task and doing nothing but
+    /// counting itself done, as a batch starts one for each member.
+    private func batchRows(_ center: Center) async throws -> [Row] {
         let size = batchSize
-        var samples: [Sample] = []
-        for _ in 0..<batchRounds {
+        var batches: [Sample] = []
+        var floors: [Sample] = []
+        for round in 0..<(batchRounds * 2) {
+            let isFloor = round % 2 == 1
             let sample = try await measure(count: 1, concurrency: 1) { _ in
+                if isFloor {
+                    await Self.tasks(size)
+                    return
+                }
                 let responses = try await center.batch { batch in
                     for index in 0..<size { batch.add { $0.api = "items/\(index)" } }
                 }
                 guard responses.count == size else { throw URLError(.badServerResponse) }
             }
-            samples.append(Sample(requests: size, wall: sample.wall, latencies: [], cpu: sample.cpu))
+            let member = Sample(requests: size, wall: sample.wall, latencies: [], cpu: sample.cpu)
+            if isFloor { floors.append(member) } else { batches.append(member) }
         }
-        let sample = median(samples)
-        return Row(
-            family: "Center overhead", name: "null engine, batch of \(size) members", sample: sample, ratio: nil,
-            note: String(format: "%.1f µs per member", sample.wall.microseconds / Double(size)))
+        return [
+            ("null engine, batch of \(size) members", median(batches)),
+            ("floor of a batch: \(size) tasks, no work", median(floors)),
+        ].map { name, sample in
+            Row(
+                family: "Center overhead", name: name, sample: sample, ratio: nil,
+                note: String(format: "%.1f µs per member", sample.wall.microseconds / Double(size)))
+        }
+    }
+
+    /// Starts `count` unstructured tasks that do nothing, and returns when the last has ended.
+    private static func tasks(_ count: Int) async {
+        final class Countdown: Sendable {
+            let left: Mutex<Int>
+            init(_ count: Int) { left = Mutex(count) }
+        }
+        let countdown = Countdown(count)
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            for _ in 0..<count {
+                Task {
+                    let last = countdown.left.withLock { left in
+                        left -= 1
+                        return left == 0
+                    }
+                    if last { continuation.resume() }
+                }
+            }
+        }
     }
 }

@@ -89,12 +89,21 @@ extension Center {
         if twoOutcomes {
             interim = { @Sendable response in queue.async { try? callbacks.onSuccess?(response) } }
         }
-        _ = launcher.start(.single(request), registration: registration, detached: true) { [self, queue, interim] in
+        // Callbacks for the center's private queue with nothing to keep in order before them: the request runs on
+        // that queue (Linux), and its callbacks are made where it ends, without waking another thread for them.
+        let executor = relay == nil && queue === privateQueue ? privateExecutor : nil
+        _ = launcher.start(.single(request), registration: registration, detached: true, on: executor) {
+            [self, queue, interim] in
             let result = await run(request, configuration, progress: relay?.report, interim: interim)
             relay?.finish()
             registry.remember(
                 id, failure: result.isSuccess ? nil : .single(request, callbacks),
                 limit: configuration.retainedFailures)
+            guard executor == nil else {
+                let outcome = callbacks.deliver(result)
+                then?(outcome)
+                return
+            }
             queue.async {
                 let outcome = callbacks.deliver(result)
                 then?(outcome)

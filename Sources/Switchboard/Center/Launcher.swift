@@ -65,10 +65,12 @@ struct Launcher: Sendable {
 
     /// Registers the work (per `registration`) and runs `body` in a task registered under the work's identifier.
     ///
-    /// - Parameter detached: a detached task, for callback forms, whose callers do not wait; otherwise the task
-    ///   inherits the caller's priority and task-local values.
+    /// - Parameters:
+    ///   - detached: a detached task, for callback forms, whose callers do not wait; otherwise the task inherits the
+    ///     caller's priority and task-local values.
+    ///   - queue: for a detached task, the queue it runs on (see `QueueExecutor`; Linux only), else Swift's pool.
     func start<T: Sendable>(
-        _ work: AnyRequest, registration: Registration = .new, detached: Bool = false,
+        _ work: AnyRequest, registration: Registration = .new, detached: Bool = false, on queue: QueueExecutor? = nil,
         _ body: @escaping @Sendable () async -> T
     ) -> Task<T, Never> {
         let id = work.id!
@@ -77,7 +79,14 @@ struct Launcher: Sendable {
         case .retried: registry.update(id, work)
         case .registered: break
         }
+        #if canImport(Darwin)
         let task = detached ? Task.detached(priority: Task.currentPriority, operation: body) : Task(operation: body)
+        #else
+        let task =
+            detached
+            ? Task.detached(executorPreference: queue, priority: Task.currentPriority, operation: body)
+            : Task(operation: body)
+        #endif
         registry.attach(task, to: id)
         return task
     }

@@ -262,7 +262,11 @@ struct CurlTLSTests {
             config.engine = try! CurlEngine()
             config.server = Server.loopback.baseURL + "/"
         }
-        let task = Task { try await center.send { $0.api = "delay/10" } }
+        let task = Task {
+            try await center.send {
+                $0.api = "drip"; $0.parameters = ["numbytes": 2, "duration": 60]
+            }
+        }
         try await Task.sleep(for: .milliseconds(200))
         task.cancel()
         let result = await task.result

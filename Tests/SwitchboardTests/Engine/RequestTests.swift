@@ -287,8 +287,10 @@ import SwitchboardTestSupport
     @Test func cancellingARunningRequestByIdentifier() async {
         let center = center()
         let cancelled = Locked<Request?>(nil)
+        // Over a minute (as the group cancel tests): under the whole suite's load the polling task below has waited
+        // longer than the ten seconds of a `delay/10`, which then ended before the cancel.
         let outcome = await center.sendRecording {
-            $0.api = "delay/10"
+            $0.api = "drip"; $0.parameters = ["numbytes": 2, "duration": 60]
         } afterSending: { id in
             Task {
                 // Once the URL is composed, the request is on its way to the server.
@@ -299,7 +301,7 @@ import SwitchboardTestSupport
         }
         #expect(outcome.events == ["failure:cancelled", "finished"])
         #expect(cancelled.snapshot?.id == outcome.id)
-        #expect(cancelled.snapshot?.url == Server.base + "/delay/10")
+        #expect(cancelled.snapshot?.url == Server.base + "/drip")
     }
 
     @Test func callbacksOnTheMainQueueOverTheNetwork() async {
