@@ -116,9 +116,39 @@ struct RegistryState {
 /// At most `limit` of each are kept; the oldest go first. `Registry` holds it under a lock of its own.
 struct RetryMemory {
     private var failures: [RequestID: RetryRecord] = [:]
-    private var failureOrder: [RequestID] = []
+    private var failureOrder = Order()
     private var successes: Set<RequestID> = []
-    private var successOrder: [RequestID] = []
+    private var successOrder = Order()
+
+    /// Identifiers in the order they were remembered. The oldest leaves first in constant time: the array's start
+    /// moves, and the array is compacted once half of it is behind the start (removing the first element of an
+    /// array moves all the others, and every success of a full memory removed one).
+    struct Order {
+        private var ids: [RequestID] = []
+        private var start = 0
+
+        var count: Int { ids.count - start }
+
+        mutating func append(_ id: RequestID) {
+            ids.append(id)
+        }
+
+        mutating func removeFirst() -> RequestID {
+            let id = ids[start]
+            start += 1
+            if start >= 32 && start * 2 >= ids.count {
+                ids.removeFirst(start)
+                start = 0
+            }
+            return id
+        }
+
+        mutating func removeAll(_ id: RequestID) {
+            ids.removeFirst(start)
+            start = 0
+            ids.removeAll { $0 == id }
+        }
+    }
 
     /// Remembers how finished work ended: a failure with what is needed to run it again, or a success.
     mutating func remember(_ id: RequestID, failure record: RetryRecord?, limit: Int) {
@@ -130,7 +160,7 @@ struct RetryMemory {
                 failures.removeValue(forKey: failureOrder.removeFirst())
             }
         } else {
-            failures.removeValue(forKey: id)
+            if !failures.isEmpty { failures.removeValue(forKey: id) }
             if successes.insert(id).inserted { successOrder.append(id) }
             while successOrder.count > limit {
                 successes.remove(successOrder.removeFirst())
@@ -149,7 +179,7 @@ struct RetryMemory {
     /// Takes the failure record of an identifier, if one is kept.
     mutating func takeFailure(_ id: RequestID) -> RetryRecord? {
         guard let record = failures.removeValue(forKey: id) else { return nil }
-        failureOrder.removeAll { $0 == id }
+        failureOrder.removeAll(id)
         return record
     }
 

@@ -178,6 +178,18 @@ import Testing
         }
     }
 
+    /// Long past the point where the order is compacted, the newest `limit` outcomes are the ones kept.
+    @Test func aLongRunKeepsExactlyTheNewestOutcomes() {
+        var state = RegistryState()
+        var memory = RetryMemory()
+        for raw in UInt64(1000)..<3000 { memory.remember(RequestID(rawValue: raw), failure: nil, limit: 100) }
+        var kept: [UInt64] = []
+        for raw in UInt64(1000)..<3000 {
+            if case .succeeded = state.takeForRetry(RequestID(rawValue: raw), from: &memory).0 { kept.append(raw) }
+        }
+        #expect(kept == Array(2900..<3000))
+    }
+
     @Test func aFailureReplacesTheSuccessOfTheSameIdentifierAndTheOldestFailureGoesFirst() {
         var state = RegistryState()
         var memory = RetryMemory()
