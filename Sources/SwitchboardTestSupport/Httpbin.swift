@@ -678,15 +678,16 @@ public enum Httpbin {
     }
 }
 
-/// A small deterministic generator for `/bytes/N?seed=S`.
-struct SplitMix {
+/// A small deterministic generator (SplitMix64), for `/bytes/N?seed=S` and for tests whose generated cases must be the
+/// same on every run.
+public struct SplitMix: RandomNumberGenerator {
     private var state: UInt64
 
-    init(seed: UInt64) {
+    public init(seed: UInt64) {
         state = seed
     }
 
-    mutating func next() -> UInt64 {
+    public mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
