@@ -267,9 +267,10 @@ final class ProgressRelay: Sendable {
     /// As `report(_:)`, with `final` saying whether nothing more is to come (a batch's sum is final only when every
     /// member's report is complete, not when each member's is).
     func report(_ progress: TransferProgress, final: Bool) {
-        let now = ContinuousClock.now
+        // The time is read inside the lock: read before, by a thread held up on the way to the lock, it was older
+        // than the report passed on meanwhile, and the next report then went out less than the interval after.
         let scheduleFlush = state.withLock { state in
-            state.admit(progress, final: final, at: now, deliver: deliver)
+            state.admit(progress, final: final, at: ContinuousClock.now, deliver: deliver)
         }
         if scheduleFlush { scheduleFlushHeld() }
     }
@@ -283,10 +284,9 @@ final class ProgressRelay: Sendable {
     /// passed on as `report(_:final:)` would, in the same trip through the lock (a lock of the batch's own for the
     /// sum, then this one, were two trips for every member, each waited on by the other threads' members).
     func report(member index: Int, _ report: TransferProgress) {
-        let now = ContinuousClock.now
         let scheduleFlush = state.withLock { state in
             guard let (progress, final) = state.members?.report(index, report) else { return false }
-            return state.admit(progress, final: final, at: now, deliver: deliver)
+            return state.admit(progress, final: final, at: ContinuousClock.now, deliver: deliver)
         }
         if scheduleFlush { scheduleFlushHeld() }
     }

@@ -150,12 +150,25 @@ struct MemberRunner: Sendable {
     /// member registered with its signal is stopped through it; any other through its task, attached to the registry.
     /// (The group itself hears the outcome, not a closure: a closure of the group's would be one more allocation for
     /// every member.)
+    ///
+    /// `immediately`: a member stopped by its signal starts running in the calling thread, up to its first wait
+    /// (`Task.immediate`), instead of waiting for a thread of the pool to be woken for it; a batch starts its first
+    /// members so. Never for a member started when another ended: one that ended at once would start the next in
+    /// turn, each inside the last.
     func start(
         _ member: Request, at index: Int, cancellation: EngineCancellation?,
-        progress: (@Sendable (TransferProgress) -> Void)?, reportingTo outcomes: any MemberOutcomes
+        progress: (@Sendable (TransferProgress) -> Void)?, reportingTo outcomes: any MemberOutcomes,
+        immediately: Bool = false
     ) {
         if let cancellation {
-            Task { [perform] in outcomes.member(index, endedWith: await perform(member, progress, cancellation)) }
+            let operation: @Sendable () async -> Void = { [perform] in
+                outcomes.member(index, endedWith: await perform(member, progress, cancellation))
+            }
+            if immediately, #available(macOS 26, iOS 26, tvOS 26, watchOS 26, *) {
+                Task.immediate(operation: operation)
+            } else {
+                Task(operation: operation)
+            }
         } else {
             _ = launcher.start(.single(member), registration: .registered) { [perform] in
                 outcomes.member(index, endedWith: await perform(member, progress, nil))

@@ -1,7 +1,11 @@
+import Foundation
+
 /// Runs the members of a batch, at most `maxConcurrent` at a time, and collects their results in member order.
 ///
-/// Each member runs through the whole single-request path under its own identifier, in a task of its own; when one
-/// ends, its task starts the next. The run stops starting members when the batch is cancelled, or at the first
+/// Each member runs through the whole single-request path under its own identifier, in a task of its own; with a
+/// limit, when one ends, its task starts the next. The first members start in waves, each running up to its first
+/// wait in the thread that starts it (on an engine that stops by signal); a large batch without a limit is started
+/// from one thread a core. The run stops starting members when the batch is cancelled, or at the first
 /// failure under `.failFast`; it then cancels the running ones through the registry (so each ends as `.cancelled`),
 /// and reports members that never started as `.notSent`. What to do is decided by `BatchState`; this class does it.
 final class BatchRun: MemberOutcomes {
@@ -37,6 +41,17 @@ final class BatchRun: MemberOutcomes {
                 let limit = state.withLock { state in
                     state.waiter = waiter
                     return min(batch.maxConcurrent ?? .max, state.machine.pending)
+                }
+                // A large batch without a limit is started from as many threads as there are cores: its members
+                // run up to their first wait in the thread that starts them (see `MemberRunner.start`).
+                if batch.maxConcurrent == nil {
+                    let starters = min(ProcessInfo.processInfo.activeProcessorCount, limit / (2 * BatchRun.waveSize))
+                    for _ in 0..<max(0, starters - 1) {
+                        Task { [self] in
+                            startWave(.max)
+                            completeIfOver()
+                        }
+                    }
                 }
                 startWave(limit)
                 completeIfOver()
@@ -84,7 +99,7 @@ final class BatchRun: MemberOutcomes {
             }
             for (position, index) in indices.enumerated() {
                 if begun[position] {
-                    launch(index, cancellation: cancellations[position])
+                    launch(index, cancellation: cancellations[position], immediately: true)
                 } else {
                     runner.unregister(batch.members[index])
                 }
@@ -109,14 +124,17 @@ final class BatchRun: MemberOutcomes {
         launch(index, cancellation: cancellation)
     }
 
-    /// Runs a registered, running member; `member(_:endedWith:)` hears how it ended.
-    private func launch(_ index: Int, cancellation: EngineCancellation?) {
+    /// Runs a registered, running member; `member(_:endedWith:)` hears how it ended. `immediately`: in this thread up
+    /// to its first wait (see `MemberRunner.start`).
+    private func launch(_ index: Int, cancellation: EngineCancellation?, immediately: Bool = false) {
         let member = batch.members[index]
         var progress: (@Sendable (TransferProgress) -> Void)?
         if let relay {
             progress = { report in relay.report(member: index, report) }
         }
-        runner.start(member, at: index, cancellation: cancellation, progress: progress, reportingTo: self)
+        runner.start(
+            member, at: index, cancellation: cancellation, progress: progress, reportingTo: self,
+            immediately: immediately)
     }
 
     /// A member ended: one trip through the lock records its outcome, takes the next member, and, when there is
@@ -124,7 +142,9 @@ final class BatchRun: MemberOutcomes {
     func member(_ index: Int, endedWith result: Result<Response, HTTPError>) {
         let (stopped, next, waiter) = state.withLock { state in
             let stopped = state.machine.finish(index, result)
-            let next = state.machine.next()
+            // Without a limit, the first waves start every member (a member that ended while they ran would
+            // otherwise take the next one from them).
+            let next = batch.maxConcurrent == nil ? nil : state.machine.next()
             let waiter = next == nil && state.machine.takeCompletion() ? state.waiter.take() : nil
             return (stopped, next, waiter)
         }

@@ -51,6 +51,31 @@ import Testing
         #expect(stub.statistics.cancellations == 2)
     }
 
+    /// A batch large enough to be started from several threads (members run up to their first wait in the thread
+    /// that starts them): one failure stops it, every other member ends once, and none is sent after the stop.
+    @Test func failFastStopsALargeBatchStartedFromSeveralThreads() async {
+        let stub = StubEngine()
+        stub.on(nil, "*", reply: .json(["ok": true]))
+        stub.on(nil, "/v1/item/500", reply: .status(503))  // the last route that matches answers
+        let (center, _) = stubCenter(stub)
+        let outcome = await center.groupRecording(batch: { batch in
+            batch.policy = .failFast
+            for index in 0..<2_000 { batch.add { $0.api = "item/\(index)" } }
+        })
+        #expect(outcome.events == ["failure(2000)", "finished"])
+        #expect(outcome.results.count == 2_000)
+        #expect(outcome.summary[500] == "unacceptableStatus")
+        #expect(outcome.summary.filter { $0 == "unacceptableStatus" }.count == 1)
+        #expect(Set(outcome.summary).isSubset(of: ["ok", "unacceptableStatus", "cancelled", "notSent"]))
+        // The engine saw each member at most once, every member with an answer was sent, and only members that
+        // started were (one started before the stop may end as cancelled before or after it reached the engine).
+        let paths = stub.requests.compactMap(\.url?.path)
+        #expect(paths.count == Set(paths).count)
+        #expect(outcome.summary.filter { $0 == "ok" || $0 == "unacceptableStatus" }.count <= paths.count)
+        #expect(paths.count <= outcome.summary.filter { $0 != "notSent" }.count)
+        #expect(center.registry.count == 0)
+    }
+
     @Test func failFastWithALimitLeavesUnstartedMembersNotSent() async {
         let stub = StubEngine()
         stub.on(nil, "/v1/bad", reply: .status(500))
