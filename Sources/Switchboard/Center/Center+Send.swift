@@ -99,15 +99,12 @@ extension Center {
             registry.remember(
                 id, failure: result.isSuccess ? nil : .single(request, callbacks),
                 limit: configuration.retainedFailures)
-            guard executor == nil else {
-                let outcome = callbacks.deliver(result)
-                then?(outcome)
-                return
-            }
-            queue.async {
+            @Sendable func deliver() {
                 let outcome = callbacks.deliver(result)
                 then?(outcome)
             }
+            // On the private queue already (called in place: no closure made), or handed to the callback queue.
+            if executor != nil { deliver() } else { queue.async(execute: deliver) }
         }
     }
 

@@ -67,9 +67,7 @@ final class HostQueue: Sendable {
             throw RequestEncoding.unreadableUploadFile(file)
         }
         let deadline = request.totalTimeout.map { ContinuousClock.now + $0 }
-        // Without a limit there is no place to take, and the URL is not parsed to find its origin.
-        let origin =
-            limit == nil ? nil : try await enter(request.url, deadline: deadline, cancellation: request.cancellation)
+        let origin = try await enter(request.url, deadline: deadline, cancellation: request.cancellation)
         var answered = false
         defer { if let origin { release(origin, answered: answered) } }
         try request.checkCancellation()
@@ -100,12 +98,13 @@ final class HostQueue: Sendable {
     /// Waits for a place for `url`'s origin. Throws `CancellationError` when the task is cancelled while waiting, and
     /// `URLError(.timedOut)` when `deadline` passes first.
     ///
-    /// Returns the origin whose place was taken (to `release` when done), or `nil` when there is no limit.
+    /// Returns the origin whose place was taken (to `release` when done), or `nil` when there is no limit; without
+    /// one, `url` is not read (the center's URL may be text, parsed when read).
     func enter(
-        _ url: URL?, deadline: ContinuousClock.Instant?, cancellation: EngineCancellation? = nil
+        _ url: @autoclosure () -> URL?, deadline: ContinuousClock.Instant?, cancellation: EngineCancellation? = nil
     ) async throws -> Origin? {
         guard let limit else { return nil }
-        let key = Self.origin(of: url)
+        let key = Self.origin(of: url())
         let id = state.withLock { state -> UInt64? in
             if Self.takePlace(&state.running[key, default: 0], limit: limit) { return nil }
             state.nextID += 1

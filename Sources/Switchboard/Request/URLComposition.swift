@@ -82,11 +82,12 @@ enum URLComposition {
     /// form (`URLAddress.isPlain`: such a URL, which Foundation would take as it is) is kept as text, unparsed;
     /// any other is parsed by Foundation, which may percent-encode parts of it.
     static func validate(_ string: String, for request: Request) throws(HTTPError) -> URLAddress {
-        var text = string
-        if text.withUTF8(URLAddress.isPlain) { return .text(string) }
-        guard let url = URL(string: string) else {
+        let address = URLAddress(parsing: string)
+        guard case .url(let parsed) = address else { return address }
+        guard let url = parsed else {
             throw HTTPError(.invalidURL, "\"\(string)\" is not a valid URL", request: request)
         }
+        var text = string
         // Scheme and host are read off the text Foundation accepted, which costs less than asking the URL for them
         // (each answer a new string): the same answers, since an accepted text's scheme is what precedes its first
         // `:`, and its host what its authority holds between any user info and any port.
