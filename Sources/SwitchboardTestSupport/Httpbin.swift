@@ -8,7 +8,8 @@ import Switchboard
 /// /html /json /stream/N /redirect/N /relative-redirect/N /absolute-redirect/N /redirect-to /basic-auth/U/P /cookies
 /// /cookies/set /cache /cache/N /etag/E /response-headers`; anything else
 /// is httpbin's HTML 404 page. Routes of the loopback server's own, for tests httpbin cannot serve:
-/// `/fail-times/N/KEY`, `/files/N` (ranges, ETags, dropped connections), `/sse` (server-sent events), `/sink`
+/// `/fail-times/N/KEY`, `/cookie-jar/…?set=FIELD` (sets each `Set-Cookie` field given, echoes the cookies sent),
+/// `/files/N` (ranges, ETags, dropped connections), `/sse` (server-sent events), `/sink`
 /// (hashes uploads as they stream),
 /// `/discard` (counts uploads and drops them), `/refuse-body` (a `413` as soon as the head is read, answered by the
 /// connection itself), `/stall-body?seconds=S` (reads the head, then nothing for S seconds, then drops the connection),
@@ -90,6 +91,14 @@ public enum Httpbin {
             var response = redirect(to: "/cookies")
             for (name, value) in request.queryItems {
                 response.headers.append(("Set-Cookie", "\(name)=\(value); Path=/"))
+            }
+            return response
+        case ("cookie-jar", _):
+            // Loopback only, at any path under `/cookie-jar/`: each `set` of the query as a `Set-Cookie` field of its
+            // own, exactly as given, and the cookies the request carried.
+            var response = ServerResponse.json(["cookies": cookies(request)])
+            for (name, value) in request.queryItems where name == "set" {
+                response.headers.append(("Set-Cookie", value))
             }
             return response
         case ("fault", 1): return fault(rest[0], request: request)

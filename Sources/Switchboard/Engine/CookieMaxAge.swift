@@ -18,19 +18,21 @@ enum CookieMaxAge {
         var delete: [HTTPCookie] = []
         for value in values {
             for text in cookieTexts(value) {
-                guard let age = maxAge(of: text),
-                    let cookie = HTTPCookie.cookies(withResponseHeaderFields: ["Set-Cookie": text], for: url).first
-                else { continue }
+                guard let age = maxAge(of: text), let cookie = CookieRules.cookie(fromText: text, for: url) else {
+                    continue
+                }
                 if age <= 0 {
                     delete.append(cookie)
                     continue
                 }
-                var properties = cookie.properties ?? [:]
-                // With a `Max-Age` property, `HTTPCookie` reads neither it (but in version 1 cookies) nor `Expires`.
-                properties[.maximumAge] = nil
-                properties[.expires] = now.addingTimeInterval(TimeInterval(age))
-                properties[.discard] = nil
-                if let aged = HTTPCookie(properties: properties) { store.append(aged) }
+                let aged = CookieRules.copy(of: cookie) { properties in
+                    // With a `Max-Age` property, `HTTPCookie` reads neither it (but in version 1 cookies) nor
+                    // `Expires`.
+                    properties[.maximumAge] = nil
+                    properties[.expires] = now.addingTimeInterval(TimeInterval(age))
+                    properties[.discard] = nil
+                }
+                if let aged { store.append(aged) }
             }
         }
         return (store, delete)
@@ -62,8 +64,10 @@ enum CookieMaxAge {
         return found
     }
 
-    /// The cookies of a field value that may join several with `, `, split where `HTTPCookie`'s parser splits them:
-    /// at a comma followed by a token and `=` (so the comma in an `Expires` date does not split).
+    /// The cookies of a field value that may join several with `, `, split where `HTTPCookie`'s parser splits them
+    /// (at a comma followed by a token and `=`, so the comma in an `Expires` date does not split), and at a comma
+    /// followed by `=` alone: a field without a name (which RFC 6265 ignores) joined after another cookie would
+    /// otherwise be read as that cookie's attribute, and its `Secure` lost.
     static func cookieTexts(_ value: String) -> [String] {
         let bytes = Array(value.utf8)
         var texts: [String] = []
@@ -83,9 +87,8 @@ enum CookieMaxAge {
     private static func startsCookie(_ bytes: [UInt8], at start: Int) -> Bool {
         var index = start
         while index < bytes.count, bytes[index] == 0x20 || bytes[index] == 0x09 { index += 1 }
-        let tokenStart = index
+        // A name (a token) or none (`, =x`), then `=`.
         while index < bytes.count, HTTPMethod.isTokenByte(bytes[index]) { index += 1 }
-        guard index > tokenStart else { return false }
         while index < bytes.count, bytes[index] == 0x20 || bytes[index] == 0x09 { index += 1 }
         return index < bytes.count && bytes[index] == UInt8(ascii: "=")
     }

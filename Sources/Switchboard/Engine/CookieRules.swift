@@ -35,23 +35,70 @@ enum CookieRules {
         return HTTPCookie.requestHeaderFields(with: sent)["Cookie"]
     }
 
-    /// Keeps the cookies of a response's `Set-Cookie` values (each read on its own: joined, one cookie's attributes
-    /// could be read as the next one's) in `storage`, and applies their `Max-Age` (see `CookieMaxAge`), for both
-    /// engines. `keepingHeld`: a cookie the storage holds with the same value already is left as it is
-    /// (URLSessionEngine, whose values may be joined where URLSession read the fields apart).
-    static func store(_ values: [String], for url: URL, in storage: HTTPCookieStorage, keepingHeld: Bool = false) {
-        var received = values.flatMap { HTTPCookie.cookies(withResponseHeaderFields: ["Set-Cookie": $0], for: url) }
-        if keepingHeld, !received.isEmpty {
-            let held = storage.cookies(for: url) ?? []
-            received.removeAll { cookie in
-                held.contains {
-                    $0.name == cookie.name && $0.domain == cookie.domain && $0.path == cookie.path
-                        && $0.value == cookie.value
-                }
-            }
-        }
+    /// Keeps the cookies of a response's `Set-Cookie` values in `storage`, and applies their `Max-Age` (see
+    /// `CookieMaxAge`), for both engines (URLSessionEngine on Linux stores them here too: URLSession's own storing
+    /// gives every cookie without a `Path` the path `/`).
+    static func store(_ values: [String], for url: URL, in storage: HTTPCookieStorage) {
+        let received = cookies(from: values, for: url)
         if !received.isEmpty { storage.setCookies(received, for: url, mainDocumentURL: nil) }
         CookieMaxAge.update(storage, from: values, for: url)
+    }
+
+    /// The cookies of `Set-Cookie` field values (each a field, or fields joined with `, ` as URLSession joins them),
+    /// each cookie's text read on its own (joined, one cookie's attributes could be read as another's: a `Secure`
+    /// followed by `, =x` was lost), with the path RFC 6265 gives it.
+    static func cookies(from values: [String], for url: URL) -> [HTTPCookie] {
+        values.flatMap { CookieMaxAge.cookieTexts($0) }.compactMap { cookie(fromText: $0, for: url) }
+    }
+
+    /// One cookie's text as `HTTPCookie` reads it, with the path RFC 6265 gives it (section 5.2.4): its last `Path`
+    /// attribute that starts with `/`, or else the default path of `url` (section 5.1.4). `HTTPCookie` gives such a
+    /// cookie `/` instead, so a cookie set by `/account/login` went with every request to the host.
+    static func cookie(fromText text: String, for url: URL) -> HTTPCookie? {
+        guard let cookie = HTTPCookie.cookies(withResponseHeaderFields: ["Set-Cookie": text], for: url).first else {
+            return nil
+        }
+        let path = path(of: text) ?? defaultPath(of: url)
+        guard cookie.path != path else { return cookie }
+        return copy(of: cookie) { $0[.path] = path }
+    }
+
+    /// A copy of `cookie` with `change` made to its properties. `Secure` and `HttpOnly` are carried over as text:
+    /// `HTTPCookie(properties:)` on Linux reads them only so, and its own `properties` has `Secure` as a boolean and no
+    /// `HttpOnly` at all (a cookie remade from them lost both, and a `Secure` cookie then went out over plain http).
+    static func copy(
+        of cookie: HTTPCookie, _ change: (inout [HTTPCookiePropertyKey: Any]) -> Void
+    ) -> HTTPCookie? {
+        var properties = cookie.properties ?? [:]
+        properties[.secure] = cookie.isSecure ? "TRUE" : nil
+        properties[httpOnlyKey] = cookie.isHTTPOnly ? "TRUE" : nil
+        change(&properties)
+        return HTTPCookie(properties: properties)
+    }
+
+    /// The property `HTTPCookie` reads `HttpOnly` from (it has no constant for it).
+    private static let httpOnlyKey = HTTPCookiePropertyKey("HttpOnly")
+
+    /// The value of the last `Path` attribute of a cookie's text that starts with `/` (RFC 6265 section 5.2.4: one
+    /// that is empty or starts otherwise gives the default path), or `nil`.
+    static func path(of text: String) -> String? {
+        var found: String?
+        for attribute in text.split(separator: ";", omittingEmptySubsequences: false).dropFirst() {
+            let parts = attribute.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard parts[0].trimmingCharacters(in: .whitespaces).lowercased() == "path" else { continue }
+            let value = parts.count == 2 ? parts[1].trimmingCharacters(in: .whitespaces) : ""
+            found = value.hasPrefix("/") ? value : nil
+        }
+        return found
+    }
+
+    /// RFC 6265 section 5.1.4: the path of `url` up to its last `/` (not included), or `/` when that leaves nothing.
+    static func defaultPath(of url: URL) -> String {
+        let path = url.path(percentEncoded: true)
+        guard path.hasPrefix("/"), let last = path.utf8.lastIndex(of: UInt8(ascii: "/")),
+            last != path.utf8.startIndex
+        else { return "/" }
+        return String(path[..<last])
     }
 
     /// Whether a stored cookie may go with a request for `path` on `host`, over a secure

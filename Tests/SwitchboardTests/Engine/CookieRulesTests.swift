@@ -149,6 +149,75 @@ import SwitchboardTestSupport
         #expect(expires >= before + 59 && expires <= after + 61, "\(engineName): \(expires), sent \(before)-\(after)")
     }
 
+    /// A cookie without a valid `Path` gets the default path of the URL that set it (RFC 6265 sections 5.1.4 and
+    /// 5.2.4), on both engines: both gave it `/`, and a cookie set by `/cookie-jar/a/b/login` went with every request
+    /// to the host. On URLSessionEngine the fields arrive joined; each cookie is still read on its own.
+    @Test(arguments: bothEngines)
+    func aCookieWithoutAPathIsScopedToItsDirectory(engineName: String) async throws {
+        let storage = privateCookieStorage()
+        let engine = try Self.engine(engineName, cookies: storage)
+        let center = testCenter { $0.engine = engine }
+        let base = LoopbackServer.shared.baseURL
+        let fields = [
+            "scoped=1", "invalid=1; Path=elsewhere", "empty=1; Path=", "root=1; Path=/", "up=1; Path=/cookie-jar/a",
+            "dated=1; Expires=Wed, 21 Oct 2099 07:28:00 GMT", "last=1; Path=/; Path=nowhere",
+        ]
+        let query = fields.map { "set=" + FormEncoding.escape($0) }.joined(separator: "&")
+        _ = try await center.send { $0.url = base + "/cookie-jar/a/b/login?" + query }
+        let paths = Dictionary((storage.cookies ?? []).map { ($0.name, $0.path) }) { first, _ in first }
+        let scoped = "/cookie-jar/a/b"
+        #expect(
+            paths == [
+                "scoped": scoped, "invalid": scoped, "empty": scoped, "root": "/", "up": "/cookie-jar/a",
+                "dated": scoped, "last": scoped,
+            ], "\(engineName)")
+        let deeper = try await center.send { $0.url = base + "/cookie-jar/a/b/c/page" }
+        let everyCookie: Set = ["scoped", "invalid", "empty", "root", "up", "dated", "last"]
+        #expect(Self.received(deeper) == everyCookie, "\(engineName)")
+        let sibling = try await center.send { $0.url = base + "/cookie-jar/a/x" }
+        #expect(Self.received(sibling) == ["root", "up"], "\(engineName)")
+        let elsewhere = try await center.send { $0.url = base + "/cookies" }
+        #expect(Self.received(elsewhere) == ["root"], "\(engineName)")
+    }
+
+    /// A `Secure` or `HttpOnly` cookie with a `Max-Age` keeps both flags (the cookie made anew with its expiry lost
+    /// them, and the `Secure` one then went out over plain http), and so does one given its default path.
+    @Test(arguments: bothEngines)
+    func aCookieMadeAnewKeepsSecureAndHttpOnly(engineName: String) async throws {
+        let storage = privateCookieStorage()
+        let engine = try Self.engine(engineName, cookies: storage)
+        let center = testCenter { $0.engine = engine }
+        let base = LoopbackServer.shared.baseURL
+        let fields = ["aged=1; Max-Age=600; Secure; HttpOnly; Path=/", "scoped=1; Secure; HttpOnly", "open=1; Path=/"]
+        let query = fields.map { "set=" + FormEncoding.escape($0) }.joined(separator: "&")
+        _ = try await center.send { $0.url = base + "/cookie-jar/a/login?" + query }
+        let stored = Dictionary((storage.cookies ?? []).map { ($0.name, $0) }) { first, _ in first }
+        for name in ["aged", "scoped"] {
+            #expect(stored[name]?.isSecure == true, "\(engineName): \(name)")
+            #expect(stored[name]?.isHTTPOnly == true, "\(engineName): \(name)")
+        }
+        #expect(stored["aged"]?.expiresDate != nil, "\(engineName)")
+        #expect(stored["scoped"]?.path == "/cookie-jar/a", "\(engineName)")
+        let sent = try await center.send { $0.url = base + "/cookie-jar/a/page" }
+        #expect(Self.received(sent) == ["open"], "\(engineName): no Secure cookie over plain http")
+    }
+
+    @Test func theDefaultPathIsTheURLsDirectory() throws {
+        let cases: [(String, String)] = [
+            ("http://h.example", "/"), ("http://h.example/", "/"), ("http://h.example/login", "/"),
+            ("http://h.example/a/", "/a"), ("http://h.example/a/b?x=1/2", "/a"), ("http://h.example/a%2Fb/c", "/a%2Fb"),
+        ]
+        for (url, path) in cases {
+            #expect(CookieRules.defaultPath(of: try #require(URL(string: url))) == path, "\(url)")
+        }
+        #expect(CookieRules.path(of: "a=1; Path=/x; path=/y") == "/y")
+        #expect(CookieRules.path(of: "a=1; Path=/x; Path=y") == nil, "the last one counts, and it is not valid")
+        #expect(CookieRules.path(of: "a=1;Path = /x ") == "/x")
+        #expect(CookieRules.path(of: "path=/x") == nil, "the cookie's own name and value are not an attribute")
+        // Joined fields: a field without a name after a `Secure` one is a text of its own.
+        #expect(CookieMaxAge.cookieTexts("g=2; Path=/; Secure, =novalue") == ["g=2; Path=/; Secure", "=novalue"])
+    }
+
     @Test func maxAgeIsReadAsRFC6265Says() {
         #expect(CookieMaxAge.maxAge(of: "a=1; Max-Age=100") == 100)
         #expect(CookieMaxAge.maxAge(of: "a=1; max-age = -1 ; Path=/") == -1)

@@ -323,13 +323,11 @@ final class SessionTransfer: Sendable {
         }
     }
 
-    /// Keeps the cookies a response sets, and applies their `Max-Age` to the storage (see `CookieMaxAge`).
-    ///
-    /// URLSession on Linux stores the cookies of fields spelled `Set-Cookie` alone, and dropped those of a
-    /// `set-cookie`, as every HTTP/2 server and many HTTP/1.1 ones spell it (CurlEngine stored them). Its response
-    /// has their values all the same, joined under `Set-Cookie`: a cookie there is stored unless the storage holds it
-    /// with that value already. One URLSession stored is left as it is: it read each field apart, where the joined
-    /// text can lend one cookie's attributes to the next (a `Secure` lost to a malformed field after it).
+    /// Keeps the cookies a response sets, and applies their `Max-Age` to the storage (see `CookieRules.store`), in
+    /// place of URLSession (Linux): it stored those of fields spelled `Set-Cookie` alone, and dropped those of a
+    /// `set-cookie`, as every HTTP/2 server and many HTTP/1.1 ones spell it (CurlEngine stored them), and gave a cookie
+    /// without a `Path` the path `/`. Its response has the fields' values joined under one name: `CookieRules` reads
+    /// each cookie's text apart again.
     private func storeCookies(from response: HTTPURLResponse) {
         guard let storage, let url = response.url else { return }
         // The fields are looked through where they are: this runs in URLSession's work queue, for every response,
@@ -341,7 +339,7 @@ final class SessionTransfer: Sendable {
             else { continue }
             values.append(value)
         }
-        if !values.isEmpty { CookieRules.store(values, for: url, in: storage, keepingHeld: true) }
+        if !values.isEmpty { CookieRules.store(values, for: url, in: storage) }
     }
 
     // MARK: - Task events

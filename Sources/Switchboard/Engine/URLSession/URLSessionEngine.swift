@@ -57,10 +57,12 @@ public final class URLSessionEngine: Engine {
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
         #if canImport(FoundationNetworking)
         // URLSession on Linux sends every cookie of the host, `Secure` over plain http and whatever the path, and
-        // replaces a request's own `Cookie` field with them: the engine chooses them instead. It still stores the
-        // cookies responses set.
+        // replaces a request's own `Cookie` field with them: the engine chooses them instead. It stores the cookies
+        // responses set itself too (see `CookieRules.store`): URLSession gave a cookie without a `Path` the path `/`,
+        // and dropped those of fields spelled `set-cookie`.
         cookies = configuration.httpShouldSetCookies ? configuration.httpCookieStorage : nil
         configuration.httpShouldSetCookies = false
+        if cookies != nil { configuration.httpCookieStorage = nil }
         #else
         cookies = nil
         #endif
