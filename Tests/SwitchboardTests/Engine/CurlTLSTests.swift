@@ -263,9 +263,7 @@ struct CurlTLSTests {
             config.server = Server.loopback.baseURL + "/"
         }
         let task = Task {
-            try await center.send {
-                $0.api = "drip"; $0.parameters = ["numbytes": 2, "duration": 60]
-            }
+            try await center.send { $0.answerOverAMinute() }
         }
         try await Task.sleep(for: .milliseconds(200))
         task.cancel()

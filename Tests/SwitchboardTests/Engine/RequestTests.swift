@@ -287,10 +287,8 @@ import SwitchboardTestSupport
     @Test func cancellingARunningRequestByIdentifier() async {
         let center = center()
         let cancelled = Locked<Request?>(nil)
-        // Over a minute (as the group cancel tests): under the whole suite's load the polling task below has waited
-        // longer than the ten seconds of a `delay/10`, which then ended before the cancel.
         let outcome = await center.sendRecording {
-            $0.api = "drip"; $0.parameters = ["numbytes": 2, "duration": 60]
+            $0.answerOverAMinute()
         } afterSending: { id in
             Task {
                 // Once the URL is composed, the request is on its way to the server.

@@ -49,11 +49,7 @@ import Testing
         let outcome = await center.groupRecording(
             batch: { batch in
                 batch.add { $0.api = "get" }
-                // Answers over a minute: under the whole suite's load the quick member has taken more than the ten
-                // seconds a `delay/10` gives to end first, and the slow one then ended before the cancel.
-                batch.add {
-                    $0.api = "drip"; $0.parameters = ["numbytes": 2, "duration": 60]
-                }
+                batch.add { $0.answerOverAMinute() }
             },
             afterSending: { id in
                 Task {
@@ -123,10 +119,7 @@ import Testing
         let outcome = await center.groupRecording(
             chain: { chain in
                 chain.first { $0.api = "get" }
-                // Over a minute, as in `cancellingARunningBatch`: the cancel must find this step running.
-                chain.next { request, _ in
-                    request.api = "drip"; request.parameters = ["numbytes": 2, "duration": 60]
-                }
+                chain.next { request, _ in request.answerOverAMinute() }
                 chain.next { request, _ in request.api = "get" }
             },
             afterSending: { id in

@@ -28,6 +28,16 @@ enum Server {
     }
 }
 
+extension Request {
+    /// Aims the request at httpbin's `drip` for two bytes over a minute: a request a cancel test can count on to be
+    /// running when it cancels. A `delay/10` was not enough: under the whole suite's load a polling task has waited
+    /// longer than its ten seconds, and the request ended before the cancel.
+    mutating func answerOverAMinute() {
+        api = "drip"
+        parameters = ["numbytes": 2, "duration": 60]
+    }
+}
+
 /// A center on the engine the suite runs on (`TestEngine.selected`: CurlEngine when `SWITCHBOARD_ENGINE=curl`),
 /// configured by `configure` after that, so a test that sets its own engine keeps it.
 func testCenter(_ configure: (inout Center.Configuration) -> Void = { _ in }) -> Center {
