@@ -17,7 +17,7 @@ enum CookieMaxAge {
         var store: [HTTPCookie] = []
         var delete: [HTTPCookie] = []
         for value in values {
-            for text in cookieTexts(value) {
+            for text in CookieRules.cookieTexts(value) {
                 guard let age = maxAge(of: text), let cookie = CookieRules.cookie(fromText: text, for: url) else {
                     continue
                 }
@@ -62,34 +62,5 @@ enum CookieMaxAge {
             found = Int(digits) ?? (digits.hasPrefix("-") ? Int.min : Int.max)
         }
         return found
-    }
-
-    /// The cookies of a field value that may join several with `, `, split where `HTTPCookie`'s parser splits them
-    /// (at a comma followed by a token and `=`, so the comma in an `Expires` date does not split), and at a comma
-    /// followed by `=` alone: a field without a name (which RFC 6265 ignores) joined after another cookie would
-    /// otherwise be read as that cookie's attribute, and its `Secure` lost.
-    static func cookieTexts(_ value: String) -> [String] {
-        let bytes = Array(value.utf8)
-        var texts: [String] = []
-        var start = 0
-        var index = 0
-        while index < bytes.count {
-            if bytes[index] == UInt8(ascii: ","), startsCookie(bytes, at: index + 1) {
-                texts.append(String(decoding: bytes[start..<index], as: UTF8.self))
-                start = index + 1
-            }
-            index += 1
-        }
-        texts.append(String(decoding: bytes[start...], as: UTF8.self))
-        return texts.map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-    }
-
-    private static func startsCookie(_ bytes: [UInt8], at start: Int) -> Bool {
-        var index = start
-        while index < bytes.count, bytes[index] == 0x20 || bytes[index] == 0x09 { index += 1 }
-        // A name (a token) or none (`, =x`), then `=`.
-        while index < bytes.count, HTTPMethod.isTokenByte(bytes[index]) { index += 1 }
-        while index < bytes.count, bytes[index] == 0x20 || bytes[index] == 0x09 { index += 1 }
-        return index < bytes.count && bytes[index] == UInt8(ascii: "=")
     }
 }

@@ -48,7 +48,36 @@ enum CookieRules {
     /// each cookie's text read on its own (joined, one cookie's attributes could be read as another's: a `Secure`
     /// followed by `, =x` was lost), with the path RFC 6265 gives it.
     static func cookies(from values: [String], for url: URL) -> [HTTPCookie] {
-        values.flatMap { CookieMaxAge.cookieTexts($0) }.compactMap { cookie(fromText: $0, for: url) }
+        values.flatMap(cookieTexts).compactMap { cookie(fromText: $0, for: url) }
+    }
+
+    /// The cookies of a field value that may join several with `, `, split where `HTTPCookie`'s parser splits them
+    /// (at a comma followed by a token and `=`, so the comma in an `Expires` date does not split), and at a comma
+    /// followed by `=` alone: a field without a name (which RFC 6265 ignores) joined after another cookie would
+    /// otherwise be read as that cookie's attribute, and its `Secure` lost.
+    static func cookieTexts(_ value: String) -> [String] {
+        let bytes = Array(value.utf8)
+        var texts: [String] = []
+        var start = 0
+        var index = 0
+        while index < bytes.count {
+            if bytes[index] == UInt8(ascii: ","), startsCookie(bytes, at: index + 1) {
+                texts.append(String(decoding: bytes[start..<index], as: UTF8.self))
+                start = index + 1
+            }
+            index += 1
+        }
+        texts.append(String(decoding: bytes[start...], as: UTF8.self))
+        return texts.map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+    }
+
+    private static func startsCookie(_ bytes: [UInt8], at start: Int) -> Bool {
+        var index = start
+        while index < bytes.count, bytes[index] == 0x20 || bytes[index] == 0x09 { index += 1 }
+        // A name (a token) or none (`, =x`), then `=`.
+        while index < bytes.count, HTTPMethod.isTokenByte(bytes[index]) { index += 1 }
+        while index < bytes.count, bytes[index] == 0x20 || bytes[index] == 0x09 { index += 1 }
+        return index < bytes.count && bytes[index] == UInt8(ascii: "=")
     }
 
     /// One cookie's text as `HTTPCookie` reads it, with the path RFC 6265 gives it (section 5.2.4): its last `Path`

@@ -215,7 +215,7 @@ import SwitchboardTestSupport
         #expect(CookieRules.path(of: "a=1;Path = /x ") == "/x")
         #expect(CookieRules.path(of: "path=/x") == nil, "the cookie's own name and value are not an attribute")
         // Joined fields: a field without a name after a `Secure` one is a text of its own.
-        #expect(CookieMaxAge.cookieTexts("g=2; Path=/; Secure, =novalue") == ["g=2; Path=/; Secure", "=novalue"])
+        #expect(CookieRules.cookieTexts("g=2; Path=/; Secure, =novalue") == ["g=2; Path=/; Secure", "=novalue"])
     }
 
     @Test func maxAgeIsReadAsRFC6265Says() {
@@ -227,7 +227,7 @@ import SwitchboardTestSupport
         #expect(CookieMaxAge.maxAge(of: "a=1; Max-Age=99999999999999999999999") == Int.max)
         // Joined fields split where HTTPCookie's parser splits them: not at the comma of an Expires date.
         #expect(
-            CookieMaxAge.cookieTexts("a=1; Expires=Wed, 21 Oct 2099 07:28:00 GMT; Max-Age=5, b=2; Max-Age=0")
+            CookieRules.cookieTexts("a=1; Expires=Wed, 21 Oct 2099 07:28:00 GMT; Max-Age=5, b=2; Max-Age=0")
                 == ["a=1; Expires=Wed, 21 Oct 2099 07:28:00 GMT; Max-Age=5", "b=2; Max-Age=0"])
         let now = Date()
         let (store, delete) = CookieMaxAge.apply(
