@@ -149,21 +149,31 @@ import SwitchboardTestSupport
         #expect(expires >= before + 59 && expires <= after + 61, "\(engineName): \(expires), sent \(before)-\(after)")
     }
 
+    /// Has the loopback server answer a request to `path` with these `Set-Cookie` fields, each apart, on the named
+    /// engine; returns the new storage they went to and a center on that engine.
+    static func setCookies(
+        _ fields: [String], from path: String, engineName: String
+    ) async throws -> (HTTPCookieStorage, Center) {
+        let storage = privateCookieStorage()
+        let engine = try Self.engine(engineName, cookies: storage)
+        let center = testCenter { $0.engine = engine }
+        let query = fields.map { "set=" + FormEncoding.escape($0) }.joined(separator: "&")
+        _ = try await center.send { $0.url = LoopbackServer.shared.baseURL + path + "?" + query }
+        return (storage, center)
+    }
+
     /// A cookie without a valid `Path` gets the default path of the URL that set it (RFC 6265 sections 5.1.4 and
     /// 5.2.4), on both engines: both gave it `/`, and a cookie set by `/cookie-jar/a/b/login` went with every request
     /// to the host. On URLSessionEngine the fields arrive joined; each cookie is still read on its own.
     @Test(arguments: bothEngines)
     func aCookieWithoutAPathIsScopedToItsDirectory(engineName: String) async throws {
-        let storage = privateCookieStorage()
-        let engine = try Self.engine(engineName, cookies: storage)
-        let center = testCenter { $0.engine = engine }
+        let (storage, center) = try await Self.setCookies(
+            [
+                "scoped=1", "invalid=1; Path=elsewhere", "empty=1; Path=", "root=1; Path=/",
+                "up=1; Path=/cookie-jar/a", "dated=1; Expires=Wed, 21 Oct 2099 07:28:00 GMT",
+                "last=1; Path=/; Path=nowhere",
+            ], from: "/cookie-jar/a/b/login", engineName: engineName)
         let base = LoopbackServer.shared.baseURL
-        let fields = [
-            "scoped=1", "invalid=1; Path=elsewhere", "empty=1; Path=", "root=1; Path=/", "up=1; Path=/cookie-jar/a",
-            "dated=1; Expires=Wed, 21 Oct 2099 07:28:00 GMT", "last=1; Path=/; Path=nowhere",
-        ]
-        let query = fields.map { "set=" + FormEncoding.escape($0) }.joined(separator: "&")
-        _ = try await center.send { $0.url = base + "/cookie-jar/a/b/login?" + query }
         let paths = Dictionary((storage.cookies ?? []).map { ($0.name, $0.path) }) { first, _ in first }
         let scoped = "/cookie-jar/a/b"
         #expect(
@@ -184,13 +194,10 @@ import SwitchboardTestSupport
     /// them, and the `Secure` one then went out over plain http), and so does one given its default path.
     @Test(arguments: bothEngines)
     func aCookieMadeAnewKeepsSecureAndHttpOnly(engineName: String) async throws {
-        let storage = privateCookieStorage()
-        let engine = try Self.engine(engineName, cookies: storage)
-        let center = testCenter { $0.engine = engine }
+        let (storage, center) = try await Self.setCookies(
+            ["aged=1; Max-Age=600; Secure; HttpOnly; Path=/", "scoped=1; Secure; HttpOnly", "open=1; Path=/"],
+            from: "/cookie-jar/a/login", engineName: engineName)
         let base = LoopbackServer.shared.baseURL
-        let fields = ["aged=1; Max-Age=600; Secure; HttpOnly; Path=/", "scoped=1; Secure; HttpOnly", "open=1; Path=/"]
-        let query = fields.map { "set=" + FormEncoding.escape($0) }.joined(separator: "&")
-        _ = try await center.send { $0.url = base + "/cookie-jar/a/login?" + query }
         let stored = Dictionary((storage.cookies ?? []).map { ($0.name, $0) }) { first, _ in first }
         for name in ["aged", "scoped"] {
             #expect(stored[name]?.isSecure == true, "\(engineName): \(name)")
