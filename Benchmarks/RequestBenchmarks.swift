@@ -248,8 +248,15 @@ struct OverheadBenchmarks {
     var only: String?
     let batchSize = 10_000
     /// A batch round lasts about 50 ms on two threads, and its wall time swings with the scheduler far more than a
-    /// sequential round of a quarter of a million requests: three times the rounds steady its median.
-    var batchRounds: Int { rounds * 3 }
+    /// sequential round of a quarter of a million requests: five times the rounds steady its median (with three, the
+    /// onProgress ratio moved between 1.03 and 1.09 from one full run to the next; a round costs little).
+    var batchRounds: Int { rounds * 5 }
+
+    /// Whether round `round` of a pair of alternating contenders runs the second: the order within each pair of
+    /// rounds alternates too (first-second, then second-first), so that neither always runs after the other.
+    static func runsSecond(_ round: Int) -> Bool {
+        (round % 2 == 1) != (round / 2 % 2 == 1)
+    }
 
     /// Answers at once. It honours `EngineCancellation` trivially (there is nothing to stop), as the built-in
     /// engines do, so async sends run in the caller's task; `honoursCancellation: false` measures the task path
@@ -342,13 +349,13 @@ struct OverheadBenchmarks {
     }
 
     /// A batch of `batchSize` members in the callback form, without and with `onProgress` (each member reports once),
-    /// in alternating rounds: what summing the members' progress costs.
+    /// in alternating rounds (see `runsSecond`): what summing the members' progress costs.
     private func batchProgressRows(_ center: Center) async throws -> [Row] {
         let size = batchSize
         var plain: [Sample] = []
         var withProgress: [Sample] = []
         for round in 0..<(batchRounds * 2) {
-            let reports = round % 2 == 1
+            let reports = Self.runsSecond(round)
             let sample = try await measure(count: 1, concurrency: 1) { _ in
                 let count = await withCheckedContinuation { (continuation: CheckedContinuation<Int, Never>) in
                     let finished: @Sendable ([Result<Response, HTTPError>]) -> Void = {
@@ -391,7 +398,7 @@ struct OverheadBenchmarks {
         var batches: [Sample] = []
         var floors: [Sample] = []
         for round in 0..<(batchRounds * 2) {
-            let isFloor = round % 2 == 1
+            let isFloor = Self.runsSecond(round)
             let sample = try await measure(count: 1, concurrency: 1) { _ in
                 if isFloor {
                     await Self.tasks(size)
