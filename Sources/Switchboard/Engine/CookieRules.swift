@@ -82,14 +82,38 @@ enum CookieRules {
 
     /// One cookie's text as `HTTPCookie` reads it, with the path RFC 6265 gives it (section 5.2.4): its last `Path`
     /// attribute that starts with `/`, or else the default path of `url` (section 5.1.4). `HTTPCookie` gives such a
-    /// cookie `/` instead, so a cookie set by `/account/login` went with every request to the host.
+    /// cookie `/` instead, so a cookie set by `/account/login` went with every request to the host. Its expiry is its
+    /// last `Expires` read as a cookie date (see `CookieDate`), where `HTTPCookie` read another date.
     static func cookie(fromText text: String, for url: URL) -> HTTPCookie? {
         guard let cookie = HTTPCookie.cookies(withResponseHeaderFields: ["Set-Cookie": text], for: url).first else {
             return nil
         }
         let path = path(of: text) ?? defaultPath(of: url)
-        guard cookie.path != path else { return cookie }
-        return copy(of: cookie) { $0[.path] = path }
+        let expires = expiry(of: text)
+        let expiresDiffers = expires.map { date in
+            cookie.expiresDate.map { abs($0.timeIntervalSince(date)) >= 1 } ?? true
+        }
+        guard cookie.path != path || expiresDiffers == true else { return cookie }
+        return copy(of: cookie) { properties in
+            properties[.path] = path
+            if let expires {
+                properties[.expires] = expires
+                properties[.discard] = nil
+            }
+        }
+    }
+
+    /// The date of the last `Expires` attribute of a cookie's text that is a cookie date (see `CookieDate`), or `nil`.
+    static func expiry(of text: String) -> Date? {
+        var found: Date?
+        for attribute in text.split(separator: ";", omittingEmptySubsequences: false).dropFirst() {
+            let parts = attribute.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard parts.count == 2, parts[0].trimmingCharacters(in: .whitespaces).lowercased() == "expires",
+                let date = CookieDate.parse(String(parts[1]))
+            else { continue }
+            found = date
+        }
+        return found
     }
 
     /// A copy of `cookie` with `change` made to its properties. `Secure` and `HttpOnly` are carried over as text:

@@ -209,6 +209,41 @@ import SwitchboardTestSupport
         #expect(Self.received(sent) == ["open"], "\(engineName): no Secure cookie over plain http")
     }
 
+    /// An `Expires` with a two-digit year (an RFC 850 date) is in 1970-2069 (RFC 6265 section 5.1.1), on both engines:
+    /// `HTTPCookie` on Linux read `21-Oct-37` as the year 37, stored the cookie already expired and never sent it.
+    @Test(arguments: bothEngines)
+    func aTwoDigitYearIsReadAsRFC6265Says(engineName: String) async throws {
+        let fields = [
+            "later=1; Expires=Wednesday, 21-Oct-37 07:28:00 GMT; Path=/", "gone=1; Expires=Thu, 01-Jan-70 00:00:01 GMT",
+        ]
+        let (storage, center) = try await Self.setCookies(fields, from: "/cookie-jar/login", engineName: engineName)
+        let stored = Dictionary((storage.cookies ?? []).map { ($0.name, $0) }) { first, _ in first }
+        let later = try #require(stored["later"]?.expiresDate, "\(engineName)")
+        #expect(later == Date(timeIntervalSince1970: 2_139_722_880), "\(engineName): \(later)")
+        let sent = try await center.send { $0.url = LoopbackServer.shared.baseURL + "/cookies" }
+        #expect(Self.received(sent) == ["later"], "\(engineName)")
+    }
+
+    @Test func cookieDatesAreReadAsRFC6265Says() throws {
+        let october2037 = Date(timeIntervalSince1970: 2_139_722_880)  // 2037-10-21 07:28:00 UTC
+        for text in [
+            "Wed, 21 Oct 2037 07:28:00 GMT", "Wednesday, 21-Oct-37 07:28:00 GMT", "Wed Oct 21 07:28:00 2037",
+            "Wed, 21-Oct-2037 07:28:00 GMT", "21 october 2037 7:28:0", "Wed, 21 Oct 2037 07:28:00 UTC",
+        ] {
+            #expect(CookieDate.parse(text) == october2037, "\(text)")
+        }
+        #expect(CookieDate.parse("Thu, 01-Jan-70 00:00:01 GMT") == Date(timeIntervalSince1970: 1))
+        #expect(CookieDate.parse("Sat, 01-Jan-69 00:00:00 GMT") == Date(timeIntervalSince1970: 3_124_224_000))
+        for invalid in [
+            "Wed, 32 Oct 2037 07:28:00 GMT", "Wed, 21 Oct 2037 24:00:00 GMT", "Wed, 21 Oct 2037 07:60:00 GMT",
+            "Wed, 21 Oct 1600 07:28:00 GMT", "Tue, 31 Feb 2037 07:28:00 GMT", "Wed, 21 Oct 2037", "21 2037 07:28:00",
+            "tomorrow", "",
+        ] {
+            #expect(CookieDate.parse(invalid) == nil, "\(invalid)")
+        }
+        #expect(CookieRules.expiry(of: "a=1; Expires=Wed, 21 Oct 2037 07:28:00 GMT; expires=never") == october2037)
+    }
+
     @Test func theDefaultPathIsTheURLsDirectory() throws {
         let cases: [(String, String)] = [
             ("http://h.example", "/"), ("http://h.example/", "/"), ("http://h.example/login", "/"),
