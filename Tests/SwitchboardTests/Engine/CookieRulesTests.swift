@@ -322,6 +322,11 @@ import SwitchboardTestSupport
         #expect(!CookieRules.domainMatches(".0.0.1", "127.0.0.1"))
         #expect(CookieRules.domainMatches("127.0.0.1", "127.0.0.1"))
         #expect(!CookieRules.domainMatches(".0.1", "::0.1"))
+        // The cookie's domain in any case, the host in lower case (as the rules read it from the URL).
+        #expect(CookieRules.domainMatches("Example.COM", "example.com"))
+        #expect(CookieRules.domainMatches(".Example.com", "api.example.com"))
+        #expect(!CookieRules.domainMatches(".Example.com", "apiexample.com"))
+        #expect(!CookieRules.domainMatches(".example.com", ".example.com"), "a host is never only a dot and the domain")
     }
 
     @Test func theLongestPathGoesFirst() throws {
