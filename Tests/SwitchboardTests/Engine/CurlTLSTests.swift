@@ -119,8 +119,23 @@ final class TLSServer: @unchecked Sendable {
 }
 
 enum FreePort {
-    /// A port nothing listens on now: one the system picks for a socket bound to port 0, then closed.
+    /// The ports handed out so far in this process.
+    private static let handedOut = Locked(Set<Int>())
+
+    /// A port nothing listens on now, and never handed out before in this process: one the system picks for a socket
+    /// bound to port 0, then closed. The system may pick a port again once it is closed, and two servers started
+    /// side by side then both tried to bind it (a Python server takes seconds to start under the suite's load): the
+    /// one that lost exited, and its test ran against the other test's server until that one stopped.
     static func find() throws -> Int {
+        for _ in 0..<64 {
+            let port = try pick()
+            let isNew = handedOut.withLock { $0.insert(port).inserted }
+            if isNew { return port }
+        }
+        throw URLError(.cannotConnectToHost)
+    }
+
+    private static func pick() throws -> Int {
         #if canImport(Glibc)
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         #else

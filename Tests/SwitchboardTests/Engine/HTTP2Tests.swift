@@ -94,6 +94,8 @@ final class HTTP2Server: @unchecked Sendable {
 
     func center() async throws -> Center {
         await TLSServer.waitForListener(on: port)
+        // Something listens there; if it is not this server (which then could not bind the port), say so here.
+        guard process.isRunning else { throw URLError(.cannotConnectToHost) }
         let engine = try CurlEngine(tls: .init(caCertificates: certificate))
         return testCenter { config in
             config.engine = engine
