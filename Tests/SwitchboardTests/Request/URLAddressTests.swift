@@ -70,12 +70,8 @@ import SwitchboardTestSupport
 
     /// A composed URL in the plain form reaches the engine as text, and `url` is made from it when read.
     @Test func theCenterKeepsAPlainURLAsText() async throws {
-        let stub = StubEngine()
+        let (center, stub) = stubCenter()
         stub.on(nil, "*", reply: .json([:]))
-        let center = testCenter { config in
-            config.engine = stub
-            config.server = "https://api.example.com/v1/"
-        }
         let response = try await center.send {
             $0.api = "items"; $0.parameters = ["page": 2]
         }
@@ -108,12 +104,8 @@ import SwitchboardTestSupport
 
     /// A URL Foundation must encode reaches the engine encoded, as before.
     @Test func aURLFoundationEncodesIsSentEncoded() async throws {
-        let stub = StubEngine()
+        let (center, stub) = stubCenter()
         stub.on(nil, "*", reply: .status(204))
-        let center = testCenter { config in
-            config.engine = stub
-            config.server = "https://api.example.com/"
-        }
         _ = try await center.send { $0.url = "https://api.example.com/a b/ä" }
         let sent = try #require(stub.requests.last)
         #expect(sent.urlText == "https://api.example.com/a%20b/%C3%A4")
