@@ -30,14 +30,19 @@ enum CookieDate {
         var components = DateComponents()
         (components.year, components.month, components.day) = (year, month, day)
         (components.hour, components.minute, components.second) = (time.hour, time.minute, time.second)
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC")!
         // A day the month does not have (`31 Feb`) fails the algorithm, as the RFC says; the calendar would roll it.
-        guard let date = calendar.date(from: components), calendar.component(.day, from: date) == day else {
+        guard let date = utc.date(from: components), utc.component(.day, from: date) == day else {
             return nil
         }
         return date
     }
+
+    /// The Gregorian calendar in UTC, which cookie dates are in.
+    private static let utc: Calendar = {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        return calendar
+    }()
 
     /// RFC 6265's delimiters: a tab, and the printable characters that are neither letters, digits nor `:`.
     private static func isDelimiter(_ byte: UInt8) -> Bool {
@@ -49,7 +54,7 @@ enum CookieDate {
 
     /// A token that starts with a number of `count` digits (what follows it is ignored, as the RFC's grammar says).
     private static func digits(_ token: Substring.UTF8View.SubSequence, count: ClosedRange<Int>) -> Int? {
-        let prefix = token.prefix { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
+        let prefix = token.prefix(while: isDigit)
         guard count.contains(prefix.count), prefix.count == token.count || !isDigit(token[prefix.endIndex]) else {
             return nil
         }

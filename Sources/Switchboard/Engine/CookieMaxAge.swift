@@ -50,12 +50,7 @@ enum CookieMaxAge {
     /// The `Max-Age` of one cookie's text, when it has a valid one (an optional `-`, then digits).
     static func maxAge(of text: String) -> Int? {
         var found: Int?
-        for attribute in text.split(separator: ";").dropFirst() {
-            let parts = attribute.split(separator: "=", maxSplits: 1)
-            guard parts.count == 2,
-                parts[0].trimmingCharacters(in: .whitespaces).lowercased() == "max-age"
-            else { continue }
-            let digits = parts[1].trimmingCharacters(in: .whitespaces)
+        for digits in CookieRules.attributeValues("max-age", in: text) {
             let body = digits.hasPrefix("-") ? digits.dropFirst() : Substring(digits)
             guard !body.isEmpty, body.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { continue }
             // The last one counts; a number too large for an Int is as good as forever.

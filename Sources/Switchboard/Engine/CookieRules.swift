@@ -105,15 +105,18 @@ enum CookieRules {
 
     /// The date of the last `Expires` attribute of a cookie's text that is a cookie date (see `CookieDate`), or `nil`.
     static func expiry(of text: String) -> Date? {
-        var found: Date?
-        for attribute in text.split(separator: ";", omittingEmptySubsequences: false).dropFirst() {
+        attributeValues("expires", in: text).compactMap(CookieDate.parse).last
+    }
+
+    /// The values of a cookie text's attributes called `name` (in lower case; matched in any case), in order, without
+    /// the blanks around them; an attribute without `=` has an empty value. The cookie's own name and value, before
+    /// the first `;`, are not an attribute.
+    static func attributeValues(_ name: String, in text: String) -> [String] {
+        text.split(separator: ";", omittingEmptySubsequences: false).dropFirst().compactMap { attribute in
             let parts = attribute.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            guard parts.count == 2, parts[0].trimmingCharacters(in: .whitespaces).lowercased() == "expires",
-                let date = CookieDate.parse(String(parts[1]))
-            else { continue }
-            found = date
+            guard parts[0].trimmingCharacters(in: .whitespaces).lowercased() == name else { return nil }
+            return parts.count == 2 ? parts[1].trimmingCharacters(in: .whitespaces) : ""
         }
-        return found
     }
 
     /// A copy of `cookie` with `change` made to its properties. `Secure` and `HttpOnly` are carried over as text:
@@ -135,14 +138,7 @@ enum CookieRules {
     /// The value of the last `Path` attribute of a cookie's text that starts with `/` (RFC 6265 section 5.2.4: one
     /// that is empty or starts otherwise gives the default path), or `nil`.
     static func path(of text: String) -> String? {
-        var found: String?
-        for attribute in text.split(separator: ";", omittingEmptySubsequences: false).dropFirst() {
-            let parts = attribute.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            guard parts[0].trimmingCharacters(in: .whitespaces).lowercased() == "path" else { continue }
-            let value = parts.count == 2 ? parts[1].trimmingCharacters(in: .whitespaces) : ""
-            found = value.hasPrefix("/") ? value : nil
-        }
-        return found
+        attributeValues("path", in: text).last.flatMap { $0.hasPrefix("/") ? $0 : nil }
     }
 
     /// RFC 6265 section 5.1.4: the path of `url` up to its last `/` (not included), or `/` when that leaves nothing.
