@@ -101,6 +101,12 @@ public enum Httpbin {
                 response.headers.append(("Set-Cookie", value))
             }
             return response
+        case ("echo-body", 0):
+            // Loopback only: the request's body as the response's, with the request's `Content-Type`.
+            return ServerResponse(
+                status: 200,
+                headers: [("Content-Type", request.header("Content-Type") ?? "application/octet-stream")],
+                body: request.body)
         case ("fault", 1): return fault(rest[0], request: request)
         case ("signed", _): return signed(request)
         case ("arrivals", 1): return arrival(key: rest[0], request: request)

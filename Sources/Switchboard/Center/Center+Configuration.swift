@@ -91,8 +91,8 @@ extension Center {
         }
         /// More words that make a name secret in the console log, beside the built-in ones (`token`, `secret`,
         /// `key`, `password`, `passwd`, `session`, `auth`, `signature`, `cookie`, `credential`): a header, query
-        /// item, form field, parameter or JSON member whose name contains one, without regard to case, is printed
-        /// as `<redacted>`.
+        /// item, form field, parameter, JSON member, XML element or attribute, property-list key or multipart part
+        /// whose name contains one, without regard to case, is printed as `<redacted>`.
         public var consoleLogSecretNames: Set<String> {
             get { fields.consoleLogSecretNames }
             set { storage.unique().value.consoleLogSecretNames = newValue }

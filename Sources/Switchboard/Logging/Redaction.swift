@@ -1,10 +1,11 @@
 import Foundation
 
 /// Hides secrets before anything is printed, by one rule for every kind of name: a header, a query item, a form
-/// field, a parameter or a JSON member is secret when its name contains one of `Redaction.secretWords` (or a word the
-/// user added), compared without case. Then, as a last pass over all the text printed, wherever it came from (an
-/// underlying error's description, a body too long or too broken to parse), every `name=value` and `"name": value`
-/// with a secret name and every password in a URL is hidden too.
+/// field, a parameter, a JSON member, an XML element or attribute (`MarkupRedaction`) or a multipart part is secret
+/// when its name contains one of `Redaction.secretWords` (or a word the user added), compared without case. Then, as
+/// a last pass over all the text printed, wherever it came from (an underlying error's description, a body too long
+/// or too broken to parse), every `name=value` (quoted or not), `"name": value` (in JSON text, or escaped in a JSON
+/// string) and multipart part with a secret name, and every password in a URL, is hidden too.
 struct Redaction: Sendable {
     static let placeholder = "<redacted>"
 
@@ -82,15 +83,23 @@ struct Redaction: Sendable {
         if data.isEmpty { return "(empty)" }
         let scanned = data.prefix(Redaction.scanLimit)
         guard let text = Redaction.utf8(scanned) else { return "(\(data.count) bytes of binary data)" }
-        var redacted: String
-        if scanned.count == data.count, let json = try? JSON(data: data) {
-            redacted = self.text(self.json(json).description)
-        } else {
-            redacted = self.text(text)
-        }
+        // Markup (XML, a plist; also inside a JSON string) by its own rule, then everything as text.
+        let parsed = scanned.count == data.count ? try? JSON(data: data) : nil
+        var redacted = self.text(MarkupRedaction.redact(parsed.map { self.json($0).description } ?? text, by: self))
         let cut = redacted.count > limit || scanned.count < data.count
-        if redacted.count > limit { redacted = String(redacted.prefix(limit)) }
+        if redacted.count > limit { redacted = Redaction.prefix(redacted, limit) }
         return cut ? redacted + "… (\(data.count) bytes in all)" : redacted
+    }
+
+    /// The first `limit` characters of redacted text, or a few more so as not to end inside a placeholder: a value
+    /// cut short there no longer reads as redacted, and the last pass over the banner would hide it again, with
+    /// everything after it up to the next quote (the rest of the banner).
+    private static func prefix(_ text: String, _ limit: Int) -> String {
+        var end = text.index(text.startIndex, offsetBy: limit)
+        if let start = text[..<end].lastIndex(of: "<"), text[start...].hasPrefix(placeholder) {
+            end = max(end, text.index(start, offsetBy: placeholder.count))
+        }
+        return String(text[..<end])
     }
 
     /// UTF-8 text, allowing a character cut in two at the end; `nil` for binary data.
@@ -105,14 +114,28 @@ struct Redaction: Sendable {
 
     // MARK: - Text
 
-    /// `name=value` (queries, form bodies, error descriptions): the value runs to the next separator.
+    /// `name=value` (queries, form bodies, error descriptions): the value runs to the next separator (group 3), or is
+    /// quoted (`token="..."`, `key='...'`, an XML attribute's way; group 2), when it may hold anything but its quote.
+    /// A quoted value is read ahead, not taken, so that the pairs inside it are read too (`error="bad token=..."`).
     /// A name starts after a character that cannot be part of one, and nothing is given back once taken (possessive
     /// quantifiers), so that a long run of text is scanned once, not once per starting position.
     private static let pairPattern = try! NSRegularExpression(
-        pattern: #"(?<![A-Za-z0-9_.\-\[\]%])([A-Za-z0-9_.\-\[\]%]++)=([^&\s"',;)<>]*+)"#)
-    /// `"name": value` (JSON, even cut short): a string value may lack its closing quote.
+        pattern: #"(?<![A-Za-z0-9_.\-\[\]%])([A-Za-z0-9_.\-\[\]%]++)=(?:(?=("[^"]*+"?|'[^']*+'?))|([^&\s"',;)<>]*+))"#)
+    /// `"name": value` (JSON, even cut short): a string value may lack its closing quote. A name's quote is never
+    /// escaped (each escaped quote of a long string would otherwise start a scan to its end), and a value that opens
+    /// an object or array is not taken, so that its members are read too.
     private static let memberPattern = try! NSRegularExpression(
-        pattern: #""((?:[^"\\]++|\\.)*+)"\s*+:\s*+("(?:[^"\\]++|\\.)*+"?|[^,}\]\s]++)"#)
+        pattern: #"(?<!\\)"((?:[^"\\]++|\\.)*+)"\s*+:\s*+("(?:[^"\\]++|\\.)*+"?|[^,}\]\s"{\[]++)"#)
+    /// `\"name\": value`: a JSON member inside a JSON string (a payload or error carried as text), at any depth of
+    /// escaping (group 1, the backslashes before each quote). A string value ends at a quote escaped as its opening
+    /// one is; a quote escaped more deeply is part of it.
+    private static let escapedMemberPattern = try! NSRegularExpression(
+        pattern:
+            #"(?<!\\)(\\++)"([^"\\]*+)\1"\s*+:\s*+(\1"(?:[^"\\]++|\\++(?!")|(?!\1")\\++")*+(?:\1")?|[^,}\]\s\\"]++)"#)
+    /// A multipart part with a name (`Content-Disposition: form-data; name="password"`): its content, after the
+    /// blank line that ends the part's headers, up to the line of the next boundary.
+    private static let partPattern = try! NSRegularExpression(
+        pattern: #"\bname="([^"\r\n]*+)"[^\r\n]*+(?:\r?\n[^\r\n]++)*+\r?\n\r?\n((?:[^\r\n]++|\r(?!\n)|\r?\n(?!--))*+)"#)
     /// `scheme://user:password@`.
     private static let userInfoPattern = try! NSRegularExpression(
         pattern: #"(?<![A-Za-z0-9+.\-])([A-Za-z][A-Za-z0-9+.\-]*+://[^/@\s:]*+):([^/@\s]*+)@"#)
@@ -120,21 +143,11 @@ struct Redaction: Sendable {
     /// Any text with secret-named values and URL passwords hidden.
     func text(_ text: String) -> String {
         var result = text
-        result = replace(Redaction.userInfoPattern, in: result) { _ in
-            true
-        } value: { _ in
-            Redaction.placeholder
-        }
-        result = replace(Redaction.pairPattern, in: result) {
-            isSecret(Redaction.decoded($0))
-        } value: { _ in
-            Redaction.placeholder
-        }
-        result = replace(Redaction.memberPattern, in: result) {
-            isSecret($0)
-        } value: { value in
-            value.hasPrefix("\"") ? "\"\(Redaction.placeholder)\"" : Redaction.placeholder
-        }
+        result = replace(Redaction.userInfoPattern, in: result) { _ in true }
+        result = replace(Redaction.pairPattern, in: result, values: [2, 3]) { isSecret(Redaction.decoded($0)) }
+        result = replace(Redaction.memberPattern, in: result) { isSecret($0) }
+        result = replace(Redaction.escapedMemberPattern, in: result, name: 2, values: [3]) { isSecret($0) }
+        result = replace(Redaction.partPattern, in: result) { isSecret($0) }
         return result
     }
 
@@ -143,22 +156,34 @@ struct Redaction: Sendable {
         text(string)
     }
 
-    /// Replaces the second group of each match whose first group passes `secret`.
+    /// Hides the value (the first of the groups `values` that took part) of each match whose name (group `name`)
+    /// passes `secret`. A quoted value keeps its quotes, escaped as they were (`"<redacted>"`, `\\"<redacted>\\"`).
+    /// A value read ahead may hold the values of later matches: the outer one is hidden whole.
     private func replace(
-        _ pattern: NSRegularExpression, in text: String, secret: (String) -> Bool, value: (String) -> String
+        _ pattern: NSRegularExpression, in text: String, name: Int = 1, values: [Int] = [2], secret: (String) -> Bool
     ) -> String {
         let source = text as NSString
         let matches = pattern.matches(in: text, range: NSRange(location: 0, length: source.length))
-        guard !matches.isEmpty else { return text }
-        let result = NSMutableString(string: text)
-        for match in matches.reversed() {
-            let name = source.substring(with: match.range(at: 1))
-            let range = match.range(at: 2)
+        var hidden: [(range: NSRange, quote: String?)] = []
+        for match in matches {
+            guard let range = values.lazy.map({ match.range(at: $0) }).first(where: { $0.location != NSNotFound })
+            else { continue }
+            if let last = hidden.last, range.location < NSMaxRange(last.range) { continue }
             let old = source.substring(with: range)
-            guard secret(name), old != "\"\(Redaction.placeholder)\"",
+            // The quote (with the backslashes that escape it) the value opens with, if any.
+            let opening = old.prefix { $0 == "\\" }
+            let quote = old.dropFirst(opening.count).first.flatMap { $0 == "\"" || $0 == "'" ? "\(opening)\($0)" : nil }
+            guard secret(source.substring(with: match.range(at: name))),
+                !old.dropFirst(quote?.count ?? 0).hasPrefix(Redaction.placeholder),
                 !Redaction.placeholderStarts(at: range.location, in: source)
             else { continue }
-            result.replaceCharacters(in: range, with: value(old))
+            hidden.append((range, quote))
+        }
+        guard !hidden.isEmpty else { return text }
+        let result = NSMutableString(string: text)
+        for (range, quote) in hidden.reversed() {
+            result.replaceCharacters(
+                in: range, with: quote.map { $0 + Redaction.placeholder + $0 } ?? Redaction.placeholder)
         }
         return String(result)
     }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Switchboard
+import SwitchboardTestSupport
 
 @Suite struct ConsoleLogTests {
     func loggingCenter(_ stub: StubEngine, _ log: EventLog) -> Center {
@@ -96,6 +97,30 @@ import Testing
         if padding > ConsoleLog.bodyLimit { #expect(printed.contains("bytes in all)")) }
     }
 
+    /// JSON carried in a quoted string, longer than the part of a body read for redaction: each escaped quote could
+    /// start a scan to the end of the text, which took minutes; the text is read once now.
+    @Test func aLongEscapedPayloadIsRedactedAsText() async throws {
+        let member = #"{\"id\":1,\"access_token\":\"tok-AAA\",\"note\":\"a \\\"quoted\\\" word\"},"#
+        let count = Redaction.scanLimit / member.utf8.count + 100
+        let body = "invalid payload: \"[" + String(repeating: member, count: count) + "]\""
+        let stub = StubEngine()
+        stub.on(nil, "*", reply: .string(body))
+        let log = EventLog()
+        let response = try await loggingCenter(stub, log).send {
+            $0.api = "payload"; $0.responseSerializer = .raw
+        }
+        #expect(response.data.count == body.utf8.count)
+        let printed = log.all.joined()
+        #expect(!printed.contains("tok-AAA"))
+        #expect(printed.contains(#"\"access_token\":\"<redacted>\",\"note\":\"a \\\"quoted\\\" word\""#))
+        #expect(printed.contains("bytes in all)"))
+        // Cut inside a placeholder, the body was hidden again by the last pass, up to the end of the banner.
+        for banner in log.all {
+            let lines = banner.split(separator: "\n")
+            #expect(lines.last.map { $0.allSatisfy { $0 == "=" } && $0.count == lines[0].count } == true)
+        }
+    }
+
     @Test(arguments: [100, 5_000])
     func jsonCutShortAndFormBodiesAreRedacted(padding: Int) async throws {
         let stub = StubEngine()
@@ -120,6 +145,82 @@ import Testing
             #expect(!printed.contains(secret), "\(secret) leaked")
         }
         #expect(printed.contains("user=ada"))
+    }
+
+    /// XML and property-list bodies, at every size (cut in the log, cut at the scan limit): a secret element's
+    /// text and everything inside it, a secret attribute's value, and the value after a plist `<key>` whose text
+    /// is secret are hidden; the rest is printed.
+    @Test(arguments: [100, 5_000, 300_000])
+    func markupBodiesAreRedactedAtEverySize(padding: Int) async throws {
+        let filler = String(repeating: "x", count: padding)
+        let xml =
+            "<?xml version=\"1.0\"?><login api_key=\"key-DDD\" lang='fr'><user>ada</user><access_token>tok-AAA"
+            + "</access_token><filler>\(filler)</filler><credentials><pass>pw-HHH</pass></credentials>"
+            + "<session><![CDATA[sess-GGG]]></session><note>ok</note></login>"
+        let plist = try PropertyListSerialization.data(
+            fromPropertyList: [
+                "user": "ada", "refresh_token": "ref-CCC", "filler": filler,
+                "auth": ["pin": 4321, "signature": "sig-FFF"], "count": 7,
+            ] as [String: Any], format: .xml, options: 0)
+        let stub = StubEngine()
+        stub.on(nil, "/v1/xml", reply: .string(xml, headers: ["Content-Type": "application/xml"]))
+        stub.on(nil, "/v1/plist", reply: .data(plist, headers: ["Content-Type": "application/x-plist"]))
+        let log = EventLog()
+        let center = loggingCenter(stub, log)
+        _ = try await center.send {
+            $0.api = "xml"; $0.responseSerializer = .raw
+        }
+        let list = try await center.send {
+            $0.api = "plist"; $0.responseSerializer = .plist
+        }
+        #expect(list.data == plist)
+        let printed = log.all.joined()
+        for secret in ["key-DDD", "tok-AAA", "pw-HHH", "sess-GGG", "ref-CCC", "4321", "sig-FFF"] {
+            #expect(!printed.contains(secret), "\(secret) leaked")
+        }
+        #expect(printed.contains("<user>ada</user>"))
+        #expect(printed.contains("lang='fr'"))
+        #expect(printed.contains("<access_token><redacted></access_token>"))
+        // The property list's members come sorted by name: `user`, the last, is cut with a long filler.
+        if padding < ConsoleLog.bodyLimit {
+            #expect(printed.contains("<key>user</key>"))
+            #expect(printed.contains("<string>ada</string>"))
+            #expect(printed.contains("<note>ok</note>"))
+            #expect(printed.contains("<integer>7</integer>"))
+        }
+    }
+
+    /// Values quoted after `=` (and pairs inside one), JSON members inside a JSON string, members of an object in
+    /// JSON cut short, and multipart parts: each hidden when its name is secret, each shown when it is not.
+    @Test func quotedEscapedAndMultipartValuesAreRedacted() async throws {
+        let stub = StubEngine()
+        let text =
+            "invalid token=\"tok-AAA\" or api_key='key-DDD' for page='2'; error=\"bad refresh_token=ref-CCC\"; "
+            + #"{"user":{"session_id":"sess-GGG"},"cut":""#
+        let nested = #"{"error":"{\"client_secret\":\"sig-FFF\",\"pin_token\":4321,\"user\":\"ada\"}"}"#
+        let parts =
+            "--b\r\nContent-Disposition: form-data; name=\"password\"\r\n\r\npw-HHH\r\nline 2\r\n--b\r\n"
+            + "Content-Disposition: form-data; name=\"user\"\r\n\r\nada\r\n--b--\r\n"
+        stub.on(nil, "/v1/text", reply: .string(text, status: 400))
+        stub.on(nil, "/v1/nested", reply: .data(Data(nested.utf8), headers: ["Content-Type": "application/json"]))
+        stub.on(nil, "/v1/parts", reply: .string(parts, headers: ["Content-Type": "multipart/form-data; boundary=b"]))
+        let log = EventLog()
+        let center = loggingCenter(stub, log)
+        _ = await center.sendRecording { $0.api = "text" }
+        _ = try await center.send { $0.api = "nested" }
+        _ = try await center.send {
+            $0.api = "parts"; $0.responseSerializer = .raw
+        }
+        let printed = log.all.joined()
+        for secret in ["tok-AAA", "key-DDD", "ref-CCC", "sess-GGG", "sig-FFF", "4321", "pw-HHH", "line 2"] {
+            #expect(!printed.contains(secret), "\(secret) leaked")
+        }
+        #expect(printed.contains("token=\"<redacted>\""))
+        #expect(printed.contains("page='2'"))
+        #expect(printed.contains("error=\"bad refresh_token=<redacted>\""))
+        #expect(printed.contains(#"\"client_secret\":\"<redacted>\""#))
+        #expect(printed.contains(#"\"user\":\"ada\""#))
+        #expect(printed.contains("name=\"user\"\r\n\r\nada"))
     }
 
     @Test func headersAreRedactedByRuleAndByTheUsersNames() async throws {
@@ -167,5 +268,41 @@ import Testing
         #expect(printed.contains("underlying:"))
         for secret in ["tok-AAA", "pw-HHH"] { #expect(!printed.contains(secret), "\(secret) leaked:\n\(printed)") }
         #expect(printed.contains("page=2"))
+    }
+
+    /// The same bodies through a real engine over loopback, on both: a property list and a multipart form, each
+    /// sent with secret fields and echoed back by the server, are printed with the secrets hidden (in the response
+    /// banner), and the rest shown.
+    @Test(arguments: bothEngines)
+    func bodiesEchoedOverLoopbackAreRedacted(engineName: String) async throws {
+        let log = EventLog()
+        let engine = try namedEngine(engineName)
+        let center = Center { config in
+            config.engine = engine
+            config.server = LoopbackServer.shared.baseURL + "/"
+            config.consoleLog = true
+            config.consoleLogHandler = { log.record($0) }
+        }
+        let list = try await center.send { request in
+            request.api = "echo-body"
+            request.method = .post
+            request.requestSerializer = .plist
+            request.responseSerializer = .plist
+            request.parameters = ["user": "ada", "password": "pw-HHH", "device": ["push_token": "tok-AAA"]]
+        }
+        #expect(String(decoding: list.data, as: UTF8.self).contains("pw-HHH"))
+        let form = try await center.send { request in
+            request.api = "echo-body"
+            request.kind = .upload
+            request.responseSerializer = .raw
+            request.parameters = ["user": "ada", "api_key": "key-DDD"]
+            request.addFormData(name: "photo", data: Data("jpeg-bytes".utf8), fileName: "me.jpg")
+        }
+        #expect(String(decoding: form.data, as: UTF8.self).contains("key-DDD"))
+        let printed = log.all.joined()
+        for secret in ["pw-HHH", "tok-AAA", "key-DDD"] { #expect(!printed.contains(secret), "\(secret) leaked") }
+        #expect(printed.contains("<key>user</key>"))
+        #expect(printed.contains("<string>ada</string>"))
+        #expect(printed.contains("jpeg-bytes"))
     }
 }

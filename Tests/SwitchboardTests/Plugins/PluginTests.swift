@@ -262,6 +262,38 @@ private struct Recorder: Plugin {
         #expect(all[1].hasPrefix("curl 'https://api.example.com/v1/search?q=x&access_token=<redacted>'"))
     }
 
+    /// Bodies the console log never prints but a cURL command does: a property list and a multipart form, each with
+    /// secret fields.
+    @Test func curlCommandsRedactPlistAndMultipartBodies() async throws {
+        let lines = Locked<[String]>([])
+        let (center, stub) = stubCenter { config in
+            config.plugins = [CURLLogPlugin { line in lines.withLock { $0.append(line) } }]
+        }
+        stub.on(nil, "*") { _ in .json(["ok": true]) }
+        _ = try await center.send { request in
+            request.api = "login"
+            request.method = .post
+            request.requestSerializer = .plist
+            request.parameters = ["user": "ada", "password": "hunter2", "device": ["push_token": "tok-999"]]
+        }
+        _ = try await center.send { request in
+            request.api = "avatar"
+            request.kind = .upload
+            request.parameters = ["user": "ada", "api_key": "key-123"]
+            request.addFormData(name: "secret_note", data: Data("s3cr3t".utf8))
+            request.addFormData(name: "photo", data: Data("jpeg-bytes".utf8), fileName: "me.jpg")
+        }
+        let all = lines.withLock { $0 }
+        #expect(all.count == 2)
+        for secret in ["hunter2", "tok-999", "key-123", "s3cr3t"] {
+            #expect(!all.joined().contains(secret), "\(secret) printed")
+        }
+        #expect(all[0].contains("<key>user</key>"))
+        #expect(all[0].contains("<string>ada</string>"))
+        #expect(all[1].contains("jpeg-bytes"))
+        #expect(all[1].contains("name=\"user\""))
+    }
+
     @Test func endpointsBringTheirPlugins() async throws {
         let log = EventLog()
         struct Profile: Endpoint {
