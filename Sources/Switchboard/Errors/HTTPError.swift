@@ -154,7 +154,8 @@ public struct HTTPError: Error, Sendable, CustomStringConvertible, CustomDebugSt
     /// The HTTP status of the response, if there was one.
     public var status: Int? { response?.status }
 
-    /// One line: code, status if any, method and URL, then the message.
+    /// One line: code, status if any, method and URL, then the message, with secrets hidden as the console log
+    /// hides them (a password in the URL, secret query items, secret values in the message).
     ///
     /// ```
     /// HTTPError.timedOut GET http://127.0.0.1:8080/delay/5: no response within 1.0 s
@@ -164,18 +165,20 @@ public struct HTTPError: Error, Sendable, CustomStringConvertible, CustomDebugSt
         if let status { line += " (\(status))" }
         if let target { line += " \(target)" }
         if !message.isEmpty { line += ": \(message)" }
-        return line
+        return Redaction.standard.text(line)
     }
 
-    /// The description, followed by the underlying error.
+    /// The description, followed by the underlying error, with secrets hidden in both (an underlying `URLError`
+    /// names the URL it failed on, query and all).
     public var debugDescription: String {
         guard let underlying else { return description }
-        return "\(description) [underlying: \(String(reflecting: underlying))]"
+        return Redaction.standard.text("\(description) [underlying: \(String(reflecting: underlying))]")
     }
 
     private var target: String? {
         guard let request else { return nil }
         let url = response?.url?.absoluteString ?? request.url ?? request.api ?? ""
+        // Redacted on its own first: a value at the URL's end would otherwise run on into the message's `:`.
         return url.isEmpty ? "\(request.method)" : "\(request.method) \(Redaction.standard.url(url))"
     }
 

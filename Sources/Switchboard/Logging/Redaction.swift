@@ -114,13 +114,15 @@ struct Redaction: Sendable {
 
     // MARK: - Text
 
-    /// `name=value` (queries, form bodies, error descriptions): the value runs to the next separator (group 3), or is
-    /// quoted (`token="..."`, `key='...'`, an XML attribute's way; group 2), when it may hold anything but its quote.
-    /// A quoted value is read ahead, not taken, so that the pairs inside it are read too (`error="bad token=..."`).
+    /// `name=value` (queries, form bodies, error descriptions, `NSError` user info): the value (group 2) runs to the
+    /// next separator, or is quoted (`token="..."`, `key='...'`, an XML attribute's way), when it may hold anything
+    /// but its quote. The value is read ahead, not taken, so that pairs inside it are read too (`error="bad token=..."`,
+    /// `UserInfo={NSErrorFailingURLKey=https://...?token=...}`). An unquoted value read ahead stops at an `=` (else
+    /// `a=a=a=...` would be read to its end from each `=`); a secret one is hidden up to the separator all the same.
     /// A name starts after a character that cannot be part of one, and nothing is given back once taken (possessive
     /// quantifiers), so that a long run of text is scanned once, not once per starting position.
     private static let pairPattern = try! NSRegularExpression(
-        pattern: #"(?<![A-Za-z0-9_.\-\[\]%])([A-Za-z0-9_.\-\[\]%]++)=(?:(?=("[^"]*+"?|'[^']*+'?))|([^&\s"',;)<>]*+))"#)
+        pattern: #"(?<![A-Za-z0-9_.\-\[\]%])([A-Za-z0-9_.\-\[\]%]++)=(?=("[^"]*+"?|'[^']*+'?|[^&\s"',;)<>=]*+))"#)
     /// `"name": value` (JSON, even cut short): a string value may lack its closing quote. A name's quote is never
     /// escaped (each escaped quote of a long string would otherwise start a scan to its end), and a value that opens
     /// an object or array is not taken, so that its members are read too.
@@ -144,7 +146,7 @@ struct Redaction: Sendable {
     func text(_ text: String) -> String {
         var result = text
         result = replace(Redaction.userInfoPattern, in: result) { _ in true }
-        result = replace(Redaction.pairPattern, in: result, values: [2, 3]) { isSecret(Redaction.decoded($0)) }
+        result = replace(Redaction.pairPattern, in: result, toSeparator: true) { isSecret(Redaction.decoded($0)) }
         result = replace(Redaction.memberPattern, in: result) { isSecret($0) }
         result = replace(Redaction.escapedMemberPattern, in: result, name: 2, values: [3]) { isSecret($0) }
         result = replace(Redaction.partPattern, in: result) { isSecret($0) }
@@ -158,15 +160,17 @@ struct Redaction: Sendable {
 
     /// Hides the value (the first of the groups `values` that took part) of each match whose name (group `name`)
     /// passes `secret`. A quoted value keeps its quotes, escaped as they were (`"<redacted>"`, `\\"<redacted>\\"`).
-    /// A value read ahead may hold the values of later matches: the outer one is hidden whole.
+    /// A value read ahead may hold the values of later matches: the outer one is hidden whole. `toSeparator`: an
+    /// unquoted value is hidden up to the next separator of `name=value` pairs, past any `=` in it.
     private func replace(
-        _ pattern: NSRegularExpression, in text: String, name: Int = 1, values: [Int] = [2], secret: (String) -> Bool
+        _ pattern: NSRegularExpression, in text: String, name: Int = 1, values: [Int] = [2], toSeparator: Bool = false,
+        secret: (String) -> Bool
     ) -> String {
         let source = text as NSString
         let matches = pattern.matches(in: text, range: NSRange(location: 0, length: source.length))
         var hidden: [(range: NSRange, quote: String?)] = []
         for match in matches {
-            guard let range = values.lazy.map({ match.range(at: $0) }).first(where: { $0.location != NSNotFound })
+            guard var range = values.lazy.map({ match.range(at: $0) }).first(where: { $0.location != NSNotFound })
             else { continue }
             if let last = hidden.last, range.location < NSMaxRange(last.range) { continue }
             let old = source.substring(with: range)
@@ -177,6 +181,13 @@ struct Redaction: Sendable {
                 !old.dropFirst(quote?.count ?? 0).hasPrefix(Redaction.placeholder),
                 !Redaction.placeholderStarts(at: range.location, in: source)
             else { continue }
+            if toSeparator && quote == nil {
+                while NSMaxRange(range) < source.length,
+                    !Redaction.separators.contains(source.character(at: NSMaxRange(range)))
+                {
+                    range.length += 1
+                }
+            }
             hidden.append((range, quote))
         }
         guard !hidden.isEmpty else { return text }
@@ -187,6 +198,9 @@ struct Redaction: Sendable {
         }
         return String(result)
     }
+
+    /// What ends an unquoted `name=value` value (UTF-16): `&`, white space, quotes, `,`, `;`, `)`, `<`, `>`.
+    private static let separators: Set<unichar> = Set("&\"',;)<> \t\r\n".utf16)
 
     /// Whether a value redacted already starts here: the value is the placeholder itself, or (text redacted twice)
     /// an empty match before it, since `<` ends a `name=value` value.

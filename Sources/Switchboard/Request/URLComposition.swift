@@ -85,7 +85,7 @@ enum URLComposition {
         let address = URLAddress(parsing: string)
         guard case .url(let parsed) = address else { return address }
         guard let url = parsed else {
-            throw HTTPError(.invalidURL, "\"\(string)\" is not a valid URL", request: request)
+            throw HTTPError(.invalidURL, "\"\(Redaction.standard.url(string))\" is not a valid URL", request: request)
         }
         var text = string
         // Scheme and host are read off the text Foundation accepted, which costs less than asking the URL for them
@@ -93,9 +93,10 @@ enum URLComposition {
         // `:`, and its host what its authority holds between any user info and any port.
         switch text.withUTF8(Self.authority) {
         case .notHTTP:
-            throw HTTPError(.invalidURL, "\"\(string)\" is not an http or https URL", request: request)
+            throw HTTPError(
+                .invalidURL, "\"\(Redaction.standard.url(string))\" is not an http or https URL", request: request)
         case .noHost:
-            throw HTTPError(.invalidURL, "\"\(string)\" has no host", request: request)
+            throw HTTPError(.invalidURL, "\"\(Redaction.standard.url(string))\" has no host", request: request)
         case .hasHost:
             return .url(url)
         }

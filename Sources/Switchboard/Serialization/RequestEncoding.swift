@@ -163,7 +163,8 @@ enum RequestEncoding {
         } catch {
             // Say what is wrong with the URL itself, when something is; else the query is what broke it.
             _ = try URLComposition.validate(text, for: request)
-            throw HTTPError(.invalidURL, "\"\(text)\" with its query is not a valid URL", request: request)
+            throw HTTPError(
+                .invalidURL, "\"\(Redaction.standard.url(text))\" with its query is not a valid URL", request: request)
         }
     }
 

@@ -248,6 +248,39 @@ import SwitchboardTestSupport
         #expect(printed.contains("page=2") || printed.contains("page: 2"))
     }
 
+    /// An error's own text is a log line too (`print(error)`, `debugPrint(error)`, string interpolation): its URL,
+    /// its message and its underlying error are shown with the same secrets hidden as in the console log.
+    @Test func errorDescriptionsHideSecrets() async throws {
+        let stub = StubEngine()
+        let failing = "https://api.example.com/v1/x?token=tok-AAA&page=2"
+        stub.on(
+            nil, "*",
+            reply: .failure(
+                URLError(
+                    .timedOut,
+                    userInfo: [
+                        NSURLErrorFailingURLErrorKey: URL(string: failing)!, "NSErrorFailingURLStringKey": failing,
+                    ])
+            ))
+        let (center, _) = stubCenter(stub)
+        let errors = [
+            await center.sendRecording { $0.url = "ftp://ada:pw-HHH@example.com/x?token=tok-AAA" }.error,
+            await center.sendRecording { $0.url = "http://exa mple.com/x?api_key=key-DDD" }.error,
+            await center.sendRecording { $0.url = failing }.error,
+        ]
+        #expect(errors.map(\.?.code) == [.invalidURL, .invalidURL, .timedOut])
+        for error in errors.compactMap({ $0 }) {
+            for text in [error.description, String(reflecting: error), error.message, "\(error)"] {
+                for secret in ["tok-AAA", "pw-HHH", "key-DDD"] {
+                    #expect(!text.contains(secret), "\(secret) in \(text)")
+                }
+            }
+        }
+        #expect(errors[0]?.message.contains("is not an http or https URL") == true)
+        #expect(errors[2].map { String(reflecting: $0) }?.contains("page=2") == true)
+        #expect(errors[2].map { String(reflecting: $0) }?.contains("underlying") == true)
+    }
+
     @Test func urlsInsideUnderlyingErrorsAreRedacted() async throws {
         let stub = StubEngine()
         let failing = URL(string: "https://user:pw-HHH@api.example.com/v1/x?token=tok-AAA&page=2")!
