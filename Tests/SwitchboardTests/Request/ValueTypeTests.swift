@@ -91,6 +91,18 @@ import Testing
         #expect(folded["A@"] == "at")
     }
 
+    /// Printing headers is a log line: secret values are hidden there, and only there.
+    @Test func theDescriptionHidesSecretValues() {
+        let headers: HTTPHeaders = [
+            "Authorization": "Bearer tok-AAA", "Cookie": "s=sess-GGG", "X-Api-Key": "key-DDD", "Accept": "text/plain",
+        ]
+        let printed = "\(headers)"
+        for secret in ["tok-AAA", "sess-GGG", "key-DDD"] { #expect(!printed.contains(secret), "\(secret) printed") }
+        #expect(printed.contains("Authorization: <redacted>"))
+        #expect(printed.contains("Accept: text/plain"))
+        #expect(headers["Authorization"] == "Bearer tok-AAA")
+    }
+
     @Test func asciiFoldingOnlyFoldsLetters() {
         #expect("X-Trace".equalsIgnoringASCIICase("x-TRACE"))
         #expect(!"a@".equalsIgnoringASCIICase("a`"))
