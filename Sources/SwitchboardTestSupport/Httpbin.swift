@@ -423,6 +423,8 @@ public enum Httpbin {
     ///   `/cookies`.
     /// - `lowercase-status`: the same with its status line's protocol in lower case (`http/1.1 200 OK`).
     /// - `unasked-upgrade`: a `101 Switching Protocols` no request asked for, then bytes of another protocol.
+    /// - `trailer`: a chunked body `hello` followed by a trailer field (`X-Checksum`).
+    /// - `unknown-encoding`: a body in a `Content-Encoding` no client knows (`x-unknown`).
     /// - `downgrade?to=URL&status=S`: a redirect to URL (an `http://` one, served over TLS by a test's own server).
     /// - `location?to=REFERENCE&status=S`: the same redirect, for a `Location` that is a relative reference.
     private static func fault(_ name: String, request: ServerRequest) -> ServerResponse {
@@ -512,6 +514,15 @@ public enum Httpbin {
             return rawAnswer("X-Name : v")
         case "no-reason-phrase":
             return rawAnswer("X-Name: v", statusLine: "HTTP/1.1 200")
+        case "trailer":
+            // A chunked body followed by a trailer field, as a server that adds one after the body sends it.
+            var response = ServerResponse()
+            response.rawHead = Data(
+                ("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTrailer: X-Checksum\r\nConnection: close\r\n\r\n"
+                    + "5\r\nhello\r\n0\r\nX-Checksum: 5d41402a\r\n\r\n").utf8)
+            return response
+        case "unknown-encoding":
+            return rawAnswer("Content-Encoding: x-unknown")
         case "downgrade", "location":
             var response = ServerResponse(status: Int(number("status", 302)))
             response.headers.append(("Location", request.queryValue("to") ?? "http://127.0.0.1:1/"))

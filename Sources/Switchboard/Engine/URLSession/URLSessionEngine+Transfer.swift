@@ -961,7 +961,7 @@ final class SessionTransfer: Sendable {
     /// The code CurlEngine gives for a failure URLSession on Linux calls unknown (`URLError -1`), told by libcurl's
     /// words, which are all it keeps: a connection lost (to a broken pipe; a reset it calls lost itself, as it calls
     /// an empty reply a bad response), a body cut short, a response that is not one (a malformed chunk, a head too
-    /// large, a malformed `Content-Length`), a body that cannot be decoded.
+    /// large, a malformed `Content-Length`), a body that cannot be decoded (or is in an encoding libcurl does not know).
     private static func curlFailureCode(_ detail: String) -> URLError.Code? {
         if detail.hasPrefix("Send failure") || detail.hasPrefix("Recv failure")
             || detail.hasPrefix("transfer closed with")
@@ -973,7 +973,11 @@ final class SessionTransfer: Sendable {
         {
             return .badServerResponse
         }
-        if detail.hasPrefix("Error while processing content unencoding") { return .cannotDecodeContentData }
+        if detail.hasPrefix("Error while processing content unencoding")
+            || detail.hasPrefix("Unrecognized content encoding")
+        {
+            return .cannotDecodeContentData
+        }
         return nil
     }
     #endif
