@@ -467,37 +467,26 @@ public enum Httpbin {
             return response
         case "cookie-fields":
             // A `Secure` cookie, then a malformed field: joined with `, `, the second reads as the first's attribute.
-            var response = ServerResponse()
-            response.rawHead = Data(
-                ("HTTP/1.1 200 OK\r\nSet-Cookie: plain=1; Path=/\r\nSet-Cookie: guarded=2; Path=/; Secure\r\n"
-                    + "Set-Cookie: =novalue\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok").utf8)
-            return response
+            return raw(
+                "HTTP/1.1 200 OK\r\nSet-Cookie: plain=1; Path=/\r\nSet-Cookie: guarded=2; Path=/; Secure\r\n"
+                    + "Set-Cookie: =novalue\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
         case "lowercase-cookies":
             let redirects = request.queryValue("redirect") != nil
-            var response = ServerResponse()
-            response.rawHead = Data(
-                ((redirects ? "HTTP/1.1 302 Found\r\nLocation: /cookies\r\n" : "HTTP/1.1 200 OK\r\n")
+            return raw(
+                (redirects ? "HTTP/1.1 302 Found\r\nLocation: /cookies\r\n" : "HTTP/1.1 200 OK\r\n")
                     + "set-cookie: lower=1; Path=/\r\nset-cookie: other=2; Path=/\r\n"
-                    + "set-cookie: gone=; Max-Age=0; Path=/\r\nContent-Length: 2\r\n\r\nok").utf8)
-            return response
+                    + "set-cookie: gone=; Max-Age=0; Path=/\r\nContent-Length: 2\r\n\r\nok")
         case "unasked-upgrade":
             // A `101` no request asked for (no `Upgrade` field), then bytes of another protocol.
-            var response = ServerResponse()
-            response.rawHead = Data(
-                "HTTP/1.1 101 Switching Protocols\r\nUpgrade: other\r\nConnection: Upgrade\r\n\r\nxx".utf8)
-            return response
+            return raw(
+                "HTTP/1.1 101 Switching Protocols\r\nUpgrade: other\r\nConnection: Upgrade\r\n\r\nxx")
         case "lowercase-status":
             return rawAnswer("X-Name: v", statusLine: "http/1.1 200 OK")
         case "empty-reply":
-            var response = ServerResponse()
-            response.rawHead = Data()
-            return response
+            return raw("")
         case "bad-chunk":
-            var response = ServerResponse()
-            response.rawHead = Data(
-                "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\nZZ\r\nhello\r\n0\r\n\r\n"
-                    .utf8)
-            return response
+            return raw(
+                "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\nZZ\r\nhello\r\n0\r\n\r\n")
         case "folded-header":
             return rawAnswer("X-Name: first\r\n  second")
         case "utf8-header":
@@ -516,11 +505,9 @@ public enum Httpbin {
             return rawAnswer("X-Name: v", statusLine: "HTTP/1.1 200")
         case "trailer":
             // A chunked body followed by a trailer field, as a server that adds one after the body sends it.
-            var response = ServerResponse()
-            response.rawHead = Data(
-                ("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTrailer: X-Checksum\r\nConnection: close\r\n\r\n"
-                    + "5\r\nhello\r\n0\r\nX-Checksum: 5d41402a\r\n\r\n").utf8)
-            return response
+            return raw(
+                "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTrailer: X-Checksum\r\nConnection: close\r\n\r\n"
+                    + "5\r\nhello\r\n0\r\nX-Checksum: 5d41402a\r\n\r\n")
         case "unknown-encoding":
             return rawAnswer("Content-Encoding: x-unknown")
         case "downgrade", "location":
@@ -530,6 +517,13 @@ public enum Httpbin {
         default:
             return notFound()
         }
+    }
+
+    /// A response written as is, head and body: `text` in UTF-8.
+    private static func raw(_ text: String) -> ServerResponse {
+        var response = ServerResponse()
+        response.rawHead = Data(text.utf8)
+        return response
     }
 
     /// A `200` with body `ok` and this field (or fields), written as is: its text in UTF-8, or in ISO-8859-1 with

@@ -248,21 +248,23 @@ import SwitchboardTestSupport
         #expect(printed.contains("page=2") || printed.contains("page: 2"))
     }
 
+    /// A stub engine whose every request times out, with a `URLError` that names `url` as platforms' errors do
+    /// (and says `description`, when given).
+    static func timingOut(at url: URL, saying description: String? = nil) -> StubEngine {
+        var userInfo: [String: Any] = [
+            NSURLErrorFailingURLErrorKey: url, "NSErrorFailingURLStringKey": url.absoluteString,
+        ]
+        userInfo[NSLocalizedDescriptionKey] = description
+        let stub = StubEngine()
+        stub.on(nil, "*", reply: .failure(URLError(.timedOut, userInfo: userInfo)))
+        return stub
+    }
+
     /// An error's own text is a log line too (`print(error)`, `debugPrint(error)`, string interpolation): its URL,
     /// its message and its underlying error are shown with the same secrets hidden as in the console log.
     @Test func errorDescriptionsHideSecrets() async throws {
-        let stub = StubEngine()
         let failing = "https://api.example.com/v1/x?token=tok-AAA&page=2"
-        stub.on(
-            nil, "*",
-            reply: .failure(
-                URLError(
-                    .timedOut,
-                    userInfo: [
-                        NSURLErrorFailingURLErrorKey: URL(string: failing)!, "NSErrorFailingURLStringKey": failing,
-                    ])
-            ))
-        let (center, _) = stubCenter(stub)
+        let (center, _) = stubCenter(Self.timingOut(at: URL(string: failing)!))
         let errors = [
             await center.sendRecording { $0.url = "ftp://ada:pw-HHH@example.com/x?token=tok-AAA" }.error,
             await center.sendRecording { $0.url = "http://exa mple.com/x?api_key=key-DDD" }.error,
@@ -282,17 +284,8 @@ import SwitchboardTestSupport
     }
 
     @Test func urlsInsideUnderlyingErrorsAreRedacted() async throws {
-        let stub = StubEngine()
         let failing = URL(string: "https://user:pw-HHH@api.example.com/v1/x?token=tok-AAA&page=2")!
-        stub.on(
-            nil, "*",
-            reply: .failure(
-                URLError(
-                    .timedOut,
-                    userInfo: [
-                        NSURLErrorFailingURLErrorKey: failing, "NSErrorFailingURLStringKey": failing.absoluteString,
-                        NSLocalizedDescriptionKey: "timed out loading \(failing.absoluteString)",
-                    ])))
+        let stub = Self.timingOut(at: failing, saying: "timed out loading \(failing.absoluteString)")
         let log = EventLog()
         _ = await loggingCenter(stub, log).sendRecording {
             $0.url = "https://api.example.com/v1/x?token=tok-AAA&page=2"
