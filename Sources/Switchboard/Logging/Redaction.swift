@@ -5,7 +5,7 @@ import Foundation
 /// when its name contains one of `Redaction.secretWords` (or a word the user added), compared without case. Then, as
 /// a last pass over all the text printed, wherever it came from (an underlying error's description, a body too long
 /// or too broken to parse), every `name=value` (quoted or not), `"name": value` (in JSON text, or escaped in a JSON
-/// string) and multipart part with a secret name, and every password in a URL, is hidden too.
+/// string) and multipart part with a secret name, and every password (or lone user) in a URL, is hidden too.
 struct Redaction: Sendable {
     static let placeholder = "<redacted>"
 
@@ -138,14 +138,15 @@ struct Redaction: Sendable {
     /// blank line that ends the part's headers, up to the line of the next boundary.
     private static let partPattern = try! NSRegularExpression(
         pattern: #"\bname="([^"\r\n]*+)"[^\r\n]*+(?:\r?\n[^\r\n]++)*+\r?\n\r?\n((?:[^\r\n]++|\r(?!\n)|\r?\n(?!--))*+)"#)
-    /// `scheme://user:password@`.
+    /// `scheme://user:password@` (group 3 is hidden), or `scheme://user@` (group 4: a user alone is as often a
+    /// token, as in `https://TOKEN@host/`). The user information ends where the authority does (`/`, `?`, `#`).
     private static let userInfoPattern = try! NSRegularExpression(
-        pattern: #"(?<![A-Za-z0-9+.\-])([A-Za-z][A-Za-z0-9+.\-]*+://[^/@\s:]*+):([^/@\s]*+)@"#)
+        pattern: #"(?<![A-Za-z0-9+.\-])([A-Za-z][A-Za-z0-9+.\-]*+://)(?:([^/?#@\s:]*+):([^/?#@\s]*+)|([^/?#@\s:]++))@"#)
 
-    /// Any text with secret-named values and URL passwords hidden.
+    /// Any text with secret-named values and URL credentials hidden.
     func text(_ text: String) -> String {
         var result = text
-        result = replace(Redaction.userInfoPattern, in: result) { _ in true }
+        result = replace(Redaction.userInfoPattern, in: result, values: [3, 4]) { _ in true }
         result = replace(Redaction.pairPattern, in: result, toSeparator: true) { isSecret(Redaction.decoded($0)) }
         result = replace(Redaction.memberPattern, in: result) { isSecret($0) }
         result = replace(Redaction.escapedMemberPattern, in: result, name: 2, values: [3]) { isSecret($0) }

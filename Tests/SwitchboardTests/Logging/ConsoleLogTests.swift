@@ -279,6 +279,11 @@ import SwitchboardTestSupport
             }
         }
         #expect(errors[0]?.message.contains("is not an http or https URL") == true)
+        // A user alone in a URL is hidden too (often a token); a URL's query with an @ keeps its host.
+        let redaction = Redaction.standard
+        #expect(redaction.text("https://ghp_tok-AAA@api.example.com/x") == "https://<redacted>@api.example.com/x")
+        #expect(redaction.text("https://ada:pw-HHH@api.example.com/") == "https://ada:<redacted>@api.example.com/")
+        #expect(redaction.text("https://api.example.com/?mail=a@b.c") == "https://api.example.com/?mail=a@b.c")
         #expect(errors[2].map { String(reflecting: $0) }?.contains("page=2") == true)
         #expect(errors[2].map { String(reflecting: $0) }?.contains("underlying") == true)
     }
