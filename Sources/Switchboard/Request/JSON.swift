@@ -153,13 +153,7 @@ public enum JSON: Sendable, Hashable, Codable, CustomStringConvertible {
     }
 
     private init(number: NSNumber) {
-        #if canImport(Darwin)
-        let isBoolean = CFGetTypeID(number) == CFBooleanGetTypeID()
-        #else
-        // swift-corelibs-foundation reports Booleans (and only those, from JSON and property lists) as `char`.
-        let isBoolean = String(cString: number.objCType) == "c"
-        #endif
-        if isBoolean {
+        if number.holdsBoolean {
             self = .bool(number.boolValue)
         } else if let decimal = number as? NSDecimalNumber {
             self = .number(Number(validText: decimal.stringValue))
@@ -274,5 +268,18 @@ extension JSON: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, Expressibl
     /// An object; a later duplicate key wins.
     public init(dictionaryLiteral elements: (String, JSON)...) {
         self = .object(Dictionary(elements, uniquingKeysWith: { _, last in last }))
+    }
+}
+
+extension NSNumber {
+    /// Whether this number is a Boolean (`true` or `false` from JSON, a property list or `NSNumber(value: Bool)`),
+    /// not the integer 1 or 0 it also reads as.
+    var holdsBoolean: Bool {
+        #if canImport(Darwin)
+        CFGetTypeID(self) == CFBooleanGetTypeID()
+        #else
+        // swift-corelibs-foundation reports Booleans (and only those, from JSON and property lists) as `char`.
+        String(cString: objCType) == "c"
+        #endif
     }
 }

@@ -52,6 +52,12 @@ enum ParameterValue: Sendable, Equatable {
             self = scalar
             return
         }
+        // An NSNumber (JSONSerialization's numbers, Objective-C style code) is read by what it holds: on Linux, one
+        // holding 1 or 0 casts to `Bool` as readily as to `Int`, and the number 1 was sent as `true`.
+        if type(of: value) is NSNumber.Type, let number = value as? NSNumber {
+            self = ParameterValue(number: number)
+            return
+        }
         switch value {
         case let value as String: self = .string(value)
         case let value as Substring: self = .string(String(value))
@@ -68,7 +74,9 @@ enum ParameterValue: Sendable, Equatable {
         case let value as UInt64: self = .uint(value)
         case let value as Double: self = .double(value)
         case let value as Float: self = .double(Double(value))
-        case let value as Decimal: self = .double(NSDecimalNumber(decimal: value).doubleValue)
+        // Every digit, as written (`Decimal.description` is the same in every locale): through `Double`, 19.99
+        // was sent as 19.990000000000002. Not a number fails JSON as a `Double` NaN does.
+        case let value as Decimal: self = value.isNaN ? .double(.nan) : .literal(value.description)
         case let value as JSON: self = ParameterValue(value)
         case let value as [String: any Sendable]:
             var members: [(key: String, value: ParameterValue)] = []
@@ -84,6 +92,23 @@ enum ParameterValue: Sendable, Equatable {
             self = .array(elements)
         default:
             throw HTTPError(.encoding, ParameterValue.unsupported(value, path: path))
+        }
+    }
+
+    /// A Foundation number as what it holds: a Boolean, an integer (signed or not), a double, or a decimal with
+    /// every digit.
+    private init(number: NSNumber) {
+        if number.holdsBoolean {
+            self = .bool(number.boolValue)
+        } else if let decimal = number as? NSDecimalNumber {
+            let value = decimal.decimalValue
+            self = value.isNaN ? .double(.nan) : .literal(value.description)
+        } else {
+            switch String(cString: number.objCType) {
+            case "f", "d": self = .double(number.doubleValue)
+            case "Q", "L", "I", "S", "C": self = .uint(number.uint64Value)
+            default: self = .int(number.int64Value)
+            }
         }
     }
 

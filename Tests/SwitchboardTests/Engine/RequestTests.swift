@@ -64,6 +64,25 @@ import SwitchboardTestSupport
         #expect(json["headers"]?["Content-Type"]?.string?.hasPrefix("application/x-www-form-urlencoded") == true)
     }
 
+    /// Money and Foundation's numbers reach the server as they were given: a `Decimal` price (which went through
+    /// `Double` and arrived as 19.990000000000002), and JSONSerialization's 1 (an `NSNumber`, which arrived as `true`).
+    @Test func decimalsAndFoundationNumbersArriveAsGiven() async throws {
+        let parsed = try JSONSerialization.jsonObject(with: Data(#"{"count":1,"ratio":0.1}"#.utf8))
+        let response = try await center().send { request in
+            request.api = "post"
+            request.method = .post
+            request.requestSerializer = .json
+            request.parameters = [
+                "price": Decimal(string: "19.99")!, "total": Decimal(string: "12345678901234567.891")!,
+                "parsed": parsed as? [String: any Sendable] ?? [:],
+            ]
+        }
+        let sent = try #require(response.json?["data"]?.string)
+        #expect(sent.contains(#""price":19.99"#), "\(sent)")
+        #expect(sent.contains(#""total":12345678901234567.891"#), "\(sent)")
+        #expect(sent.contains(#""parsed":{"count":1,"ratio":0.1}"#), "\(sent)")
+    }
+
     @Test func postJSON() async throws {
         let response = try await center().send { request in
             request.api = "post"

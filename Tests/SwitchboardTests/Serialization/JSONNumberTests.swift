@@ -98,4 +98,66 @@ import Testing
             String(decoding: body, as: UTF8.self)
                 == #"{"filter":{"id":9007199254740993,"max":18446744073709551615,"ratio":0.1}}"#)
     }
+
+    /// A `Decimal` parameter (money) is sent with every digit it has, in a JSON body, a form body and a query: it
+    /// went through `Double`, and `19.99` was sent as `19.990000000000002`, `12345678901234567.891` as
+    /// `12345678901234568`.
+    @Test(arguments: ["12345678901234567.891", "19.99", "-0.000000000000000000001", "99999999999999999999999999999"])
+    func decimalParametersKeepEveryDigit(literal: String) throws {
+        let amount = try #require(Decimal(string: literal))
+        for serializer in [RequestSerializer.json, .form] {
+            var request = Request()
+            request.url = "https://api.example.com/pay"
+            request.method = .post
+            request.requestSerializer = serializer
+            request.parameters = ["amount": amount]
+            guard case .data(let body) = try RequestEncoding.encode(request).body else {
+                Issue.record("no body"); return
+            }
+            let text = String(decoding: body, as: UTF8.self)
+            #expect(text == (serializer == .json ? #"{"amount":\#(amount)}"# : "amount=\(amount)"))
+            if serializer == .json { #expect(try JSON(data: body)["amount"]?.decimal == amount) }
+        }
+        var query = Request()
+        query.url = "https://api.example.com/quote"
+        query.parameters = ["amount": amount]
+        #expect(try RequestEncoding.encode(query).urlText == "https://api.example.com/quote?amount=\(amount)")
+        #expect(amount.description == literal)
+    }
+
+    /// A `Decimal` that is not a number fails a JSON body, as a `Double` NaN does.
+    @Test func aDecimalNaNFailsAJSONBody() {
+        var request = Request()
+        request.url = "https://api.example.com/pay"
+        request.method = .post
+        request.requestSerializer = .json
+        request.parameters = ["amount": Decimal.nan]
+        #expect(throws: HTTPError.self) { try RequestEncoding.encode(request) }
+    }
+
+    /// Numbers from Foundation (JSONSerialization's, `NSNumber`, `NSDecimalNumber`) are sent as what they hold: on
+    /// Linux an `NSNumber` holding 1 cast to `Bool` first, and was sent as `true`; a decimal went through `Double`.
+    @Test func foundationNumbersAreSentAsTheyAre() throws {
+        let parsed = try JSONSerialization.jsonObject(
+            with: Data(
+                #"{"one":1,"zero":0,"yes":true,"price":19.99,"id":9007199254740993,"huge":123456789012345678901234567890}"#
+                    .utf8))
+        let parameters: [String: any Sendable] = [
+            "parsed": try #require(parsed as? [String: any Sendable]), "number": NSNumber(value: 1),
+            "decimal": NSDecimalNumber(string: "12345678901234567.891"), "flag": NSNumber(value: false),
+        ]
+        var request = Request()
+        request.url = "https://api.example.com/items"
+        request.method = .post
+        request.requestSerializer = .json
+        request.parameters = parameters
+        guard case .data(let body) = try RequestEncoding.encode(request).body else { Issue.record("no body"); return }
+        #expect(
+            String(decoding: body, as: UTF8.self)
+                == #"{"decimal":12345678901234567.891,"flag":false,"number":1,"parsed":{"huge":123456789012345678901234567890,"id":9007199254740993,"one":1,"price":19.99,"yes":true,"zero":0}}"#
+        )
+        request.requestSerializer = .form
+        guard case .data(let form) = try RequestEncoding.encode(request).body else { Issue.record("no body"); return }
+        #expect(String(decoding: form, as: UTF8.self).contains("number=1&"))
+    }
 }
