@@ -73,7 +73,12 @@ enum ParameterValue: Sendable, Equatable {
         case let value as UInt32: self = .uint(UInt64(value))
         case let value as UInt64: self = .uint(value)
         case let value as Double: self = .double(value)
-        case let value as Float: self = .double(Double(value))
+        // A `Float` as its own shortest text (`0.1`): widened to `Double` first, 0.1 was sent as 0.10000000149011612.
+        case let value as Float:
+            self = value.isFinite ? .literal(ParameterValue.numberText(value)) : .double(Double(value))
+        case let value as CGFloat: self = .double(Double(value))
+        // Objective-C's null (JSONSerialization's), as JSON's.
+        case is NSNull: self = .null
         // Every digit, as written (`Decimal.description` is the same in every locale): through `Double`, 19.99
         // was sent as 19.990000000000002. Not a number fails JSON as a `Double` NaN does.
         case let value as Decimal: self = value.isNaN ? .double(.nan) : .literal(value.description)
@@ -177,8 +182,9 @@ extension ParameterValue {
         }
     }
 
-    static func numberText(_ value: Double) -> String {
-        if let exact = Int64(exactly: value) { return String(exact) }
+    static func numberText<Value: BinaryFloatingPoint & LosslessStringConvertible>(_ value: Value) -> String {
+        // An integral value without a fraction, but -0.0 keeps its sign (`Int64(exactly:)` makes it 0).
+        if let exact = Int64(exactly: value), exact != 0 || value.sign == .plus { return String(exact) }
         return "\(value)"
     }
 

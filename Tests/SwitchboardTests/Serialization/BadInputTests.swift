@@ -201,7 +201,9 @@ import Testing
             (Int.min, .int(Int64.min)), (Int8(-8), .int(-8)), (Int16(16), .int(16)), (Int32(-32), .int(-32)),
             (Int64.max, .int(Int64.max)), (UInt.max, .uint(UInt64(UInt.max))), (UInt8(8), .uint(8)),
             (UInt16(16), .uint(16)), (UInt32(32), .uint(32)), (UInt64.max, .uint(UInt64.max)), (2.5, .double(2.5)),
-            (Float(0.5), .double(0.5)), (Optional(7) as Int?, .int(7)), (JSON.null, .null),
+            (Float(0.1), .literal("0.1")), (Optional(7) as Int?, .int(7)), (JSON.null, .null), (NSNull(), .null),
+            (CGFloat(0.5), .double(0.5)), (Decimal(string: "19.99")!, .literal("19.99")), (NSNumber(value: 1), .int(1)),
+            (NSNumber(value: true), .bool(true)), (NSNumber(value: UInt64.max), .uint(UInt64.max)),
         ]
         for (value, expected) in values {
             #expect(try ParameterValue(value, path: "v") == expected, "\(type(of: value))")

@@ -160,4 +160,22 @@ import Testing
         guard case .data(let form) = try RequestEncoding.encode(request).body else { Issue.record("no body"); return }
         #expect(String(decoding: form, as: UTF8.self).contains("number=1&"))
     }
+
+    /// A `Float` is sent as its own shortest text (it was widened to `Double` first: 0.1 went as 0.10000000149011612),
+    /// -0.0 keeps its sign, a `CGFloat` is a number and `NSNull` is JSON's null (JSONSerialization gives it).
+    @Test func floatsSignedZerosAndNullsAreSentAsGiven() throws {
+        var request = Request()
+        request.url = "https://api.example.com/items"
+        request.method = .post
+        request.requestSerializer = .json
+        request.parameters = [
+            "float": Float(0.1), "big": Float(3.4028235e38), "zero": -0.0, "cg": CGFloat(0.25), "none": NSNull(),
+        ]
+        guard case .data(let body) = try RequestEncoding.encode(request).body else { Issue.record("no body"); return }
+        let text = String(decoding: body, as: UTF8.self)
+        #expect(text == #"{"big":3.4028235e+38,"cg":0.25,"float":0.1,"none":null,"zero":-0.0}"#)
+        let json = try JSON(data: body)
+        #expect(json["float"]?.number?.double == 0.1)
+        #expect(json["zero"]?.number?.double.sign == .minus)
+    }
 }
