@@ -501,7 +501,9 @@ public enum ResponseSerializer: Sendable, Hashable {
     case plist
     /// XML, parsed into an `XML` element tree.
     case xml
-    /// Text, decoded with the charset of `Content-Type` (UTF-8 when none is given).
+    /// Text, decoded with the charset of `Content-Type` (UTF-8 when none is given): the WHATWG labels of UTF-8,
+    /// UTF-16, the ISO-8859 and Windows code pages, KOI8-R, GBK, GB 18030, Big5, Shift_JIS and EUC-KR. A charset not
+    /// known is read as UTF-8; a body that is not text in its charset fails with `.decoding`, naming it.
     case string
 }
 

@@ -153,10 +153,11 @@ public struct Response: Sendable {
         return data.isEmpty ? nil : try? JSON(data: data)
     }
 
-    /// The body as text: the serializer's value for `.string`, otherwise the body read as UTF-8, or `nil`.
+    /// The body as text: the serializer's value for `.string`, otherwise the body read in the charset its
+    /// `Content-Type` names (UTF-8 when it names none), or `nil`.
     public var string: String? {
         if case .string(let text) = value { return text }
-        return String(data: data, encoding: .utf8)
+        return try? ResponseDecoding.text(of: data, contentType: headers["Content-Type"])
     }
 
     /// The body as an XML tree: the serializer's value for `.xml`, otherwise the body parsed now, or `nil`.

@@ -25,10 +25,7 @@ enum ResponseDecoding {
             case .xml:
                 return .xml(try XML(data: data))
             case .string:
-                guard let text = String(data: data, encoding: encoding(of: response.headers["Content-Type"])) else {
-                    throw HTTPError(.decoding, "the body is not text in the charset it declares")
-                }
-                return .string(text)
+                return .string(try text(of: data, contentType: response.headers["Content-Type"]))
             }
         } catch {
             var error = error
@@ -45,23 +42,76 @@ enum ResponseDecoding {
         return "\(type), \(response.data.count) bytes"
     }
 
-    /// The string encoding named by a `Content-Type` charset; UTF-8 when none is named or it is unknown.
-    static func encoding(of contentType: String?) -> String.Encoding {
-        guard let contentType,
-            let charset = contentType.lowercased().split(separator: ";").lazy
-                .map({ $0.trimmingCharacters(in: .whitespaces) })
-                .first(where: { $0.hasPrefix("charset=") })?
-                .dropFirst("charset=".count)
-                .trimmingCharacters(in: CharacterSet(charactersIn: "\""))
-        else { return .utf8 }
-        switch charset {
-        case "iso-8859-1", "latin1", "latin-1": return .isoLatin1
-        case "us-ascii", "ascii": return .ascii
-        case "utf-16": return .utf16
-        case "utf-16le": return .utf16LittleEndian
-        case "utf-16be": return .utf16BigEndian
-        case "windows-1252", "cp1252": return .windowsCP1252
-        default: return .utf8
+    /// The body as text, in the charset its `Content-Type` names (UTF-8 when it names none).
+    ///
+    /// - Throws: `.decoding`, naming the charset, when the body is not text in it; for a charset Switchboard does not
+    ///   know, when the body is not UTF-8 either.
+    static func text(of data: Data, contentType: String?) throws(HTTPError) -> String {
+        let label = charset(of: contentType)
+        let known = label.map(encoding(forCharset:)) ?? .utf8
+        if let text = String(data: data, encoding: known ?? .utf8) { return text }
+        guard let label else { throw HTTPError(.decoding, "the body is not UTF-8 text (no charset is declared)") }
+        guard known != nil else {
+            throw HTTPError(
+                .decoding, "the body's charset \"\(label)\" is not one Switchboard reads, and the body is not UTF-8")
         }
+        throw HTTPError(.decoding, "the body is not text in the charset it declares (\(label))")
+    }
+
+    /// The charset a `Content-Type` names, in lower case, without quotes.
+    static func charset(of contentType: String?) -> String? {
+        guard let contentType else { return nil }
+        return contentType.lowercased().split(separator: ";").lazy
+            .map({ $0.trimmingCharacters(in: .whitespaces) })
+            .first(where: { $0.hasPrefix("charset=") })?
+            .dropFirst("charset=".count)
+            .trimmingCharacters(in: CharacterSet(charactersIn: "\" "))
+    }
+
+    /// The encoding a charset label names (the WHATWG Encoding Standard's labels, and the usual aliases); `nil` for
+    /// one not known here. Chinese labels read as GB 18030 and Big5 as Big5-HKSCS, the supersets browsers read them
+    /// as; Shift_JIS as Windows-31J, EUC-KR as its superset CP949, for the same reason.
+    static func encoding(forCharset label: String) -> String.Encoding? {
+        if let standard = standardEncodings[label] { return standard }
+        return coreFoundationEncodings[label].map { String.Encoding(rawValue: 0x8000_0000 | $0) }
+    }
+
+    private static let standardEncodings: [String: String.Encoding] = aliases([
+        (.utf8, ["utf-8", "utf8", "unicode-1-1-utf-8"]),
+        (.isoLatin1, ["iso-8859-1", "iso8859-1", "iso_8859-1", "latin1", "latin-1", "l1"]),
+        (.ascii, ["us-ascii", "ascii"]),
+        (.utf16, ["utf-16"]), (.utf16LittleEndian, ["utf-16le"]), (.utf16BigEndian, ["utf-16be"]),
+        (.windowsCP1250, ["windows-1250", "cp1250", "x-cp1250"]),
+        (.windowsCP1251, ["windows-1251", "cp1251", "x-cp1251"]),
+        (.windowsCP1252, ["windows-1252", "cp1252", "x-cp1252"]),
+        (.windowsCP1253, ["windows-1253", "cp1253", "x-cp1253"]),
+        (.windowsCP1254, ["windows-1254", "cp1254", "x-cp1254"]),
+        (.isoLatin2, ["iso-8859-2", "iso8859-2", "iso_8859-2", "latin2", "l2"]),
+        (.iso2022JP, ["iso-2022-jp", "csiso2022jp"]),
+    ])
+
+    /// Core Foundation's numbers for encodings `String.Encoding` has no name for.
+    private static let coreFoundationEncodings: [String: UInt] = aliases([
+        (0x0632, ["gb18030", "gbk", "gb2312", "gb_2312", "gb_2312-80", "x-gbk", "cp936", "csgb2312", "chinese"]),
+        (0x0A06, ["big5", "big5-hkscs", "cn-big5", "csbig5", "x-x-big5"]),
+        (
+            0x0420,
+            ["shift_jis", "shift-jis", "sjis", "ms_kanji", "csshiftjis", "windows-31j", "x-sjis", "ms932", "cp932"]
+        ),
+        (0x0422, ["euc-kr", "ks_c_5601-1987", "windows-949", "cp949", "ksc5601", "korean", "csksc56011987"]),
+        (0x0A02, ["koi8-r", "koi8", "koi", "cskoi8r"]),
+        (0x0505, ["windows-1255", "cp1255"]), (0x0506, ["windows-1256", "cp1256"]),
+        (0x0507, ["windows-1257", "cp1257"]), (0x0508, ["windows-1258", "cp1258"]),
+        (0x041D, ["windows-874", "tis-620", "iso-8859-11", "dos-874"]),
+        (0x0205, ["iso-8859-5", "iso8859-5", "cyrillic"]), (0x0207, ["iso-8859-7", "iso8859-7", "greek"]),
+        (0x0209, ["iso-8859-9", "iso8859-9", "latin5"]), (0x020F, ["iso-8859-15", "iso8859-15", "latin-9"]),
+    ])
+
+    private static func aliases<Value>(_ groups: [(Value, [String])]) -> [String: Value] {
+        var table: [String: Value] = [:]
+        for (value, labels) in groups {
+            for label in labels { table[label] = value }
+        }
+        return table
     }
 }

@@ -1,0 +1,59 @@
+import Foundation
+import Testing
+@testable import Switchboard
+import SwitchboardTestSupport
+
+/// Text in the charset its `Content-Type` names, on both engines: the loopback server sends back the bytes it gets,
+/// with the type it gets. Chinese, Japanese and Korean text was read as UTF-8 whatever the charset said, and failed.
+@Suite struct CharsetTests {
+    static let samples: [(charset: String, bytes: [UInt8], text: String)] = [
+        ("gbk", [0xC4, 0xE3, 0xBA, 0xC3], "你好"), ("GB2312", [0xC4, 0xE3, 0xBA, 0xC3], "你好"),
+        ("gb18030", [0x81, 0x30, 0x81, 0x30], "\u{80}"), ("big5", [0xA7, 0x41, 0xA6, 0x6E], "你好"),
+        ("Shift_JIS", [0x82, 0xB1, 0x82, 0xF1], "こん"), ("euc-kr", [0xBE, 0xC8, 0xB3, 0xE7], "안녕"),
+        ("windows-1251", [0xCF, 0xF0, 0xE8], "При"), ("koi8-r", [0xF0, 0xD2, 0xC9], "При"),
+        ("iso-8859-15", [0xA4], "€"), ("\"utf-8\"", [0xE2, 0x82, 0xAC], "€"),
+    ]
+
+    /// Sends `bytes` as a body of type `type` to the echo route and reads the answer with the `.string` serializer.
+    static func echo(_ bytes: [UInt8], type: String, engineName: String) async throws -> Outcome {
+        let engine = try namedEngine(engineName)
+        let center = Center { config in
+            config.engine = engine
+            config.server = LoopbackServer.shared.baseURL + "/"
+        }
+        return await center.sendRecording { request in
+            request.api = "echo-body"
+            request.method = .post
+            request.body = .data(Data(bytes), contentType: type)
+            request.responseSerializer = .string
+        }
+    }
+
+    @Test(arguments: bothEngines, samples.indices)
+    func textIsReadInItsCharset(engineName: String, index: Int) async throws {
+        let sample = Self.samples[index]
+        let type = "text/plain; charset=\(sample.charset)"
+        let outcome = try await Self.echo(sample.bytes, type: type, engineName: engineName)
+        let response = try #require(outcome.response, "\(sample.charset): \(String(describing: outcome.error))")
+        #expect(response.data == Data(sample.bytes))
+        #expect(response.string == sample.text, "\(sample.charset)")
+        #expect(response.value == .string(sample.text))
+    }
+
+    /// A charset nobody knows is read as UTF-8 when the body is UTF-8; otherwise the error names it. A body that is
+    /// not text in a charset Switchboard knows names that charset.
+    @Test(arguments: bothEngines)
+    func aCharsetThatCannotBeReadIsNamed(engineName: String) async throws {
+        let utf8 = try await Self.echo(
+            Array("ok €".utf8), type: "text/plain; charset=x-unheard-of", engineName: engineName)
+        #expect(utf8.response?.string == "ok €")
+        let unknown = try await Self.echo(
+            [0xA4, 0xB3], type: "text/plain; charset=x-unheard-of", engineName: engineName)
+        #expect(unknown.error?.code == .decoding)
+        #expect(unknown.error?.message.contains("\"x-unheard-of\" is not one Switchboard reads") == true)
+        let broken = try await Self.echo(
+            [0xFF, 0xFE, 0xFD], type: "text/plain; charset=Shift_JIS", engineName: engineName)
+        #expect(broken.error?.code == .decoding)
+        #expect(broken.error?.message.contains("(shift_jis)") == true, "\(String(describing: broken.error))")
+    }
+}
