@@ -92,9 +92,10 @@ public struct EngineRequest: Sendable {
         set { storage.unique().value.headers = newValue }
         _modify { yield &storage.unique().value.headers }
     }
-    /// The idle timeout: the longest wait without any data. 60 seconds unless set.
+    /// The idle timeout: the longest wait without any data. 60 seconds unless set; at most about 31.7 years (10⁹
+    /// seconds), which a longer one reads as.
     public var timeout: Duration {
-        get { storage.value.timeout }
+        get { storage.value.timeout.boundedAsWait }
         set { storage.unique().value.timeout = newValue }
         _modify { yield &storage.unique().value.timeout }
     }
@@ -110,9 +111,10 @@ public struct EngineRequest: Sendable {
         set { storage.unique().value.destination = newValue }
         _modify { yield &storage.unique().value.destination }
     }
-    /// The longest the whole exchange may take, or `nil` for no limit; the engine enforces it.
+    /// The longest the whole exchange may take, or `nil` for no limit; the engine enforces it. At most about 31.7
+    /// years (10⁹ seconds), which a longer one reads as.
     public var totalTimeout: Duration? {
-        get { storage.value.totalTimeout }
+        get { storage.value.totalTimeout?.boundedAsWait }
         set { storage.unique().value.totalTimeout = newValue }
         _modify { yield &storage.unique().value.totalTimeout }
     }

@@ -229,7 +229,7 @@ public final class StubEngine: Engine {
             }
             if wait > .zero {
                 // The sleep runs in a task of its own, so that the request's `cancellation` can end it too.
-                let (clock, wait) = (clock, wait)
+                let (clock, wait) = (clock, wait.boundedAsWait)
                 let sleeper = Task { try await clock.sleep(for: wait) }
                 try await request.withCancellationHandler {
                     try await sleeper.value

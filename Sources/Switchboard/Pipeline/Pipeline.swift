@@ -184,6 +184,7 @@ extension Center {
     static func sleep(
         for duration: Duration, on clock: any Clock<Duration>, cancellation: EngineCancellation?
     ) async throws {
+        let duration = duration.boundedAsWait
         guard let cancellation else { return try await clock.sleep(for: duration) }
         if clock is ContinuousClock { return try await cancellation.sleep(for: duration) }
         let sleeper = Task { try await clock.sleep(for: duration) }

@@ -117,7 +117,9 @@ public struct RetryPolicy: Sendable, Hashable {
         let capped = min(exponential, maxDelay.seconds)
         let fraction = min(max(jitter, 0), 1)
         let jittered = capped * (1 - fraction * Double.random(in: 0..<1))
-        return .nanoseconds(Int64(jittered * 1e9))
+        // Bounded before it is converted: a delay or multiplier out of range (or not a number) trapped there.
+        guard jittered.isFinite, jittered > 0 else { return .zero }
+        return .nanoseconds(Int64(min(jittered, Duration.longestWait.seconds) * 1e9))
     }
 
     /// The wait a response asks for in `Retry-After`: seconds, or an HTTP date.
