@@ -81,6 +81,8 @@ struct Redaction: Sendable {
     /// `limit` characters, so that no size lets a secret through.
     func body(_ data: Data, limit: Int) -> String {
         if data.isEmpty { return "(empty)" }
+        // A limit below zero prints none of the body (cutting to it stopped the process).
+        let limit = max(0, limit)
         let scanned = data.prefix(Redaction.scanLimit)
         guard let text = Redaction.utf8(scanned) else { return "(\(data.count) bytes of binary data)" }
         // Markup (XML, a plist; also inside a JSON string) by its own rule, then everything as text.

@@ -18,7 +18,7 @@ import FoundationNetworking
 public struct CURLLogPlugin: Plugin {
     private let redaction: Redaction
     private let handler: @Sendable (String) -> Void
-    /// Longest body printed, in characters. 4,096 by default.
+    /// Longest body printed, in characters. 4,096 by default; 0 (or less) prints none of it.
     public var bodyLimit: Int
 
     /// Creates a logger.

@@ -294,6 +294,23 @@ private struct Recorder: Plugin {
         #expect(all[1].contains("name=\"user\""))
     }
 
+    /// A body limit below zero prints none of the body (cutting to it stopped the process).
+    @Test func aBodyLimitBelowZeroPrintsNoBody() async throws {
+        let lines = Locked<[String]>([])
+        let (center, stub) = stubCenter { config in
+            config.plugins = [CURLLogPlugin(bodyLimit: -5) { line in lines.withLock { $0.append(line) } }]
+        }
+        stub.on(nil, "*", reply: .status(204))
+        _ = try await center.send { request in
+            request.api = "notes"
+            request.method = .post
+            request.parameters = ["text": "hello"]
+        }
+        let line = try #require(lines.withLock { $0.first })
+        #expect(line.contains("--data-binary '… ("))
+        #expect(!line.contains("hello"))
+    }
+
     @Test func endpointsBringTheirPlugins() async throws {
         let log = EventLog()
         struct Profile: Endpoint {
