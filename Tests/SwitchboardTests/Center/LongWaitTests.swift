@@ -9,12 +9,7 @@ import SwitchboardTestSupport
 @Suite struct LongWaitTests {
     @Test(arguments: bothEngines)
     func aTimeoutOfAnyLengthIsKept(engineName: String) async throws {
-        let engine = try namedEngine(engineName)
-        let center = Center { config in
-            config.engine = engine
-            config.server = LoopbackServer.shared.baseURL + "/"
-        }
-        let response = try await center.send { request in
+        let response = try await loopbackCenter(engineName).send { request in
             request.api = "get"
             request.timeout = .seconds(Int64.max)
             request.totalTimeout = .seconds(Int64.max)

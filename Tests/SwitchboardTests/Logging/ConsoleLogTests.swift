@@ -307,10 +307,7 @@ import SwitchboardTestSupport
     @Test(arguments: bothEngines)
     func bodiesEchoedOverLoopbackAreRedacted(engineName: String) async throws {
         let log = EventLog()
-        let engine = try namedEngine(engineName)
-        let center = Center { config in
-            config.engine = engine
-            config.server = LoopbackServer.shared.baseURL + "/"
+        let center = try loopbackCenter(engineName) { config in
             config.consoleLog = true
             config.consoleLogHandler = { log.record($0) }
         }

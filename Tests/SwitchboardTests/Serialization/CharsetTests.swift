@@ -16,12 +16,7 @@ import SwitchboardTestSupport
 
     /// Sends `bytes` as a body of type `type` to the echo route and reads the answer with the `.string` serializer.
     static func echo(_ bytes: [UInt8], type: String, engineName: String) async throws -> Outcome {
-        let engine = try namedEngine(engineName)
-        let center = Center { config in
-            config.engine = engine
-            config.server = LoopbackServer.shared.baseURL + "/"
-        }
-        return await center.sendRecording { request in
+        try await loopbackCenter(engineName).sendRecording { request in
             request.api = "echo-body"
             request.method = .post
             request.body = .data(Data(bytes), contentType: type)

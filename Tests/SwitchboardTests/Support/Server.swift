@@ -59,12 +59,17 @@ func namedEngine(_ name: String, perHost: Int? = nil) throws -> any Engine {
     return URLSessionEngine(configuration: configuration)
 }
 
-/// A center on the named engine (a new one), aimed at `server`: the shared loopback server unless given.
-func loopbackCenter(_ engineName: String, server: LoopbackServer = .shared) throws -> Center {
+/// A center on the named engine (a new one), aimed at `server`: the shared loopback server unless given; then
+/// `configure`.
+func loopbackCenter(
+    _ engineName: String, server: LoopbackServer = .shared,
+    _ configure: (inout Center.Configuration) -> Void = { _ in }
+) throws -> Center {
     let engine = try namedEngine(engineName)
     return Center { config in
         config.engine = engine
         config.server = server.baseURL + "/"
+        configure(&config)
     }
 }
 
