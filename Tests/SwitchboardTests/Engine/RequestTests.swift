@@ -65,7 +65,8 @@ import SwitchboardTestSupport
     }
 
     /// Money and Foundation's numbers reach the server as they were given: a `Decimal` price (which went through
-    /// `Double` and arrived as 19.990000000000002), and JSONSerialization's 1 (an `NSNumber`, which arrived as `true`).
+    /// `Double` and arrived as 19.990000000000002), JSONSerialization's 1 (an `NSNumber`, which arrived as `true`), a
+    /// `Float` (widened, 0.1 arrived as 0.10000000149011612), -0.0 (arrived as 0) and `NSNull` (refused).
     @Test func decimalsAndFoundationNumbersArriveAsGiven() async throws {
         let parsed = try JSONSerialization.jsonObject(with: Data(#"{"count":1,"ratio":0.1}"#.utf8))
         let response = try await center().send { request in
@@ -74,13 +75,16 @@ import SwitchboardTestSupport
             request.requestSerializer = .json
             request.parameters = [
                 "price": Decimal(string: "19.99")!, "total": Decimal(string: "12345678901234567.891")!,
-                "parsed": parsed as? [String: any Sendable] ?? [:],
+                "parsed": parsed as? [String: any Sendable] ?? [:], "weight": Float(0.1), "zero": -0.0,
+                "none": NSNull(),
             ]
         }
         let sent = try #require(response.json?["data"]?.string)
         #expect(sent.contains(#""price":19.99"#), "\(sent)")
         #expect(sent.contains(#""total":12345678901234567.891"#), "\(sent)")
         #expect(sent.contains(#""parsed":{"count":1,"ratio":0.1}"#), "\(sent)")
+        #expect(sent.contains(#""weight":0.1,"zero":-0.0"#), "\(sent)")
+        #expect(sent.contains(#""none":null"#), "\(sent)")
     }
 
     @Test func postJSON() async throws {
