@@ -36,15 +36,24 @@ public struct XML: Sendable, Hashable {
         children.filter { $0.name == child }
     }
 
+    /// How deep elements may nest, as for JSON (`JSONParser.maximumDepth`): `XMLParser` on Linux reads any depth,
+    /// and a tree 100,000 elements deep from a hostile server overflowed the stack when hashed.
+    static let maximumDepth = 512
+
     /// Parses an XML document into its root element.
     ///
-    /// - Throws: `HTTPError` with code `.decoding` when the data is not well-formed XML.
+    /// - Throws: `HTTPError` with code `.decoding` when the data is not well-formed XML, or nests elements more than
+    ///   512 deep.
     public init(data: Data) throws(HTTPError) {
         let builder = TreeBuilder()
         let parser = XMLParser(data: data)
         parser.delegate = builder
         parser.shouldResolveExternalEntities = false
-        guard parser.parse(), let root = builder.root else {
+        let parsed = parser.parse()
+        if builder.tooDeep {
+            throw HTTPError(.decoding, "the body is XML nested more than \(XML.maximumDepth) deep")
+        }
+        guard parsed, let root = builder.root else {
             let reason = parser.parserError.map { " (\($0.localizedDescription))" } ?? ""
             throw HTTPError(.decoding, "the body is not well-formed XML\(reason)", underlying: parser.parserError)
         }
@@ -57,11 +66,18 @@ private final class TreeBuilder: NSObject, XMLParserDelegate {
     private var stack: [XML] = []
     private var texts: [String] = []
     var root: XML?
+    /// Whether parsing stopped at an element nested deeper than `XML.maximumDepth`.
+    private(set) var tooDeep = false
 
     func parser(
         _ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?, qualifiedName: String?,
         attributes: [String: String] = [:]
     ) {
+        guard stack.count < XML.maximumDepth else {
+            tooDeep = true
+            parser.abortParsing()
+            return
+        }
         stack.append(XML(name: elementName, attributes: attributes))
         texts.append("")
     }

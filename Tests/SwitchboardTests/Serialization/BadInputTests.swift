@@ -195,6 +195,31 @@ import Testing
                 == "application/x-www-form-urlencoded; charset=utf-8")
     }
 
+    /// XML nests at most 512 elements deep, as JSON does: `XMLParser` on Linux read any depth, and a tree 100,000 deep
+    /// from a hostile server overflowed the stack when hashed.
+    @Test(arguments: [512, 513, 100_000])
+    func xmlNestedTooDeepFailsDecoding(depth: Int) async throws {
+        let body = String(repeating: "<a>", count: depth) + "x" + String(repeating: "</a>", count: depth)
+        let (center, stub) = stubCenter()
+        stub.on(nil, "*", reply: .string(body, headers: ["Content-Type": "application/xml"]))
+        let outcome = await center.sendRecording {
+            $0.api = "deep"; $0.responseSerializer = .xml
+        }
+        if depth <= XML.maximumDepth {
+            var element = try #require(outcome.response?.xml)
+            var levels = 1
+            while let child = element.children.first {
+                element = child
+                levels += 1
+            }
+            #expect(levels == depth)
+            #expect(element.text == "x")
+        } else {
+            #expect(outcome.error?.code == .decoding)
+            #expect(outcome.error?.message.contains("nested more than 512 deep") == true)
+        }
+    }
+
     @Test func everyScalarTypeKeepsItsKindAndValue() throws {
         let values: [(any Sendable, ParameterValue)] = [
             ("text", .string("text")), (Substring("sub"), .string("sub")), (true, .bool(true)),
