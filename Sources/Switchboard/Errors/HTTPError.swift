@@ -172,7 +172,8 @@ public struct HTTPError: Error, Sendable, CustomStringConvertible, CustomDebugSt
     /// names the URL it failed on, query and all).
     public var debugDescription: String {
         guard let underlying else { return description }
-        return Redaction.standard.text("\(description) [underlying: \(String(reflecting: underlying))]")
+        // The description is redacted already.
+        return "\(description) [underlying: \(Redaction.standard.text(String(reflecting: underlying)))]"
     }
 
     private var target: String? {

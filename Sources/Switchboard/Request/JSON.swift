@@ -153,16 +153,12 @@ public enum JSON: Sendable, Hashable, Codable, CustomStringConvertible {
     }
 
     private init(number: NSNumber) {
-        if number.holdsBoolean {
-            self = .bool(number.boolValue)
-        } else if let decimal = number as? NSDecimalNumber {
-            self = .number(Number(validText: decimal.stringValue))
-        } else {
-            switch String(cString: number.objCType) {
-            case "f", "d": self = .number(Number(number.doubleValue))
-            case "Q", "L", "I", "S", "C": self = .number(Number(number.uint64Value))
-            default: self = .number(Number(number.int64Value))
-            }
+        switch number.held {
+        case .boolean(let value): self = .bool(value)
+        case .decimal(let value): self = .number(Number(validText: value.description))
+        case .floatingPoint(let value): self = .number(Number(value))
+        case .unsigned(let value): self = .number(Number(value))
+        case .signed(let value): self = .number(Number(value))
         }
     }
 
@@ -272,14 +268,31 @@ extension JSON: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, Expressibl
 }
 
 extension NSNumber {
-    /// Whether this number is a Boolean (`true` or `false` from JSON, a property list or `NSNumber(value: Bool)`),
-    /// not the integer 1 or 0 it also reads as.
-    var holdsBoolean: Bool {
+    /// What a Foundation number holds (from JSONSerialization, a property list, Objective-C style code).
+    enum Held {
+        /// `true` or `false`, not the integer 1 or 0 it also reads as.
+        case boolean(Bool)
+        /// An `NSDecimalNumber`'s value, every digit.
+        case decimal(Decimal)
+        case floatingPoint(Double)
+        case unsigned(UInt64)
+        case signed(Int64)
+    }
+
+    /// What this number holds, told by its type: the one reading both `JSON` and parameters use.
+    var held: Held {
         #if canImport(Darwin)
-        CFGetTypeID(self) == CFBooleanGetTypeID()
+        let isBoolean = CFGetTypeID(self) == CFBooleanGetTypeID()
         #else
         // swift-corelibs-foundation reports Booleans (and only those, from JSON and property lists) as `char`.
-        String(cString: objCType) == "c"
+        let isBoolean = String(cString: objCType) == "c"
         #endif
+        if isBoolean { return .boolean(boolValue) }
+        if let decimal = self as? NSDecimalNumber { return .decimal(decimal.decimalValue) }
+        switch String(cString: objCType) {
+        case "f", "d": return .floatingPoint(doubleValue)
+        case "Q", "L", "I", "S", "C": return .unsigned(uint64Value)
+        default: return .signed(int64Value)
+        }
     }
 }

@@ -79,9 +79,7 @@ enum ParameterValue: Sendable, Equatable {
         case let value as CGFloat: self = .double(Double(value))
         // Objective-C's null (JSONSerialization's), as JSON's.
         case is NSNull: self = .null
-        // Every digit, as written (`Decimal.description` is the same in every locale): through `Double`, 19.99
-        // was sent as 19.990000000000002. Not a number fails JSON as a `Double` NaN does.
-        case let value as Decimal: self = value.isNaN ? .double(.nan) : .literal(value.description)
+        case let value as Decimal: self = ParameterValue(decimal: value)
         case let value as JSON: self = ParameterValue(value)
         case let value as [String: any Sendable]:
             var members: [(key: String, value: ParameterValue)] = []
@@ -100,21 +98,22 @@ enum ParameterValue: Sendable, Equatable {
         }
     }
 
-    /// A Foundation number as what it holds: a Boolean, an integer (signed or not), a double, or a decimal with
-    /// every digit.
+    /// A Foundation number as what it holds (`NSNumber.held`): a Boolean, an integer (signed or not), a double, or a
+    /// decimal with every digit.
     private init(number: NSNumber) {
-        if number.holdsBoolean {
-            self = .bool(number.boolValue)
-        } else if let decimal = number as? NSDecimalNumber {
-            let value = decimal.decimalValue
-            self = value.isNaN ? .double(.nan) : .literal(value.description)
-        } else {
-            switch String(cString: number.objCType) {
-            case "f", "d": self = .double(number.doubleValue)
-            case "Q", "L", "I", "S", "C": self = .uint(number.uint64Value)
-            default: self = .int(number.int64Value)
-            }
+        switch number.held {
+        case .boolean(let value): self = .bool(value)
+        case .decimal(let value): self = ParameterValue(decimal: value)
+        case .floatingPoint(let value): self = .double(value)
+        case .unsigned(let value): self = .uint(value)
+        case .signed(let value): self = .int(value)
         }
+    }
+
+    /// A decimal with every digit, as written (`Decimal.description` is the same in every locale): through `Double`,
+    /// 19.99 was sent as 19.990000000000002. Not a number fails JSON as a `Double` NaN does.
+    private init(decimal: Decimal) {
+        self = decimal.isNaN ? .double(.nan) : .literal(decimal.description)
     }
 
     /// The usual parameter types, told apart by their type alone: opening the value costs one comparison a type,

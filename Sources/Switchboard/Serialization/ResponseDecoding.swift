@@ -48,7 +48,7 @@ enum ResponseDecoding {
     ///   know, when the body is not UTF-8 either.
     static func text(of data: Data, contentType: String?) throws(HTTPError) -> String {
         let label = charset(of: contentType)
-        let known = label.map(encoding(forCharset:)) ?? .utf8
+        let known = label.flatMap(encoding(forCharset:))
         if let text = String(data: data, encoding: known ?? .utf8) { return text }
         guard let label else { throw HTTPError(.decoding, "the body is not UTF-8 text (no charset is declared)") }
         guard known != nil else {
