@@ -119,7 +119,7 @@ struct MarkupRedaction {
         output.append(contentsOf: name)
         copy(upTo: firstIndex(of: UInt8(ascii: ">"), from: position).map { $0 + 1 } ?? input.count)
         // Tolerant of a tag closed out of turn: everything opened after the element it closes closes with it.
-        if let index = open.lastIndex(where: { Self.equal($0.name, name) }) { open.removeSubrange(index...) }
+        if let index = open.lastIndex(where: { $0.name.elementsEqual(name) }) { open.removeSubrange(index...) }
         if let key = keyText, Self.equal(name, "key") {
             valueIsSecret = redaction.isSecret(String(decoding: key, as: UTF8.self))
         }
@@ -218,10 +218,6 @@ struct MarkupRedaction {
             }
             return nil
         }
-    }
-
-    private static func equal(_ name: ArraySlice<UInt8>, _ other: ArraySlice<UInt8>) -> Bool {
-        name.elementsEqual(other)
     }
 
     private static func equal(_ name: ArraySlice<UInt8>, _ text: StaticString) -> Bool {

@@ -85,15 +85,22 @@ import Testing
         #expect(try JSON(data: Data("1e400".utf8)) == (try JSON(data: Data("10e399".utf8))))
     }
 
+    /// The body of a `POST` with these parameters, as `serializer` encodes it; `nil` when it has none in memory.
+    func postBody(_ parameters: [String: any Sendable], _ serializer: RequestSerializer = .json) throws(HTTPError)
+        -> Data?
+    {
+        var request = Request()
+        request.url = "https://api.example.com/items"
+        request.method = .post
+        request.requestSerializer = serializer
+        request.parameters = parameters
+        guard case .data(let body) = try RequestEncoding.encode(request).body else { return nil }
+        return body
+    }
+
     @Test func parametersFromJSONKeepTheirNumbers() throws {
         let filter = try JSON(data: Data(#"{"id":9007199254740993,"max":18446744073709551615,"ratio":0.1}"#.utf8))
-        var request = Request()
-        request.url = "https://api.example.com/search"
-        request.method = .post
-        request.requestSerializer = .json
-        request.parameters = ["filter": filter]
-        let encoded = try RequestEncoding.encode(request)
-        guard case .data(let body) = encoded.body else { Issue.record("no body"); return }
+        let body = try #require(try postBody(["filter": filter]))
         #expect(
             String(decoding: body, as: UTF8.self)
                 == #"{"filter":{"id":9007199254740993,"max":18446744073709551615,"ratio":0.1}}"#)
@@ -106,14 +113,7 @@ import Testing
     func decimalParametersKeepEveryDigit(literal: String) throws {
         let amount = try #require(Decimal(string: literal))
         for serializer in [RequestSerializer.json, .form] {
-            var request = Request()
-            request.url = "https://api.example.com/pay"
-            request.method = .post
-            request.requestSerializer = serializer
-            request.parameters = ["amount": amount]
-            guard case .data(let body) = try RequestEncoding.encode(request).body else {
-                Issue.record("no body"); return
-            }
+            let body = try #require(try postBody(["amount": amount], serializer))
             let text = String(decoding: body, as: UTF8.self)
             #expect(text == (serializer == .json ? #"{"amount":\#(amount)}"# : "amount=\(amount)"))
             if serializer == .json { #expect(try JSON(data: body)["amount"]?.decimal == amount) }
@@ -127,12 +127,7 @@ import Testing
 
     /// A `Decimal` that is not a number fails a JSON body, as a `Double` NaN does.
     @Test func aDecimalNaNFailsAJSONBody() {
-        var request = Request()
-        request.url = "https://api.example.com/pay"
-        request.method = .post
-        request.requestSerializer = .json
-        request.parameters = ["amount": Decimal.nan]
-        #expect(throws: HTTPError.self) { try RequestEncoding.encode(request) }
+        #expect(throws: HTTPError.self) { try postBody(["amount": Decimal.nan]) }
     }
 
     /// Numbers from Foundation (JSONSerialization's, `NSNumber`, `NSDecimalNumber`) are sent as what they hold: on
@@ -146,32 +141,22 @@ import Testing
             "parsed": try #require(parsed as? [String: any Sendable]), "number": NSNumber(value: 1),
             "decimal": NSDecimalNumber(string: "12345678901234567.891"), "flag": NSNumber(value: false),
         ]
-        var request = Request()
-        request.url = "https://api.example.com/items"
-        request.method = .post
-        request.requestSerializer = .json
-        request.parameters = parameters
-        guard case .data(let body) = try RequestEncoding.encode(request).body else { Issue.record("no body"); return }
+        let body = try #require(try postBody(parameters))
         #expect(
             String(decoding: body, as: UTF8.self)
                 == #"{"decimal":12345678901234567.891,"flag":false,"number":1,"parsed":{"huge":123456789012345678901234567890,"id":9007199254740993,"one":1,"price":19.99,"yes":true,"zero":0}}"#
         )
-        request.requestSerializer = .form
-        guard case .data(let form) = try RequestEncoding.encode(request).body else { Issue.record("no body"); return }
+        let form = try #require(try postBody(parameters, .form))
         #expect(String(decoding: form, as: UTF8.self).contains("number=1&"))
     }
 
     /// A `Float` is sent as its own shortest text (it was widened to `Double` first: 0.1 went as 0.10000000149011612),
     /// -0.0 keeps its sign, a `CGFloat` is a number and `NSNull` is JSON's null (JSONSerialization gives it).
     @Test func floatsSignedZerosAndNullsAreSentAsGiven() throws {
-        var request = Request()
-        request.url = "https://api.example.com/items"
-        request.method = .post
-        request.requestSerializer = .json
-        request.parameters = [
-            "float": Float(0.1), "big": Float(3.4028235e38), "zero": -0.0, "cg": CGFloat(0.25), "none": NSNull(),
-        ]
-        guard case .data(let body) = try RequestEncoding.encode(request).body else { Issue.record("no body"); return }
+        let body = try #require(
+            try postBody([
+                "float": Float(0.1), "big": Float(3.4028235e38), "zero": -0.0, "cg": CGFloat(0.25), "none": NSNull(),
+            ]))
         let text = String(decoding: body, as: UTF8.self)
         #expect(text == #"{"big":3.4028235e+38,"cg":0.25,"float":0.1,"none":null,"zero":-0.0}"#)
         let json = try JSON(data: body)
