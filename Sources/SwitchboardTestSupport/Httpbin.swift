@@ -9,7 +9,8 @@ import Switchboard
 /// /cookies/set /cache /cache/N /etag/E /response-headers`; anything else
 /// is httpbin's HTML 404 page. Routes of the loopback server's own, for tests httpbin cannot serve:
 /// `/fail-times/N/KEY`, `/cookie-jar/…?set=FIELD` (sets each `Set-Cookie` field given, echoes the cookies sent),
-/// `/files/N` (ranges, ETags, dropped connections), `/sse` (server-sent events), `/sink`
+/// `/files/N` (ranges, ETags, dropped connections), `/sse` (server-sent events), `/long-line` (a line or event longer
+/// than a stream holds), `/sink`
 /// (hashes uploads as they stream),
 /// `/discard` (counts uploads and drops them), `/refuse-body` (a `413` as soon as the head is read, answered by the
 /// connection itself), `/stall-body?seconds=S` (reads the head, then nothing for S seconds, then drops the connection),
@@ -50,6 +51,7 @@ public enum Httpbin {
         case ("drip", 0): return drip(request)
         case ("stream", 1): return stream(request, count: Int(rest[0]) ?? 0)
         case ("sse", 0): return serverSentEvents(request)
+        case ("long-line", 0): return longLine(request)
         case ("xml", 0): return .text(sampleXML, type: "application/xml")
         case ("html", 0): return .text(sampleHTML, type: "text/html; charset=utf-8")
         case ("json", 0): return .json(sampleJSON)
@@ -306,6 +308,30 @@ public enum Httpbin {
         if let interval = Double(request.queryValue("interval") ?? ""), pieces > 1 {
             response.drip = (pieces, interval)
         }
+        return response
+    }
+
+    /// `/long-line?length=N&pieces=P&interval=S[&sse=1]`: a line of N bytes (`a`) and its line break, sent in P
+    /// pieces S seconds apart; with `sse=1`, as the data of one server-sent event, after a short event before it
+    /// (`data: before`); with `sse=lines`, as N bytes of data in lines of 100 that no blank line closes.
+    private static func longLine(_ request: ServerRequest) -> ServerResponse {
+        let length = max(0, Int(request.queryValue("length") ?? "") ?? 0)
+        let line = String(repeating: "a", count: length)
+        let text: String
+        switch request.queryValue("sse") {
+        case "1": text = "data: before\n\ndata: \(line)\n\n"
+        case "lines":
+            let lines = stride(from: 0, to: length, by: 100).map { start in
+                "data: " + String(line.prefix(min(100, length - start)))
+            }
+            text = "data: before\n\n" + lines.joined(separator: "\n") + "\n"
+        default: text = "before\n\(line)\nafter\n"
+        }
+        let sse = request.queryValue("sse") != nil
+        var response = ServerResponse(
+            headers: [("Content-Type", sse ? "text/event-stream" : "text/plain")], body: Data(text.utf8))
+        let pieces = Int(request.queryValue("pieces") ?? "") ?? 1
+        if pieces > 1 { response.drip = (pieces, Double(request.queryValue("interval") ?? "") ?? 0.01) }
         return response
     }
 

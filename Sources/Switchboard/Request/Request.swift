@@ -139,6 +139,10 @@ public struct Request: Sendable {
     /// arrive. 8 MiB unless set. `CurlEngine` pauses the transfer when the buffer is full and goes on when the
     /// consumer has read half of it; `URLSessionEngine` cannot pause a transfer, and fails the stream with
     /// `.streamOverflow` instead.
+    ///
+    /// Also the longest line (`ResponseStream.lines`, `jsonLines(_:decoder:)`), and the most data of one event
+    /// (`ResponseStream.events`, `Center.events(_:maxReconnections:)`), a stream reads: a longer one ends the
+    /// iteration with `.streamOverflow`.
     public var streamBufferSize: Int {
         get { fields.streamBufferSize }
         set { storage.unique().value.streamBufferSize = newValue }

@@ -222,9 +222,11 @@ public struct EventSource: AsyncSequence, Sendable {
                 end()
                 return nil
             }
+            let chunks = stream.makeAsyncIterator()
             reader = DecodingReader(
-                chunks: stream.makeAsyncIterator(),
-                decoder: ServerSentEventParser(lastEventID: lastEventID, reconnectionTime: reconnectionTime))
+                chunks: chunks,
+                decoder: ServerSentEventParser(
+                    lastEventID: lastEventID, reconnectionTime: reconnectionTime, limit: chunks.heldLimit))
             return .open(status: stream.status, headers: stream.headers)
         }
 

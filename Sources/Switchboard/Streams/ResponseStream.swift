@@ -50,6 +50,15 @@ public struct ResponseStream: AsyncSequence, Sendable {
     public struct Iterator: AsyncIteratorProtocol, Sendable {
         let reader: Reader
 
+        /// The most bytes the stream holds for its reader (`Request.streamBufferSize`): also the most a line or an
+        /// event read from it may have.
+        var heldLimit: Int { reader.lease.channel.limit }
+
+        /// Cancels the transfer: nothing more will be read.
+        func stop() {
+            reader.lease.end()
+        }
+
         /// The next chunk of the body, or `nil` at its end.
         ///
         /// - Throws: `HTTPError`: the transfer failed or was cancelled after the head.
@@ -120,6 +129,9 @@ public struct ResponseStream: AsyncSequence, Sendable {
 extension ResponseStream {
     /// The body as lines of text (UTF-8), split at LF, CRLF or CR; the terminators are not included. A last line
     /// without a terminator comes at the end.
+    ///
+    /// A line longer than the request's `streamBufferSize` ends the iteration with `HTTPError` `.streamOverflow`
+    /// (after the lines before it), and cancels the transfer.
     public var lines: Lines { Lines(stream: self) }
 
     /// The body as JSON Lines: each line that is not blank decoded as `T`.
@@ -135,6 +147,9 @@ extension ResponseStream {
 
     /// The body as server-sent events (`text/event-stream`), parsed by the WHATWG rules, from this one response
     /// (it does not reconnect when the connection ends).
+    ///
+    /// A line, or an event's data, longer than the request's `streamBufferSize` ends the iteration with `HTTPError`
+    /// `.streamOverflow` (after the events before it), and cancels the transfer.
     public var events: ServerSentEvents { ServerSentEvents(stream: self) }
 
     /// Lines of a response body.
@@ -151,7 +166,7 @@ extension ResponseStream {
             var reader: DecodingReader<LineDecoder>
 
             init(chunks: ResponseStream.Iterator) {
-                reader = DecodingReader(chunks: chunks, decoder: LineDecoder())
+                reader = DecodingReader(chunks: chunks, decoder: LineDecoder(limit: chunks.heldLimit))
             }
 
             /// The next line, or `nil` at the end of the body.
@@ -211,7 +226,7 @@ extension ResponseStream {
             var reader: DecodingReader<ServerSentEventParser>
 
             init(chunks: ResponseStream.Iterator) {
-                reader = DecodingReader(chunks: chunks, decoder: ServerSentEventParser())
+                reader = DecodingReader(chunks: chunks, decoder: ServerSentEventParser(limit: chunks.heldLimit))
             }
 
             /// The next event, or `nil` at the end of the body (an event not closed by a blank line is dropped, as
@@ -226,8 +241,8 @@ extension ResponseStream {
 /// Turns the chunks of a body into the elements they complete (lines, events).
 protocol ChunkDecoder: Sendable {
     associatedtype Element: Sendable
-    /// Calls `emit` with each element the chunk completes.
-    mutating func push(_ chunk: Data, _ emit: (Element) -> Void)
+    /// Calls `emit` with each element the chunk completes; throws after emitting those before a fault.
+    mutating func push(_ chunk: Data, _ emit: (Element) -> Void) throws(HTTPError)
     /// Calls `emit` with what the end of the body completes.
     mutating func finish(_ emit: (Element) -> Void)
 }
@@ -239,6 +254,8 @@ struct DecodingReader<Decoder: ChunkDecoder>: Sendable {
     private var ready: [Decoder.Element] = []
     private var index = 0
     private var ended = false
+    /// A fault the decoder found after the elements in `ready`: thrown once they are read.
+    private var fault: HTTPError?
 
     init(chunks: ResponseStream.Iterator, decoder: Decoder) {
         self.chunks = chunks
@@ -247,10 +264,21 @@ struct DecodingReader<Decoder: ChunkDecoder>: Sendable {
 
     mutating func next() async throws -> Decoder.Element? {
         while index == ready.count {
+            if let fault {
+                // The rest of the body is not read: the transfer stops now, and the iteration ends with the fault.
+                self.fault = nil
+                ended = true
+                chunks.stop()
+                throw fault
+            }
             if ended { return nil }
             var completed: [Decoder.Element] = []
             if let chunk = try await chunks.next() {
-                decoder.push(chunk) { completed.append($0) }
+                do {
+                    try decoder.push(chunk) { completed.append($0) }
+                } catch {
+                    fault = error
+                }
             } else {
                 ended = true
                 decoder.finish { completed.append($0) }
@@ -265,10 +293,15 @@ struct DecodingReader<Decoder: ChunkDecoder>: Sendable {
 
 /// Lines of text: a last line without a terminator comes at the end.
 struct LineDecoder: ChunkDecoder {
-    private var splitter = LineSplitter()
+    private var splitter: LineSplitter
 
-    mutating func push(_ chunk: Data, _ emit: (String) -> Void) {
-        splitter.push(chunk) { emit(String(decoding: $0, as: UTF8.self)) }
+    /// - Parameter limit: the most bytes a line may have (`Request.streamBufferSize`).
+    init(limit: Int = .max) {
+        splitter = LineSplitter(limit: limit)
+    }
+
+    mutating func push(_ chunk: Data, _ emit: (String) -> Void) throws(HTTPError) {
+        try splitter.push(chunk) { emit(String(decoding: $0, as: UTF8.self)) }
     }
 
     mutating func finish(_ emit: (String) -> Void) {

@@ -23,13 +23,26 @@ public struct ServerSentEvent: Sendable, Hashable {
 
 /// Splits bytes into lines at LF, CRLF or CR, across chunk boundaries (a CR at the end of one chunk and an LF at
 /// the start of the next are one terminator).
+///
+/// A line longer than `limit` bytes (without its terminator) is refused, wherever the chunks were cut: the part of
+/// it that arrived is not held beyond the limit, so a body without line breaks cannot grow the splitter without end.
 struct LineSplitter: Sendable {
+    /// The most bytes a line may have.
+    let limit: Int
     private var partial: [UInt8] = []
     private var afterCR = false
 
+    init(limit: Int = .max) {
+        self.limit = max(0, limit)
+    }
+
     /// Calls `line` with each line the chunk completes, without its terminator.
-    mutating func push(_ chunk: Data, _ line: (ArraySlice<UInt8>) -> Void) {
-        chunk.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) in
+    ///
+    /// - Throws: `.streamOverflow` at the first line longer than `limit`, after `line` was called with every line
+    ///   before it.
+    mutating func push(_ chunk: Data, _ line: (ArraySlice<UInt8>) -> Void) throws(HTTPError) {
+        // `withUnsafeBytes` rethrows untyped: the closure answers whether it stopped at a line too long instead.
+        let tooLong = chunk.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) -> Bool in
             var start = 0
             var index = 0
             if afterCR, bytes.first == 0x0A {
@@ -40,6 +53,7 @@ struct LineSplitter: Sendable {
             while index < bytes.count {
                 let byte = bytes[index]
                 if byte == 0x0A || byte == 0x0D {
+                    guard partial.count + (index - start) <= limit else { return true }
                     if partial.isEmpty {
                         line(ArraySlice(bytes[start..<index]))
                     } else {
@@ -58,14 +72,26 @@ struct LineSplitter: Sendable {
                 }
                 index += 1
             }
+            guard partial.count + (bytes.count - start) <= limit else { return true }
             if start < bytes.count { partial.append(contentsOf: bytes[start...]) }
+            return false
         }
+        if tooLong { throw overflow() }
     }
 
     /// The last line, when the bytes did not end with a terminator.
     mutating func finish() -> ArraySlice<UInt8>? {
         defer { partial = [] }
         return partial.isEmpty ? nil : partial[...]
+    }
+
+    /// The error for a line longer than the limit; the splitter holds nothing after it.
+    private mutating func overflow() -> HTTPError {
+        partial = []
+        return HTTPError(
+            .streamOverflow,
+            "a line of the stream is longer than \(limit) bytes, the most a stream holds for its reader "
+                + "(Request.streamBufferSize; raise it to read longer lines)")
     }
 }
 
@@ -74,7 +100,7 @@ struct LineSplitter: Sendable {
 /// a field with an empty value; a blank line dispatches the block, unless its data is empty; `id` with a NUL is
 /// ignored; `retry` counts only when it is all digits; unknown fields are ignored.
 struct ServerSentEventParser: ChunkDecoder {
-    private var lines = LineSplitter()
+    private var lines: LineSplitter
     private var started = false
     private var pendingBOM: [UInt8] = []
     private var data = ""
@@ -89,14 +115,19 @@ struct ServerSentEventParser: ChunkDecoder {
     /// The reconnection time from the latest valid `retry` field, kept across events.
     private(set) var reconnectionTime: Duration?
 
-    init(lastEventID: String = "", reconnectionTime: Duration? = nil) {
+    /// - Parameter limit: the most bytes a line, and an event's data, may have (`Request.streamBufferSize`).
+    init(lastEventID: String = "", reconnectionTime: Duration? = nil, limit: Int = .max) {
+        lines = LineSplitter(limit: limit)
         self.lastEventID = lastEventID
         dispatchedEventID = lastEventID
         self.reconnectionTime = reconnectionTime
     }
 
     /// Calls `event` with each event the chunk completes.
-    mutating func push(_ chunk: Data, _ event: (ServerSentEvent) -> Void) {
+    ///
+    /// - Throws: `.streamOverflow` at the first line, or event's data, longer than the limit, after `event` was
+    ///   called with every event before it.
+    mutating func push(_ chunk: Data, _ event: (ServerSentEvent) -> Void) throws(HTTPError) {
         var chunk = chunk
         if !started {
             // The byte order mark (EF BB BF) may itself arrive split across chunks.
@@ -111,17 +142,23 @@ struct ServerSentEventParser: ChunkDecoder {
         var splitter = LineSplitter()
         swap(&splitter, &lines)
         var complete: [[UInt8]] = []
-        splitter.push(chunk) { complete.append(Array($0)) }
+        var refused: HTTPError?
+        do {
+            try splitter.push(chunk) { complete.append(Array($0)) }
+        } catch {
+            refused = error
+        }
         lines = splitter
         for line in complete {
-            if let ready = process(line[...]) { event(ready) }
+            if let ready = try process(line[...]) { event(ready) }
         }
+        if let refused { throw refused }
     }
 
     /// The end of the body completes nothing: an event without its closing blank line is dropped.
     func finish(_ event: (ServerSentEvent) -> Void) {}
 
-    private mutating func process(_ line: ArraySlice<UInt8>) -> ServerSentEvent? {
+    private mutating func process(_ line: ArraySlice<UInt8>) throws(HTTPError) -> ServerSentEvent? {
         if line.isEmpty { return dispatch() }
         if line.first == UInt8(ascii: ":") { return nil }
         let field: ArraySlice<UInt8>
@@ -138,6 +175,16 @@ struct ServerSentEventParser: ChunkDecoder {
         case "event":
             type = String(decoding: value, as: UTF8.self)
         case "data":
+            // Lines are bounded by the splitter; their sum is bounded here, so that an event that never ends (data
+            // lines without a blank line) cannot grow without end either.
+            guard data.utf8.count + (hasData ? 1 : 0) + value.count <= lines.limit else {
+                data = ""
+                hasData = false
+                throw HTTPError(
+                    .streamOverflow,
+                    "an event of the stream has more than \(lines.limit) bytes of data, the most a stream holds for "
+                        + "its reader (Request.streamBufferSize; raise it to read larger events)")
+            }
             if hasData { data += "\n" }
             data += String(decoding: value, as: UTF8.self)
             hasData = true

@@ -47,6 +47,9 @@ final class StreamChannel: Sendable {
     /// Whether the stream has ended (its request's outcome is in).
     var hasEnded: Bool { state.withLock { $0.end != nil } }
 
+    /// Whether the consumer gave up on the rest of the body (`abandon()`).
+    var isAbandoned: Bool { state.withLock { $0.abandoned } }
+
     /// The most bytes that were ever waiting for the consumer at once.
     var peakBuffered: Int { state.withLock { $0.peak } }
 

@@ -165,6 +165,107 @@ struct StreamTests {
         }
     }
 
+    /// Reads a stream made by `open` through `read` (which adds what it reads to its second argument), to its end or
+    /// its failure.
+    ///
+    /// URLSessionEngine cannot pause a transfer, so it fails a reader that falls a whole buffer behind
+    /// (`aSlowReaderHoldsAtMostTheBuffer`). The routes below send their bodies in pieces 80 ms apart, which takes a
+    /// stall of more than half a second in the reading task; while the whole suite starts on two cores that
+    /// happens. Such a run says nothing about what is tested here, so it is made again (at most 4 times).
+    private func readAll<T>(
+        _ open: () async throws -> ResponseStream, _ read: (ResponseStream, inout [T]) async throws -> Void
+    ) async throws -> (stream: ResponseStream, read: [T], failure: HTTPError?) {
+        var attempt = 0
+        while true {
+            attempt += 1
+            let stream = try await open()
+            var items: [T] = []
+            var failure: HTTPError?
+            do {
+                try await read(stream, &items)
+            } catch let error as HTTPError {
+                failure = error
+            }
+            let fellBehind = failure?.message.contains("consumer fell more than") == true
+            if !fellBehind || attempt == 4 { return (stream, items, failure) }
+        }
+    }
+
+    /// A line longer than the stream holds (`streamBufferSize`) ends the lines with `.streamOverflow`, after the
+    /// lines before it and wherever its pieces were cut, and stops the transfer; a line of exactly the limit is
+    /// read. Before, the reader held the line whole, so a body without line breaks grew it without end.
+    @Test(arguments: bothEngines)
+    func aLineLongerThanTheBufferEndsTheLines(engineName: String) async throws {
+        let center = try loopbackCenter(engineName)
+        let buffer = 64 << 10
+        for (length, pieces) in [(buffer, 8), (buffer + 1, 8), (4 * buffer, 32)] {
+            let (stream, lines, failure) = try await readAll {
+                try await center.stream {
+                    $0.api = "long-line?length=\(length)&pieces=\(pieces)&interval=0.08"
+                    $0.streamBufferSize = buffer
+                }
+            } _: { stream, lines in
+                for try await line in stream.lines { lines.append(line) }
+            }
+            if length <= buffer {
+                #expect(failure == nil, "\(length): \(String(describing: failure))")
+                // Compared by length and content apart, so that a failure does not print the whole line.
+                #expect(lines.map(\.count) == [6, length, 5], "\(length)")
+                #expect(lines.count == 3 && lines[1].allSatisfy { $0 == "a" } && lines[2] == "after", "\(length)")
+            } else {
+                #expect(failure?.code == .streamOverflow, "\(length): \(String(describing: failure))")
+                #expect(failure?.message.contains("a line of the stream is longer than \(buffer) bytes") == true)
+                #expect(lines == ["before"], "\(length): the line before it was read")
+                if length > 2 * buffer {
+                    // Refused a quarter of the way through: the rest, still to come, was given up.
+                    #expect(stream.lease.channel.isAbandoned, "\(length): the rest of the body was given up")
+                }
+            }
+            #expect(stream.lease.channel.peakBuffered <= buffer, "\(length)")
+            await waitUntil({ center.request(for: stream.id) == nil }, timeout: .seconds(30))
+            #expect(center.request(for: stream.id) == nil, "\(length): the stream left the center")
+        }
+    }
+
+    /// A server-sent event longer than the stream holds ends the events with `.streamOverflow`, after the events
+    /// before it: one data line too long, or data lines that no blank line closes, which add up.
+    @Test(arguments: bothEngines)
+    func anEventLargerThanTheBufferEndsTheEvents(engineName: String) async throws {
+        let center = try loopbackCenter(engineName)
+        let buffer = 64 << 10
+        for kind in ["1", "lines"] {
+            let (stream, events, failure) = try await readAll {
+                try await center.stream {
+                    $0.api = "long-line?length=\(2 * buffer)&pieces=16&interval=0.08&sse=\(kind)"
+                    $0.streamBufferSize = buffer
+                }
+            } _: { stream, events in
+                for try await event in stream.events { events.append(event.data) }
+            }
+            #expect(failure?.code == .streamOverflow, "\(kind): \(String(describing: failure))")
+            #expect(failure?.message.contains("than \(buffer) bytes") == true, "\(kind)")
+            #expect(events == ["before"], "\(kind)")
+            await waitUntil({ center.request(for: stream.id) == nil }, timeout: .seconds(30))
+        }
+        // The reconnecting source stops with it too: the same event would come again.
+        var updates: [String] = []
+        let source = center.events {
+            $0.api = "long-line?length=\(2 * buffer)&pieces=16&interval=0.08&sse=1"
+            $0.streamBufferSize = buffer
+        }
+        do {
+            for try await update in source {
+                if case .event(let event) = update { updates.append(event.data) }
+            }
+            Issue.record("the source ended without an error")
+        } catch let error as HTTPError {
+            #expect(error.code == .streamOverflow)
+        }
+        #expect(updates == ["before"])
+        await waitUntil { center.registry.count == 0 }
+        #expect(center.registry.count == 0)
+    }
+
     @Test func anEngineThatDoesNotStreamIsRefusedBeforeSending() async throws {
         struct Collecting: Engine {
             let stub = StubEngine()
