@@ -30,6 +30,8 @@ public struct Paginator: Sendable, Hashable {
     /// Whether there is another page to ask for.
     public private(set) var hasMore = true
     private let firstPage: Int
+    /// Items the responses listed so far.
+    private var itemsSeen = 0
 
     /// Creates a paginator at its first page.
     public init(
@@ -51,16 +53,31 @@ public struct Paginator: Sendable, Hashable {
         request.parameters[sizeKey] = pageSize
     }
 
-    /// Reads a page's response: the total when given, else whether the page was full; then moves to the next page.
+    /// Reads a page's response: the total when given, and the items when listed; then moves to the next page.
+    ///
+    /// When responses list their items, the walk counts them: it ends at the total (a server that sends fewer items
+    /// than `pageSize` asks, as many cap the page size, still gives every item), at a page without items (the total
+    /// was stale, or items went away while paging), or, without a total, at a page shorter than `pageSize`. When
+    /// they do not, it ends once `pageSize` items a page reach the total, or after this page when there is no total.
     public mutating func advance(after response: Response) {
         let json = response.json
         if let totalPath, let total = json?[path: totalPath]?.int { self.total = total }
-        let pagesSeen = page - firstPage + 1
-        if let total {
-            hasMore = pagesSeen * pageSize < total
-        } else if let itemsPath, let count = json?[path: itemsPath]?.array?.count {
-            hasMore = count >= pageSize
+        let listed = itemsPath.flatMap { json?[path: $0]?.array?.count }
+        if let listed {
+            itemsSeen += listed
+            if listed == 0 {
+                hasMore = false
+            } else if let total {
+                hasMore = itemsSeen < total
+            } else {
+                hasMore = listed >= pageSize
+            }
+        } else if let total, pageSize > 0 {
+            // Overflow-checked: a huge page size (a caller's "everything") stops the walk rather than the process.
+            let (asked, overflow) = (page - firstPage + 1).multipliedReportingOverflow(by: pageSize)
+            hasMore = !overflow && asked < total
         } else {
+            // Nothing to count with: another request could only repeat this one's answer.
             hasMore = false
         }
         page += 1
@@ -70,6 +87,7 @@ public struct Paginator: Sendable, Hashable {
     public mutating func reset() {
         page = firstPage
         total = nil
+        itemsSeen = 0
         hasMore = true
     }
 }

@@ -186,6 +186,71 @@ struct StubbedProfile: Endpoint {
         #expect(pages.page == 1 && pages.hasMore)
     }
 
+    /// Walks pages of at most `served` items (whatever the request asks) from a list of `listed` items whose
+    /// responses give `total` as the total: the items read, and the requests made (at most 100).
+    private func walk(
+        _ pages: inout Paginator, total: Int, listed: Int? = nil, served: Int
+    ) async throws -> (items: [Int], requests: Int) {
+        let listed = listed ?? total
+        let stub = StubEngine()
+        stub.on(.get, "/v1/items") { request in
+            let query = URLComponents(url: request.url!, resolvingAgainstBaseURL: false)?.queryItems ?? []
+            let page = Int(query.first { $0.name == "page" }?.value ?? "") ?? 0
+            let start = min(listed, (page - 1) * served)
+            let items = (start..<min(listed, start + served)).map { JSON.number(JSON.Number($0)) }
+            return .json(["total": .number(JSON.Number(total)), "items": .array(items)])
+        }
+        let (center, _) = stubCenter(stub)
+        var seen: [Int] = []
+        var requests = 0
+        while pages.hasMore, requests < 100 {
+            let response = try await center.send { request in
+                request.api = "items"
+                pages.apply(to: &request)
+            }
+            seen += (response.json?["items"]?.array ?? []).compactMap(\.int)
+            pages.advance(after: response)
+            requests += 1
+        }
+        return (seen, requests)
+    }
+
+    @Test func aServerThatCapsThePageSizeStillGivesEveryItem() async throws {
+        // Asked for 100 a page, served 50: the walk counts what arrived, not what it asked for.
+        var pages = Paginator(pageSize: 100)
+        let (items, requests) = try await walk(&pages, total: 120, served: 50)
+        #expect(items == Array(0..<120))
+        #expect(requests == 3 && !pages.hasMore)
+    }
+
+    @Test func aPageWithoutItemsEndsTheWalkWhateverTheTotalSays() async throws {
+        // The total says 120, the list has 30: the empty fourth page is the last (before, the walk asked for empty
+        // pages up to the twelfth).
+        var pages = Paginator(pageSize: 10)
+        let stale = try await walk(&pages, total: 120, listed: 30, served: 10)
+        #expect(stale.items == Array(0..<30))
+        #expect(stale.requests == 4 && !pages.hasMore)
+        // A page size of 0 never reaches a total by counting pages (before, the walk never ended): the items counted
+        // do.
+        var zero = Paginator(pageSize: 0)
+        let walked = try await walk(&zero, total: 30, served: 10)
+        #expect(walked.items == Array(0..<30))
+        #expect(walked.requests == 3 && !zero.hasMore)
+    }
+
+    @Test func withoutListedItemsNothingLoopsOrTraps() {
+        let page = Response(status: 200, data: Data(#"{"total":9223372036854775807}"#.utf8))
+        // Half of Int.max and one: the first page is below the total, the second would overflow (it trapped).
+        var huge = Paginator(pageSize: .max / 2 + 1, itemsPath: nil)
+        huge.advance(after: page)
+        #expect(huge.hasMore)
+        huge.advance(after: page)
+        #expect(!huge.hasMore, "the second page's product overflows: the walk ends")
+        var zero = Paginator(pageSize: 0, itemsPath: nil)
+        zero.advance(after: page)
+        #expect(!zero.hasMore, "a page size of 0 cannot reach a total: one page")
+    }
+
     @Test func withoutATotalAShortPageIsTheLast() {
         var pages = Paginator(pageSize: 2, totalPath: nil)
         pages.advance(after: Response(status: 200, data: Data(#"{"items":[1,2]}"#.utf8)))
