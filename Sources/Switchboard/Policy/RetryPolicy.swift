@@ -88,9 +88,16 @@ public struct RetryPolicy: Sendable, Hashable {
     /// only idempotent methods, for statuses and errors that say "try again".
     public static func xmNetworking(retryCount: Int) -> RetryPolicy {
         RetryPolicy(
-            maxAttempts: max(0, retryCount) + 1, initialDelay: .seconds(2), multiplier: 1, maxDelay: .seconds(2),
-            jitter: 0, methods: [.get, .post, .head, .delete, .put, .patch, .options, .trace, .connect],
+            maxAttempts: attempts(retrying: retryCount), initialDelay: .seconds(2), multiplier: 1,
+            maxDelay: .seconds(2), jitter: 0,
+            methods: [.get, .post, .head, .delete, .put, .patch, .options, .trace, .connect],
             statusCodes: Set(100...599), errorCodes: HTTPError.Code.builtIn.subtracting([.cancelled]))
+    }
+
+    /// Attempts in all for `retryCount` retries after the first: none below zero, and `Int.max` for `Int.max` (a
+    /// caller's "retry forever"; one more overflowed and stopped the process).
+    static func attempts(retrying retryCount: Int) -> Int {
+        retryCount < .max ? max(0, retryCount) + 1 : .max
     }
 
     /// The wait before the attempt after `attempt` (1 for the first), or `nil` when the error is final.

@@ -553,7 +553,7 @@ extension Request {
     /// The retry policy that applies: the request's or the center's, with `retryCount` applied.
     func retryPolicy(in configuration: Center.Configuration) -> RetryPolicy {
         var policy = retry ?? configuration.retryPolicy
-        if let retryCount { policy.maxAttempts = max(0, retryCount) + 1 }
+        if let retryCount { policy.maxAttempts = RetryPolicy.attempts(retrying: retryCount) }
         return policy
     }
 }

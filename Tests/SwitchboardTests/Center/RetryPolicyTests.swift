@@ -91,6 +91,34 @@ import Testing
         #expect(RetryPolicy.xmNetworking(retryCount: 1).errorCodes.contains(.cancelled) == false)
     }
 
+    /// `retryCount = .max` (retry forever) stopped the process: one attempt more than `Int.max` overflowed. It now
+    /// retries until the request is cancelled; a negative count means no retry.
+    @Test func aRetryCountOfIntMaxRetriesWithoutStoppingTheProcess() async throws {
+        #expect(RetryPolicy.attempts(retrying: .max) == .max)
+        #expect(RetryPolicy.attempts(retrying: -4) == 1)
+        #expect(RetryPolicy.attempts(retrying: 2) == 3)
+        #expect(RetryPolicy.xmNetworking(retryCount: .max).maxAttempts == .max)
+        let stub = StubEngine()
+        stub.on(nil, "*", reply: .status(503))
+        let clock = ManualClock()
+        let center = center(stub, clock: clock)
+        let task = Task {
+            await center.sendRecording {
+                $0.api = "x"; $0.retryCount = .max
+            }
+        }
+        for calls in 1...5 {
+            await waitUntil { clock.sleeping == 1 && stub.statistics.calls == calls }
+            #expect(stub.statistics.calls == calls)
+            clock.advance(by: .seconds(60))
+        }
+        await waitUntil { stub.requests.count == 6 }
+        center.cancel(stub.requests[0].id!)
+        let outcome = await task.value
+        #expect(outcome.error?.code == .cancelled)
+        #expect(stub.statistics.calls >= 6)
+    }
+
     @Test func backoffGrowsWithinTheJitterBounds() async {
         let stub = StubEngine()
         stub.on(nil, "*", reply: .status(500))
