@@ -62,9 +62,10 @@ final class HostQueue: Sendable {
         // Checked here too, not only when the center encodes a request: a plugin's `adapt` and direct callers of an
         // engine set the method and fields after that.
         try request.checkBeforeSending()
-        if case .file(let file) = request.body, !RequestEncoding.isReadableFile(file) {
+        if case .file(let file) = request.body {
             // Said alike by both engines (libcurl's engine reported the file handle's error as a transport failure).
-            throw RequestEncoding.unreadableUploadFile(file)
+            guard RequestEncoding.isReadableFile(file) else { throw RequestEncoding.unreadableUploadFile(file) }
+            try RequestEncoding.checkLength(ofUploadFile: file)
         }
         let deadline = request.totalTimeout.map { ContinuousClock.now + $0 }
         let origin = try await enter(request.url, deadline: deadline, cancellation: request.cancellation)

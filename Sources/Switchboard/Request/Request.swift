@@ -414,7 +414,8 @@ extension Request {
         form.append(FormPart(name: name, fileName: fileName, mimeType: mimeType, content: .data(data)))
     }
 
-    /// Adds a multipart part streamed from a file (XMNetworking's `addFormDataWithName:fileURL:`).
+    /// Adds a multipart part streamed from a file (XMNetworking's `addFormDataWithName:fileURL:`): a regular file,
+    /// as for `Body.file(_:contentType:)`.
     public mutating func addFormData(name: String, fileURL: URL, fileName: String? = nil, mimeType: String? = nil) {
         form.append(FormPart(name: name, fileName: fileName, mimeType: mimeType, content: .file(fileURL)))
     }
@@ -438,7 +439,8 @@ extension Request {
         var stream: EngineRequest.BodyStream?
 
         /// A file, streamed from disk with a `Content-Length` (a presigned `PUT`, say); `application/octet-stream`
-        /// unless a content type is given.
+        /// unless a content type is given. It must be a regular file (symbolic links are followed): a directory, a
+        /// FIFO or a device fails with `.fileSystem` before anything is sent.
         public static func file(_ url: URL, contentType: String? = nil) -> Body {
             Body(contentType: contentType ?? "application/octet-stream", make: { Data() }, file: url)
         }

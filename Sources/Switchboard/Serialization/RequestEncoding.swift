@@ -168,20 +168,41 @@ enum RequestEncoding {
         }
     }
 
-    /// Refuses an upload file that is missing, unreadable or not a regular file, before anything is sent.
+    /// Refuses an upload file that is missing, unreadable or not a regular file (see `isReadableFile`), before
+    /// anything is sent.
     static func checkUploadFile(_ file: URL, for request: Request) throws(HTTPError) {
         guard isReadableFile(file) else { throw unreadableUploadFile(file, for: request) }
     }
 
-    /// Whether a file exists, is not a directory, and can be read.
+    /// Whether a file exists, is a regular file (after symbolic links), and can be read.
+    ///
+    /// Not a directory, and not a FIFO, a device or a socket either: those have no length to send as the body's
+    /// `Content-Length`, and opening a FIFO no process writes to waits forever (it held up the request, and on
+    /// `CurlEngine` every other request, with it); `/dev/zero` never ends.
     static func isReadableFile(_ file: URL) -> Bool {
-        var isDirectory: ObjCBool = false
-        return FileManager.default.fileExists(atPath: file.path, isDirectory: &isDirectory) && !isDirectory.boolValue
-            && FileManager.default.isReadableFile(atPath: file.path)
+        var status = stat()
+        guard stat(file.path, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { return false }
+        return FileManager.default.isReadableFile(atPath: file.path)
     }
 
     static func unreadableUploadFile(_ file: URL, for request: Request? = nil) -> HTTPError {
-        HTTPError(.fileSystem, "the upload file \(file.path) does not exist or cannot be read", request: request)
+        HTTPError(
+            .fileSystem,
+            "the upload file \(file.path) does not exist or cannot be read (or is not a regular file: a directory, a "
+                + "FIFO, a device or a socket)", request: request)
+    }
+
+    /// Refuses an upload file that measures 0 bytes but has some (a file in `/proc`, say): its `Content-Length` would
+    /// be 0, and the server would take the empty request whole (URLSessionEngine sent it, then failed; CurlEngine
+    /// sent it and succeeded). Checked before anything is sent.
+    static func checkLength(ofUploadFile file: URL) throws(HTTPError) {
+        guard DownloadPlan.size(of: file) == 0, let handle = try? FileHandle(forReadingFrom: file) else { return }
+        defer { try? handle.close() }
+        guard (try? handle.read(upToCount: 1))?.isEmpty == false else { return }
+        throw HTTPError(
+            .fileSystem,
+            "the upload file \(file.path) measures 0 bytes but has more to read (a file in /proc, or one being "
+                + "written): it has no length to send; copy it to a file first")
     }
 
     /// An upload file that grew or shrank while it was sent: the server would have had a body that is neither the

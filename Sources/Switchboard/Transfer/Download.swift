@@ -324,7 +324,11 @@ struct DownloadPlan: Sendable {
     }
 
     static func size(of url: URL) -> Int64? {
-        ((try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? NSNumber)?.int64Value
+        // `stat`, which follows symbolic links: FileManager's attributes are the link's own, whose size is the length
+        // of the path it holds (an upload through a link announced that as its length, and failed).
+        var status = stat()
+        guard stat(url.path, &status) == 0 else { return nil }
+        return Int64(status.st_size)
     }
 
     static func remove(_ url: URL) {

@@ -59,6 +59,11 @@ import SwitchboardTestSupport
         let engine = try namedEngine(engineName)
         let missing = URL(fileURLWithPath: "/nonexistent/switchboard-upload")
         let scratch = Scratch()
+        // A FIFO nobody writes to: opening it to read waited forever, holding the request (and on CurlEngine every
+        // other request) with it. `/dev/zero` never ends; `/proc/self/status` is a regular file that measures 0
+        // bytes and has more (CurlEngine sent it as empty; URLSessionEngine sent it as empty, then failed).
+        let fifo = scratch.file("fifo")
+        #expect(mkfifo(fifo.path, 0o600) == 0)
         let cases: [(EngineRequest.Body, HTTPError.Code, String)] = [
             (.stream(.init(length: 5) { PiecewiseStream(["01234", "56789"]) }), .encoding, "yielded more than the 5"),
             (.stream(.init(length: 5) { PiecewiseStream(["01234", "5"]) }), .encoding, "yielded more than the 5"),
@@ -69,6 +74,9 @@ import SwitchboardTestSupport
             (.stream(.init(length: 10) { InputStream(url: missing)! }), .fileSystem, "the body stream failed"),
             (.file(missing), .fileSystem, "does not exist or cannot be read"),
             (.file(scratch.url), .fileSystem, "does not exist or cannot be read"),
+            (.file(fifo), .fileSystem, "is not a regular file"),
+            (.file(URL(fileURLWithPath: "/dev/zero")), .fileSystem, "is not a regular file"),
+            (.file(URL(fileURLWithPath: "/proc/self/status")), .fileSystem, "measures 0 bytes but has more"),
         ]
         for (body, code, words) in cases {
             let request = EngineRequest(method: .put, url: URL(string: server.baseURL + "/anything")!, body: body)

@@ -205,6 +205,36 @@ import SwitchboardTestSupport
 
     // MARK: - Bad input
 
+    /// A file reached through symbolic links (as a mounted secret or a shared folder often is) goes whole, as a body
+    /// and as a part. Before, its length was the link's own (the length of the path it holds), and both engines
+    /// failed the upload as a file that changed while it was sent.
+    @Test func aFileThroughSymbolicLinksGoesWhole() async throws {
+        let scratch = Scratch()
+        let target = scratch.write("target.bin", bytes: 5000)
+        let inner = scratch.file("inner-link")
+        let link = scratch.file("payload.bin")
+        try FileManager.default.createSymbolicLink(at: inner, withDestinationURL: target)
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: inner)
+        let content = try Data(contentsOf: target)
+        let body = try await center().send { request in
+            request.api = "anything"
+            request.method = .put
+            request.body = .file(link)
+        }
+        let echoed = try #require(body.json?["data"]?.string)
+        let prefix = "data:application/octet-stream;base64,"
+        #expect(echoed.hasPrefix(prefix))
+        #expect(Data(base64Encoded: String(echoed.dropFirst(prefix.count))) == content)
+        let form = try await center().send { request in
+            request.kind = .upload
+            request.api = "post"
+            request.addFormData(name: "payload", fileURL: link, mimeType: "application/octet-stream")
+        }
+        let part = try #require(form.json?["files"]?["payload"]?.string)
+        #expect(part.hasPrefix(prefix))
+        #expect(Data(base64Encoded: String(part.dropFirst(prefix.count))) == content)
+    }
+
     @Test func aMissingUploadFile() async {
         let stub = StubEngine()
         let center = testCenter {
@@ -220,6 +250,22 @@ import SwitchboardTestSupport
             request.kind = .upload; request.api = "up"; request.addFormData(name: "f", fileURL: missing)
         }
         #expect(asPart.error?.code == .fileSystem)
+        // Nor a FIFO or a device: no length to send, and a FIFO nobody writes to held the request forever.
+        let scratch = Scratch()
+        let fifo = scratch.file("fifo")
+        #expect(mkfifo(fifo.path, 0o600) == 0)
+        for file in [fifo, URL(fileURLWithPath: "/dev/zero")] {
+            let body = await center.sendRecording { request in
+                request.kind = .upload; request.api = "up"; request.method = .put; request.body = .file(file)
+            }
+            let part = await center.sendRecording { request in
+                request.kind = .upload; request.api = "up"; request.addFormData(name: "f", fileURL: file)
+            }
+            for outcome in [body, part] {
+                #expect(outcome.error?.code == .fileSystem, "\(file.path)")
+                #expect(outcome.error?.message.contains("is not a regular file") == true, "\(file.path)")
+            }
+        }
         #expect(stub.requests.isEmpty)
     }
 
