@@ -269,29 +269,90 @@ struct DownloadPlan: Sendable {
     }
 
     /// The file name a `Content-Disposition` header gives (`filename*` first), cleaned; `nil` when none is usable.
+    ///
+    /// Parameters are read as RFC 6266 writes them: a quoted value keeps its `;` and `\"`; `filename*` (RFC 8187) is
+    /// `charset'language'percent-encoded`, in ISO-8859-1 when it says so, else UTF-8.
     static func fileName(contentDisposition header: String?) -> String? {
         guard let header else { return nil }
         var plain: String?
         var extended: String?
-        for parameter in header.split(separator: ";").dropFirst() {
-            let pair = parameter.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
-            guard pair.count == 2 else { continue }
-            switch pair[0].lowercased() {
+        for (name, value) in dispositionParameters(header) {
+            switch name {
             case "filename*":
-                // RFC 8187: charset'language'percent-encoded-value
-                let parts = pair[1].split(separator: "'", maxSplits: 2, omittingEmptySubsequences: false)
-                if parts.count == 3 { extended = String(parts[2]).removingPercentEncoding }
+                let parts = value.split(separator: "'", maxSplits: 2, omittingEmptySubsequences: false)
+                guard parts.count == 3 else { continue }
+                // UTF-8 unless it says ISO-8859-1 (the two RFC 8187 names; others are read as UTF-8, as before).
+                extended =
+                    parts[0].lowercased() == "iso-8859-1"
+                    ? latin1PercentDecoded(parts[2]) : String(parts[2]).removingPercentEncoding
             case "filename":
-                var value = pair[1]
-                if value.hasPrefix("\""), value.hasSuffix("\""), value.count >= 2 {
-                    value = String(value.dropFirst().dropLast()).replacingOccurrences(of: "\\\"", with: "\"")
-                }
                 plain = value
             default:
                 continue
             }
         }
         return extended.flatMap(sanitize) ?? plain.flatMap(sanitize)
+    }
+
+    /// The `name=value` parameters after a `Content-Disposition` field's type, names in lower case; a quoted value
+    /// unquoted, so that a `;` inside quotes stays in the value.
+    static func dispositionParameters(_ header: String) -> [(String, String)] {
+        var parameters: [(String, String)] = []
+        var rest = Substring(header)
+        // The disposition type, up to the first `;` (it is a token: no quotes).
+        guard let first = rest.firstIndex(of: ";") else { return [] }
+        rest = rest[rest.index(after: first)...]
+        while !rest.isEmpty {
+            rest = rest.drop { $0 == " " || $0 == "\t" || $0 == ";" }
+            guard let equals = rest.firstIndex(where: { $0 == "=" || $0 == ";" }), rest[equals] == "=" else {
+                // A parameter without a value: skipped, up to the next `;`.
+                rest = rest.drop { $0 != ";" }
+                continue
+            }
+            let name = rest[..<equals].trimmingCharacters(in: .whitespaces).lowercased()
+            rest = rest[rest.index(after: equals)...].drop { $0 == " " || $0 == "\t" }
+            var value = ""
+            if rest.first == "\"" {
+                rest = rest.dropFirst()
+                // `\"` is a quote inside the value; any other backslash stays as it came (RFC 6266 Appendix D: user
+                // agents do not unescape it, and it reads as a path separator, which `sanitize` cuts at).
+                while let character = rest.first {
+                    rest = rest.dropFirst()
+                    if character == "\\", rest.first == "\"" {
+                        value.append("\"")
+                        rest = rest.dropFirst()
+                    } else if character == "\"" {
+                        break
+                    } else {
+                        value.append(character)
+                    }
+                }
+                rest = rest.drop { $0 != ";" }
+            } else {
+                let end = rest.firstIndex(of: ";") ?? rest.endIndex
+                value = rest[..<end].trimmingCharacters(in: .whitespaces)
+                rest = rest[end...]
+            }
+            parameters.append((name, value))
+        }
+        return parameters
+    }
+
+    /// `%XX` escapes read as ISO-8859-1 bytes (each byte is the Unicode scalar of its value); `nil` for a bad escape.
+    private static func latin1PercentDecoded(_ text: Substring) -> String? {
+        var scalars = String.UnicodeScalarView()
+        var bytes = text.utf8.makeIterator()
+        while let byte = bytes.next() {
+            guard byte == UInt8(ascii: "%") else {
+                scalars.append(Unicode.Scalar(byte))
+                continue
+            }
+            guard let high = bytes.next().flatMap({ UInt8(String(UnicodeScalar($0)), radix: 16) }),
+                let low = bytes.next().flatMap({ UInt8(String(UnicodeScalar($0)), radix: 16) })
+            else { return nil }
+            scalars.append(Unicode.Scalar(high << 4 | low))
+        }
+        return String(scalars)
     }
 
     /// A name that stays inside its directory: the last path component (either slash), without control characters,

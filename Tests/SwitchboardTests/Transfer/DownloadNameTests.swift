@@ -46,6 +46,28 @@ import SwitchboardTestSupport
         #expect(left == ["report (1).txt", "report (2).txt", "report.txt"], "\(engineName): \(left)")
     }
 
+    /// A hostile name from the server lands inside the directory, on both engines: nothing is written beside it.
+    @Test(arguments: bothEngines)
+    func aNameThatClimbsOutOfTheDirectoryStaysInside(engineName: String) async throws {
+        let server = try LoopbackServer { _ in
+            ServerResponse(
+                headers: [("Content-Disposition", "attachment; filename=\"../../escaped;1.txt\"")], body: Self.content)
+        }
+        defer { server.stop() }
+        let scratch = Scratch()
+        let directory = scratch.file("a/b/downloads")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let response = try await loopbackCenter(engineName, server: server).send { request in
+            request.kind = .download
+            request.api = "report"
+            request.destination = .directory(directory)
+        }
+        #expect(response.fileURL == directory.appendingPathComponent("escaped;1.txt"), "\(engineName)")
+        #expect(try Data(contentsOf: directory.appendingPathComponent("escaped;1.txt")) == Self.content)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.file("a").path) == ["b"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.file("a/b").path) == ["downloads"])
+    }
+
     @Test(arguments: bothEngines)
     func aDownloadIntoANamedFileReplacesIt(engineName: String) async throws {
         let server = try Self.server()
@@ -60,6 +82,34 @@ import SwitchboardTestSupport
         }
         #expect(response.fileURL == file)
         #expect(try Data(contentsOf: file) == Self.content, "\(engineName)")
+    }
+
+    /// Names a server gives in `Content-Disposition` stay inside the download directory whatever they hold, and a
+    /// quoted name keeps its `;` (it was cut there, leaving a stray quote in the name).
+    @Test(
+        arguments: [
+            ("attachment; filename=\"report.pdf\"", "report.pdf"),
+            ("attachment; filename=report.pdf", "report.pdf"),
+            ("attachment; filename=\"Q1; final.pdf\"", "Q1; final.pdf"),
+            ("attachment; filename=\"say \\\"hi\\\".txt\"; size=3", "say \"hi\".txt"),
+            ("attachment; filename=\"../../etc/passwd\"", "passwd"),
+            ("attachment; filename=\"/etc/passwd\"", "passwd"),
+            ("attachment; filename=\"..\\\\..\\\\win.ini\"", "win.ini"),
+            ("attachment; filename=\"a\\..\\b.txt\"", "b.txt"),
+            ("attachment; filename*=UTF-8''..%2F..%2Fevil.sh", "evil.sh"),
+            ("attachment; filename=\"..\"", nil),
+            ("attachment; filename=\".bashrc\"", "bashrc"),
+            ("attachment; filename=\"a\u{7}b\u{1B}c.txt\"", "abc.txt"),
+            ("attachment; filename*=UTF-8''%00%2E%2E", nil),
+            ("attachment; filename=\"plain.txt\"; filename*=UTF-8''%E4%B8%AD%E6%96%87.txt", "中文.txt"),
+            ("attachment; filename*=iso-8859-1'en'%A3%20rates.txt", "£ rates.txt"),
+            ("attachment; filename*=UTF-8''%ZZ; filename=\"fallback.txt\"", "fallback.txt"),
+            ("attachment", nil),
+            ("attachment; filename", nil),
+            ("inline; name=\"x\"", nil),
+        ] as [(String, String?)])
+    func aServersFileNameIsReadAndKeptInsideTheDirectory(field: String, name: String?) {
+        #expect(DownloadPlan.fileName(contentDisposition: field) == name, "\(field)")
     }
 
     @Test func aNumberGoesBeforeTheLastExtension() {
