@@ -84,8 +84,14 @@ enum CookieRules {
     /// attribute that starts with `/`, or else the default path of `url` (section 5.1.4). `HTTPCookie` gives such a
     /// cookie `/` instead, so a cookie set by `/account/login` went with every request to the host. Its expiry is its
     /// last `Expires` read as a cookie date (see `CookieDate`), where `HTTPCookie` read another date.
+    ///
+    /// A cookie whose `Domain` the URL's host does not domain-match is ignored (section 5.3, step 6): `HTTPCookie` on
+    /// Linux keeps any, so a response from one host stored cookies for another (`Domain=bank.example` from
+    /// `evil.example`), which then went with that host's requests, or deleted its cookies with `Max-Age=0`.
     static func cookie(fromText text: String, for url: URL) -> HTTPCookie? {
-        guard let cookie = HTTPCookie.cookies(withResponseHeaderFields: ["Set-Cookie": text], for: url).first else {
+        guard let cookie = HTTPCookie.cookies(withResponseHeaderFields: ["Set-Cookie": text], for: url).first,
+            let host = url.host?.lowercased(), domainMatches(cookie.domain, host)
+        else {
             return nil
         }
         let path = path(of: text) ?? defaultPath(of: url)

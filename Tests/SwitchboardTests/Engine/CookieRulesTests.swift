@@ -68,7 +68,8 @@ import SwitchboardTestSupport
             storage.setCookie(
                 try #require(HTTPCookie(properties: [.name: name, .value: value, .domain: "127.0.0.1", .path: "/"])))
         }
-        let center = testCenter { $0.engine = try! Self.engine(engineName, cookies: storage) }
+        let engine = try Self.engine(engineName, cookies: storage)
+        let center = testCenter { $0.engine = engine }
         let echo = try await center.send { $0.url = LoopbackServer.shared.baseURL + "/anything" }
         let headers = try #require(echo.json?["headers"]?.object)
         #expect(headers["Cookie"]?.string == "plain=1")
@@ -207,6 +208,32 @@ import SwitchboardTestSupport
         #expect(stored["scoped"]?.path == "/cookie-jar/a", "\(engineName)")
         let sent = try await center.send { $0.url = base + "/cookie-jar/a/page" }
         #expect(Self.received(sent) == ["open"], "\(engineName): no Secure cookie over plain http")
+    }
+
+    /// A response keeps cookies only for its own host and the domains above it (RFC 6265 section 5.3, step 6), on
+    /// both engines. `HTTPCookie` on Linux keeps any `Domain`, and `HTTPCookieStorage` then compares it to the host as
+    /// text: 127.0.0.1 stored a cookie for `.0.0.1` (every x.0.0.1), and deleted `localhost`'s own with `Max-Age=0`
+    /// (a deletion is not checked at all).
+    @Test(arguments: bothEngines)
+    func aResponseCannotSetOrDeleteAnotherHostsCookies(engineName: String) async throws {
+        let storage = privateCookieStorage()
+        // As `Domain=localhost` from localhost stores it.
+        storage.setCookie(
+            HTTPCookie(properties: [.name: "victim", .value: "1", .domain: ".localhost", .path: "/"])!)
+        let engine = try Self.engine(engineName, cookies: storage)
+        let center = testCenter { $0.engine = engine }
+        let fields = [
+            "foreign=1; Domain=localhost; Path=/", "suffix=1; Domain=0.0.1; Path=/", "own=1; Domain=127.0.0.1; Path=/",
+            "hostonly=1; Path=/", "victim=; Max-Age=0; Domain=localhost; Path=/",
+        ]
+        let query = fields.map { "set=" + FormEncoding.escape($0) }.joined(separator: "&")
+        let base = LoopbackServer.shared.baseURL
+        _ = try await center.send { $0.url = base + "/cookie-jar/login?" + query }
+        let stored = Set((storage.cookies ?? []).map { "\($0.name)@\($0.domain)" })
+        #expect(stored == ["victim@.localhost", "own@127.0.0.1", "hostonly@127.0.0.1"], "\(engineName): \(stored)")
+        let other = base.replacingOccurrences(of: "127.0.0.1", with: "localhost")
+        let sent = try await center.send { $0.url = other + "/cookies" }
+        #expect(Self.received(sent) == ["victim"], "\(engineName)")
     }
 
     /// An `Expires` with a two-digit year (an RFC 850 date) is in 1970-2069 (RFC 6265 section 5.1.1), on both engines:
