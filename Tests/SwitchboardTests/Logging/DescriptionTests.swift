@@ -1,0 +1,77 @@
+import Foundation
+import Testing
+@testable import Switchboard
+
+/// What `print`, `debugPrint` and `dump` show of requests, responses and header fields: what a reader looks for,
+/// never a secret. They showed the storage box (`print`), and every header and parameter as it was (`dump`).
+@Suite struct DescriptionTests {
+    static let secrets = ["Bearer tok-AAA", "tok-AAA", "pw-BBB", "sess-CCC", "key-DDD", "tok-EEE", "ref-FFF"]
+
+    /// Everything `print`, `debugPrint` and `dump` write for `value`.
+    static func printed(_ value: Any) -> String {
+        var text = ""
+        print(value, to: &text)
+        debugPrint(value, to: &text)
+        dump(value, to: &text)
+        return text
+    }
+
+    @Test func aRequestAndItsResponseShowWhatMattersAndNoSecret() async throws {
+        let stub = StubEngine()
+        stub.on(.get, "/v1/users") { _ in
+            .json(["access_token": "tok-EEE", "name": "Ada"], headers: ["Set-Cookie": "session=sess-CCC"])
+        }
+        let (center, _) = stubCenter(stub)
+        let response = try await center.send { request in
+            request.api = "users?api_key=key-DDD"
+            request.headers["Authorization"] = "Bearer tok-AAA"
+            request.parameters = ["password": "pw-BBB", "page": 2, "nested": ["refresh_token": "ref-FFF"]]
+        }
+        let text = Self.printed(response)
+        for secret in Self.secrets { #expect(!text.contains(secret), "\(secret) leaked:\n\(text)") }
+        #expect(!text.contains("CopyOnWrite"), "the storage box is not what a reader wants:\n\(text)")
+        #expect(text.contains("Response 200 GET https://api.example.com/v1/users?"))
+        #expect(text.contains("application/json"))
+        #expect(text.contains("\"name\":\"Ada\""), "the body's start, redacted")
+        #expect(text.contains("page"))
+        #expect(text.contains("Authorization: <redacted>"))
+
+        let line = "\(response.request)"
+        #expect(line.hasPrefix("Request \(response.request.id!) GET https://api.example.com/v1/users?"), "\(line)")
+    }
+
+    @Test func aRequestNotYetSentShowsItsPath() {
+        var request = Request()
+        request.api = "accounts/login"
+        request.method = .post
+        request.headers["Cookie"] = "session=sess-CCC"
+        request.parameters = ["password": "pw-BBB", "user": "ada"]
+        #expect(request.description == "Request POST accounts/login")
+        let text = Self.printed(request)
+        for secret in Self.secrets { #expect(!text.contains(secret), "\(secret) leaked:\n\(text)") }
+        #expect(text.contains("user: ada"))
+        #expect(text.contains("password: <redacted>"))
+        var explicit = Request()
+        explicit.url = "https://ada:pw-BBB@api.example.com/v1/me?token=tok-AAA"
+        #expect(!explicit.description.contains("pw-BBB") && !explicit.description.contains("tok-AAA"))
+        #expect(explicit.description.hasPrefix("Request GET https://"))
+    }
+
+    @Test func headerFieldsAndEngineValuesHideSecretsInDumpsToo() {
+        let headers: HTTPHeaders = ["Authorization": "Bearer tok-AAA", "Accept": "text/plain"]
+        let text = Self.printed(headers)
+        #expect(!text.contains("tok-AAA"), "\(text)")
+        #expect(text.contains("Accept: text/plain"))
+        var request = EngineRequest(url: URL(string: "https://api.example.com/v1/me?access_token=tok-EEE")!)
+        request.headers = headers
+        let engineText = Self.printed(request)
+        for secret in Self.secrets { #expect(!engineText.contains(secret), "\(secret) leaked:\n\(engineText)") }
+        #expect(engineText.contains("EngineRequest GET https://api.example.com/v1/me"))
+        let response = EngineResponse(
+            status: 201, url: URL(string: "https://api.example.com/v1/me")!,
+            headers: ["Set-Cookie": "session=sess-CCC"], body: Data("{}".utf8))
+        let responseText = Self.printed(response)
+        #expect(!responseText.contains("sess-CCC"), "\(responseText)")
+        #expect(responseText.contains("EngineResponse 201 https://api.example.com/v1/me (2 bytes)"))
+    }
+}
