@@ -159,3 +159,17 @@ extension EngineResponse: CustomStringConvertible, CustomReflectable {
             displayStyle: .struct)
     }
 }
+
+extension HTTPError: CustomReflectable {
+    /// What `dump` shows: the code, status and message, the request and response (as their own mirrors show them),
+    /// and the underlying error's description, secrets hidden (it held the request's headers as they were).
+    public var customMirror: Mirror {
+        var children: [(label: String?, value: Any)] = [
+            ("code", code.rawValue), ("status", status as Any), ("message", Redaction.standard.text(message)),
+        ]
+        if let request { children.append(("request", request)) }
+        if let response { children.append(("response", response)) }
+        if let underlying { children.append(("underlying", Redaction.standard.text(String(reflecting: underlying)))) }
+        return Mirror(self, children: children, displayStyle: .struct)
+    }
+}

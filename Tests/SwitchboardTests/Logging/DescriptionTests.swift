@@ -74,4 +74,35 @@ import Testing
         #expect(!responseText.contains("sess-CCC"), "\(responseText)")
         #expect(responseText.contains("EngineResponse 201 https://api.example.com/v1/me (2 bytes)"))
     }
+
+    @Test func anErrorHidesTheRequestsSecretsInDumpsToo() async {
+        let stub = StubEngine()
+        stub.on(.get, "/v1/me") { _ in .json(["error": "expired", "refresh_token": "ref-FFF"], status: 401) }
+        let (center, _) = stubCenter(stub)
+        let outcome = await center.sendRecording { request in
+            request.api = "me"
+            request.headers["Authorization"] = "Bearer tok-AAA"
+            request.parameters = ["password": "pw-BBB"]
+        }
+        guard let error = outcome.error else {
+            Issue.record("the request did not fail")
+            return
+        }
+        let text = Self.printed(error)
+        for secret in Self.secrets { #expect(!text.contains(secret), "\(secret) leaked:\n\(text)") }
+        #expect(text.contains("unacceptableStatus"))
+        #expect(text.contains("Response 401 GET https://api.example.com/v1/me"))
+        // An underlying URLError names the URL it failed on, query and all.
+        let failingURL = "https://api.example.com/v1/me?access_token=tok-EEE"
+        let transport = HTTPError(
+            .transport, "the connection was lost",
+            underlying: URLError(
+                .networkConnectionLost,
+                userInfo: [
+                    NSURLErrorFailingURLErrorKey: URL(string: failingURL)!, "NSErrorFailingURLStringKey": failingURL,
+                ]))
+        let transportText = Self.printed(transport)
+        #expect(!transportText.contains("tok-EEE"), "\(transportText)")
+        #expect(transportText.contains("underlying"))
+    }
 }
