@@ -176,11 +176,14 @@ public struct Response: Sendable {
         throws(HTTPError) -> T
     {
         if let empty = EmptyBody() as? T { return empty }
-        if data.isEmpty {
+        // Empty, or (for JSON) only spaces and line breaks: an optional is `nil`, as a `null` body makes it.
+        if data.isEmpty || (request.responseSerializer != .plist && ResponseDecoding.isBlank(data)) {
+            if let optional = T.self as? any AbsentDecodable.Type, let absent = optional.absent as? T { return absent }
             throw HTTPError(
                 .decoding,
-                "the body of the \(status) response is empty, so it cannot be decoded as \(T.self); "
-                    + "decode EmptyBody for responses without a body",
+                "the body of the \(status) response \(data.isEmpty ? "is empty" : "holds only whitespace"), so it "
+                    + "cannot be decoded as \(T.self); "
+                    + "decode EmptyBody (or an optional) for responses without a body",
                 request: request, response: self)
         }
         do {
@@ -272,4 +275,13 @@ enum ResponseHeaders: Sendable {
             yield &fields
         }
     }
+}
+
+/// A type with a value for "no body": `Optional`, whose `nil` is what an empty body decodes to.
+private protocol AbsentDecodable {
+    static var absent: Self { get }
+}
+
+extension Optional: AbsentDecodable {
+    fileprivate static var absent: Self { nil }
 }

@@ -5,6 +5,11 @@ enum ResponseDecoding {
     /// The decoded value. An empty body is `.empty` whatever the serializer (a `HEAD`, a `204` are successes).
     ///
     /// - Throws: `.decoding`, saying what was expected and what the body looks like.
+    /// Whether a body holds nothing but JSON's whitespace (spaces, tabs, CR and LF). Stops at the first other byte.
+    static func isBlank(_ data: Data) -> Bool {
+        data.allSatisfy { $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }
+    }
+
     static func decode(_ response: Response) throws(HTTPError) -> Response.Value {
         let data = response.data
         if data.isEmpty { return .empty }
@@ -13,6 +18,8 @@ enum ResponseDecoding {
             case .raw:
                 return .data(data)
             case .json:
+                // Only spaces and line breaks (what some servers send for "no content"): no value, as an empty body.
+                if isBlank(data) { return .empty }
                 return .json(try JSON(data: data))
             case .plist:
                 let object: Any

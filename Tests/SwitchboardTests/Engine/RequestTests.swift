@@ -194,6 +194,11 @@ import SwitchboardTestSupport
             #expect(error.message.contains("\(status)"), "\(error.message)")
             #expect(error.status == status)
         }
+        // An optional decodes as `nil`, as it does from a `null` body (it failed as the plain type does).
+        let absent = try await center.send(JSON?.self) {
+            $0.api = api; $0.method = method
+        }
+        #expect(absent == nil)
     }
 
     @Test func nestedParametersOfMixedTypesAsAJSONLiteral() async throws {

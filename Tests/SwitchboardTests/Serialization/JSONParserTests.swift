@@ -104,4 +104,22 @@ import Testing
             return a == b
         }
     }
+
+    /// A JSON body of nothing but spaces and line breaks (what some servers send for "no content") reads as an
+    /// empty one: no value, and an optional decodes as `nil`. It failed as JSON that ended too soon.
+    @Test func aBodyOfOnlyWhitespaceIsNoValue() async throws {
+        let stub = StubEngine()
+        stub.on(nil, "*") { _ in .data(Data(" \r\n\t\n".utf8), headers: ["Content-Type": "application/json"]) }
+        let (center, _) = stubCenter(stub)
+        let response = try await center.send { $0.api = "blank" }
+        #expect(response.value == .empty)
+        #expect(response.json == nil)
+        #expect(try await center.send([String: Int]?.self) { $0.api = "blank" } == nil)
+        await #expect(throws: HTTPError.self) { try await center.send([String: Int].self) { $0.api = "blank" } }
+        // Text keeps it: whitespace is content there.
+        let text = try await center.send {
+            $0.api = "blank"; $0.responseSerializer = .string
+        }
+        #expect(text.value == .string(" \r\n\t\n"))
+    }
 }
