@@ -478,6 +478,19 @@ import SwitchboardTestSupport
         #expect(dropped.json?["headers"]?["Content-Length"] == nil, "\(kind)")
     }
 
+    /// A HEAD stays a HEAD through every redirect, a `303` too: URLSessionEngine sent a GET after a `303`, and the
+    /// response to the HEAD came with the body it was sent to do without.
+    @Test(arguments: [301, 302, 303, 307, 308])
+    func aHeadStaysAHeadThroughRedirects(status: Int) async throws {
+        let response = try await center().send { request in
+            request.url = Server.base + "/redirect-to?url=%2Fbytes%2F4096&status_code=\(status)"
+            request.method = .head
+        }
+        #expect(response.status == 200, "\(status)")
+        #expect(response.data.isEmpty, "\(status): \(response.data.count) bytes came back for a HEAD")
+        #expect(response.headers["Content-Length"] == "4096", "\(status)")
+    }
+
     /// No body waits for a `100 Continue` (libcurl asks for one before a body of unknown length or over 1 MiB):
     /// CurlEngine turns it off, and URLSession on Linux does.
     @Test(arguments: ["data", "file", "sized stream", "stream"])

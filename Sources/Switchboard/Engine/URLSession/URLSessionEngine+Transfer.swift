@@ -554,6 +554,9 @@ final class SessionTransfer: Sendable {
                 state.pendingRedirect = next
                 return nil
             case .follow:
+                // A HEAD stays a HEAD (RFC 9110 section 15.4.4; browsers, and libcurl, keep it): URLSession on Linux
+                // made it a GET after a `303`, and so fetched the body the HEAD was sent to do without.
+                if request.method == .head { next.httpMethod = HTTPMethod.head.rawValue }
                 if hasBody {
                     // A redirect that drops the body (a `303`, or a `301`/`302` to a `POST`): URLSession makes the
                     // request a `GET` but keeps the body's stream and length fields.
