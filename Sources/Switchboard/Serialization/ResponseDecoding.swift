@@ -54,6 +54,14 @@ enum ResponseDecoding {
     /// - Throws: `.decoding`, naming the charset, when the body is not text in it; for a charset Switchboard does not
     ///   know, when the body is not UTF-8 either.
     static func text(of data: Data, contentType: String?) throws(HTTPError) -> String {
+        // A byte order mark decides, whatever the label says, and is not part of the text (the WHATWG Encoding
+        // Standard's "decode", as browsers read): UTF-16 labelled UTF-8 failed, UTF-8 labelled ISO-8859-1 was garbled.
+        if let (encoding, name, length) = byteOrderMark(data) {
+            guard let text = String(data: data.dropFirst(length), encoding: encoding) else {
+                throw HTTPError(.decoding, "the body starts with a \(name) byte order mark but is not \(name) text")
+            }
+            return text
+        }
         let label = charset(of: contentType)
         let known = label.flatMap(encoding(forCharset:))
         if let text = String(data: data, encoding: known ?? .utf8) { return text }
@@ -63,6 +71,16 @@ enum ResponseDecoding {
                 .decoding, "the body's charset \"\(label)\" is not one Switchboard reads, and the body is not UTF-8")
         }
         throw HTTPError(.decoding, "the body is not text in the charset it declares (\(label))")
+    }
+
+    /// The encoding a body's byte order mark names, and the mark's length: UTF-8 (EF BB BF), UTF-16 big-endian
+    /// (FE FF) or little-endian (FF FE); `nil` without one.
+    static func byteOrderMark(_ data: Data) -> (String.Encoding, String, Int)? {
+        let start = data.prefix(3)
+        if start.elementsEqual([0xEF, 0xBB, 0xBF]) { return (.utf8, "UTF-8", 3) }
+        if start.starts(with: [0xFE, 0xFF]) { return (.utf16BigEndian, "UTF-16BE", 2) }
+        if start.starts(with: [0xFF, 0xFE]) { return (.utf16LittleEndian, "UTF-16LE", 2) }
+        return nil
     }
 
     /// The charset a `Content-Type` names, in lower case, without quotes.

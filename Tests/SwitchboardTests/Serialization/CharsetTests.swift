@@ -47,8 +47,34 @@ import SwitchboardTestSupport
         #expect(unknown.error?.code == .decoding)
         #expect(unknown.error?.message.contains("\"x-unheard-of\" is not one Switchboard reads") == true)
         let broken = try await Self.echo(
-            [0xFF, 0xFE, 0xFD], type: "text/plain; charset=Shift_JIS", engineName: engineName)
+            [0xFD, 0xFE, 0xFF], type: "text/plain; charset=Shift_JIS", engineName: engineName)
         #expect(broken.error?.code == .decoding)
         #expect(broken.error?.message.contains("(shift_jis)") == true, "\(String(describing: broken.error))")
+    }
+
+    /// A byte order mark decides the encoding whatever the label says, and is not part of the text (WHATWG, as
+    /// browsers read): UTF-16 labelled UTF-8 failed, and UTF-8 labelled ISO-8859-1 came out garbled.
+    @Test(arguments: bothEngines)
+    func aByteOrderMarkDecidesTheEncoding(engineName: String) async throws {
+        let cases: [(bytes: [UInt8], type: String, text: String)] = [
+            ([0xFF, 0xFE, 0x68, 0x00, 0xE9, 0x00], "text/plain; charset=utf-8", "hé"),
+            ([0xFE, 0xFF, 0x00, 0x68, 0x00, 0xE9], "text/plain; charset=windows-1252", "hé"),
+            ([0xEF, 0xBB, 0xBF] + Array("héllo".utf8), "text/plain; charset=iso-8859-1", "héllo"),
+            ([0xEF, 0xBB, 0xBF] + Array("héllo".utf8), "text/plain", "héllo"),
+        ]
+        for sample in cases {
+            let outcome = try await Self.echo(sample.bytes, type: sample.type, engineName: engineName)
+            #expect(
+                outcome.response?.value == .string(sample.text), "\(sample.type): \(String(describing: outcome.error))")
+            #expect(outcome.response?.string == sample.text, "\(sample.type)")
+        }
+        // A UTF-8 mark before bytes that are not UTF-8 says so, whatever the label.
+        let broken = try await Self.echo(
+            [0xEF, 0xBB, 0xBF, 0xFF], type: "text/plain; charset=iso-8859-1", engineName: engineName)
+        #expect(broken.error?.code == .decoding)
+        #expect(broken.error?.message.contains("UTF-8 byte order mark") == true, "\(String(describing: broken.error))")
+        // A mark alone is an empty text.
+        let alone = try await Self.echo([0xFE, 0xFF], type: "text/plain; charset=utf-8", engineName: engineName)
+        #expect(alone.response?.value == .string(""), "\(String(describing: alone.error))")
     }
 }
