@@ -30,9 +30,8 @@ struct ConsoleLog: Sendable {
 
     func request(_ request: Request, _ encoded: EngineRequest) {
         var lines = ["\(request.id.map { "\($0) " } ?? "")\(request.method) \(encoded.urlText ?? "")"]
-        lines += section("headers", redaction.headers(encoded.headers.sortedByName).map { "\($0.name): \($0.value)" })
-        let parameters = redaction.parameters(request.parameters).sorted { $0.key < $1.key }
-        lines += section("parameters", parameters.map { "\($0.key): \($0.value)" })
+        lines += section("headers", redaction.headerLines(encoded.headers))
+        lines += section("parameters", redaction.parameterLines(request.parameters))
         if request.body != nil, case .data(let body) = encoded.body {
             lines += section("body", ["\(body.count) bytes"])
         }
@@ -45,7 +44,7 @@ struct ConsoleLog: Sendable {
                 + (response.address.text ?? response.request.url ?? "")
                 + " (\(ConsoleLog.milliseconds(response.duration)) ms, \(response.data.count) bytes)"
         ]
-        lines += section("headers", redaction.headers(response.headers).map { "\($0.name): \($0.value)" })
+        lines += section("headers", redaction.headerLines(response.headers, sorted: false))
         lines += section("body", [redaction.body(response.data, limit: ConsoleLog.bodyLimit)])
         output(ConsoleLog.banner("Switchboard Response", lines))
     }

@@ -28,16 +28,10 @@ extension Request: CustomStringConvertible, CustomDebugStringConvertible, Custom
     public var debugDescription: String {
         var lines = [description]
         if !headers.isEmpty {
-            lines.append(
-                "  headers: "
-                    + Redaction.standard.headers(headers).sortedByName.map { "\($0.name): \($0.value)" }
-                    .joined(separator: ", "))
+            lines.append("  headers: " + Redaction.standard.headerLines(headers).joined(separator: ", "))
         }
         if !parameters.isEmpty {
-            lines.append(
-                "  parameters: "
-                    + Redaction.standard.parameters(parameters).sorted { $0.key < $1.key }
-                    .map { "\($0.key): \($0.value)" }.joined(separator: ", "))
+            lines.append("  parameters: " + Redaction.standard.parameterLines(parameters).joined(separator: ", "))
         }
         if !form.isEmpty { lines.append("  form: \(form.count) part\(form.count == 1 ? "" : "s")") }
         if let body { lines.append("  body: " + (body.file.map { "the file \($0.path)" } ?? "set")) }
@@ -53,13 +47,8 @@ extension Request: CustomStringConvertible, CustomDebugStringConvertible, Custom
         if let server { children.append(("server", Redaction.standard.url(server))) }
         if let api { children.append(("api", Redaction.standard.url(api))) }
         if let node { children.append(("node", node.description)) }
-        children.append(("headers", Redaction.standard.headers(headers).sortedByName.map { "\($0.name): \($0.value)" }))
-        children.append(
-            (
-                "parameters",
-                Redaction.standard.parameters(parameters).sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }
-            )
-        )
+        children.append(("headers", Redaction.standard.headerLines(headers)))
+        children.append(("parameters", Redaction.standard.parameterLines(parameters)))
         children.append(("kind", kind))
         return Mirror(self, children: children, displayStyle: .struct)
     }
@@ -89,9 +78,7 @@ extension Response: CustomStringConvertible, CustomDebugStringConvertible, Custo
     /// shows it (redacted, then cut to 1,024 characters).
     public var debugDescription: String {
         var lines = [description]
-        for field in Redaction.standard.headers(headers).sortedByName {
-            lines.append("  \(field.name): \(field.value)")
-        }
+        lines += Redaction.standard.headerLines(headers).map { "  " + $0 }
         if fileURL == nil, !data.isEmpty { lines.append("  " + Redaction.standard.body(data, limit: 1024)) }
         return lines.joined(separator: "\n")
     }
@@ -104,7 +91,7 @@ extension Response: CustomStringConvertible, CustomDebugStringConvertible, Custo
             children: [
                 ("status", status),
                 ("url", (url?.absoluteString ?? request.url).map(Redaction.standard.url) as Any),
-                ("headers", Redaction.standard.headers(headers).sortedByName.map { "\($0.name): \($0.value)" }),
+                ("headers", Redaction.standard.headerLines(headers)),
                 ("bytes", data.count), ("fileURL", fileURL as Any), ("source", source), ("attempts", attempts),
                 ("request", request),
             ],
@@ -116,7 +103,7 @@ extension HTTPHeaders: CustomReflectable {
     /// What `dump` shows: each field as `Name: value`, a secret's value hidden (as `description` shows them).
     public var customMirror: Mirror {
         Mirror(
-            self, unlabeledChildren: Redaction.standard.headers(self).map { "\($0.name): \($0.value)" },
+            self, unlabeledChildren: Redaction.standard.headerLines(self, sorted: false),
             displayStyle: .collection)
     }
 }
@@ -124,7 +111,7 @@ extension HTTPHeaders: CustomReflectable {
 extension EngineRequest: CustomStringConvertible, CustomReflectable {
     /// One line: the method and the URL, secrets in the URL hidden.
     public var description: String {
-        "EngineRequest \(method) " + (url.map { Redaction.standard.url($0.absoluteString) } ?? "(no URL)")
+        "EngineRequest \(method) " + (url.map(Redaction.standard.url) ?? "(no URL)")
     }
 
     /// What `dump` shows: the method, the URL and the header fields, secrets hidden, and the body's length.
@@ -132,8 +119,8 @@ extension EngineRequest: CustomStringConvertible, CustomReflectable {
         Mirror(
             self,
             children: [
-                ("method", method.rawValue), ("url", url.map { Redaction.standard.url($0.absoluteString) } as Any),
-                ("headers", Redaction.standard.headers(headers).sortedByName.map { "\($0.name): \($0.value)" }),
+                ("method", method.rawValue), ("url", url.map(Redaction.standard.url) as Any),
+                ("headers", Redaction.standard.headerLines(headers)),
                 ("bodyLength", body.count as Any),
             ],
             displayStyle: .struct)
@@ -143,7 +130,7 @@ extension EngineRequest: CustomStringConvertible, CustomReflectable {
 extension EngineResponse: CustomStringConvertible, CustomReflectable {
     /// One line: the status, the URL (secrets hidden) and the body's size.
     public var description: String {
-        "EngineResponse \(status) " + (url.map { Redaction.standard.url($0.absoluteString) } ?? "(no URL)")
+        "EngineResponse \(status) " + (url.map(Redaction.standard.url) ?? "(no URL)")
             + " (" + (fileLength.map { "\($0) bytes to a file" } ?? "\(body.count) bytes") + ")"
     }
 
@@ -152,8 +139,8 @@ extension EngineResponse: CustomStringConvertible, CustomReflectable {
         Mirror(
             self,
             children: [
-                ("status", status), ("url", url.map { Redaction.standard.url($0.absoluteString) } as Any),
-                ("headers", Redaction.standard.headers(headers ?? [:]).sortedByName.map { "\($0.name): \($0.value)" }),
+                ("status", status), ("url", url.map(Redaction.standard.url) as Any),
+                ("headers", Redaction.standard.headerLines(headers ?? [:])),
                 ("bytes", body.count), ("fileLength", fileLength as Any),
             ],
             displayStyle: .struct)

@@ -38,6 +38,16 @@ struct Redaction: Sendable {
         return copy
     }
 
+    /// Header fields as `Name: value` lines, a secret field's value hidden: in name order, or as they stand.
+    func headerLines(_ headers: HTTPHeaders, sorted: Bool = true) -> [String] {
+        self.headers(sorted ? headers.sortedByName : headers).map { "\($0.name): \($0.value)" }
+    }
+
+    /// Parameters as `name: value` lines in name order, a secret's value hidden (at any depth).
+    func parameterLines(_ parameters: [String: any Sendable]) -> [String] {
+        self.parameters(parameters).sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }
+    }
+
     /// Redacts parameters at any depth: a secret name hides its whole value.
     func parameters(_ parameters: [String: any Sendable]) -> [String: String] {
         var result: [String: String] = [:]
@@ -50,7 +60,7 @@ struct Redaction: Sendable {
     private func describe(_ value: Any) -> String {
         switch value {
         case let dictionary as [String: any Sendable]:
-            let members = parameters(dictionary).sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }
+            let members = parameterLines(dictionary)
             return "{" + members.joined(separator: ", ") + "}"
         case let array as [any Sendable]:
             return "[" + array.map(describe).joined(separator: ", ") + "]"
@@ -154,6 +164,11 @@ struct Redaction: Sendable {
         result = replace(Redaction.escapedMemberPattern, in: result, name: 2, values: [3]) { isSecret($0) }
         result = replace(Redaction.partPattern, in: result) { isSecret($0) }
         return result
+    }
+
+    /// A URL's text with its credentials and secret query values hidden.
+    func url(_ url: URL) -> String {
+        self.url(url.absoluteString)
     }
 
     /// A URL string with secret query values and a password hidden.

@@ -209,7 +209,7 @@ public struct HTTPHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral, S
     /// (by the console log's rule: `Authorization`, `Cookie`, `Set-Cookie`, `X-Api-Key` and the like), so that
     /// printing headers never prints a credential. Read a value itself with the subscript.
     public var description: String {
-        Redaction.standard.headers(self).fields.map { "\($0.name): \($0.value)" }.joined(separator: "\n")
+        Redaction.standard.headerLines(self, sorted: false).joined(separator: "\n")
     }
 
     /// Two header sets are equal when they hold the same names (ignoring case) with the same values, in any order.
