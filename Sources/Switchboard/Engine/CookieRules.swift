@@ -87,20 +87,28 @@ enum CookieRules {
     ///
     /// A cookie whose `Domain` the URL's host does not domain-match is ignored (section 5.3, step 6): `HTTPCookie` on
     /// Linux keeps any, so a response from one host stored cookies for another (`Domain=bank.example` from
-    /// `evil.example`), which then went with that host's requests, or deleted its cookies with `Max-Age=0`.
+    /// `evil.example`), which then went with that host's requests, or deleted its cookies with `Max-Age=0`. So is one
+    /// whose `Domain` is a public suffix (`co.uk`, `github.io`; see `PublicSuffixes`), unless the host is that name
+    /// itself, which gets it as a host-only cookie (step 5): `evil.co.uk` could set or delete `bank.co.uk`'s cookies.
     static func cookie(fromText text: String, for url: URL) -> HTTPCookie? {
         guard let cookie = HTTPCookie.cookies(withResponseHeaderFields: ["Set-Cookie": text], for: url).first,
             let host = url.host?.lowercased(), domainMatches(cookie.domain, host)
         else {
             return nil
         }
+        var hostOnly = false
+        if cookie.domain.hasPrefix("."), PublicSuffixes.isPublicSuffix(cookie.domain.dropFirst().lowercased()) {
+            guard cookie.domain.dropFirst().lowercased() == host else { return nil }
+            hostOnly = true
+        }
         let path = path(of: text) ?? defaultPath(of: url)
         let expires = expiry(of: text)
         let expiresDiffers = expires.map { date in
             cookie.expiresDate.map { abs($0.timeIntervalSince(date)) >= 1 } ?? true
         }
-        guard cookie.path != path || expiresDiffers == true else { return cookie }
+        guard cookie.path != path || expiresDiffers == true || hostOnly else { return cookie }
         return copy(of: cookie) { properties in
+            if hostOnly { properties[.domain] = host }
             properties[.path] = path
             if let expires {
                 properties[.expires] = expires
@@ -175,10 +183,11 @@ enum CookieRules {
 
     /// RFC 6265 section 5.1.3: a host-only cookie (no leading dot) goes to its host alone; a domain cookie to its
     /// domain and the names under it, but never to an IP address other than its own, and not under a domain of one
-    /// label (`com`; only a public-suffix list would catch `co.uk`). `domain` is compared without ASCII case, to a
-    /// `host` in lower case, and without making a string of either: this runs for every stored cookie on every
-    /// request: with 1,000 cookies stored, lower-casing each cookie's domain and matching it as a `String` cost about
-    /// 1 ms a request, this 0.1 ms (most of it `HTTPCookieStorage` handing over its cookies).
+    /// label (`com`; a cookie for any other public suffix, `co.uk`, is refused when it is set). `domain` is compared
+    /// without ASCII case, to a `host` in lower case, and without making a string of either: this runs for every
+    /// stored cookie on every request: with 1,000 cookies stored, lower-casing each cookie's domain and matching it
+    /// as a `String` cost about 1 ms a request, this 0.1 ms (most of it `HTTPCookieStorage` handing over its
+    /// cookies).
     static func domainMatches(_ domain: String, _ host: String) -> Bool {
         var name = domain.utf8[...]
         let isDomainCookie = name.first == UInt8(ascii: ".")

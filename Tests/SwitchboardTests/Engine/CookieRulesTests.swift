@@ -236,6 +236,40 @@ import SwitchboardTestSupport
         #expect(Self.received(sent) == ["victim"], "\(engineName)")
     }
 
+    /// A response may not set or delete a cookie for a public suffix (RFC 6265 section 5.3, step 5): `evil.co.uk`
+    /// set `Domain=co.uk` cookies that went with every request to `bank.co.uk`, and one app on a shared host
+    /// (`github.io`, a name of the list's private section) set them for every other. A host that is the suffix
+    /// itself gets a host-only cookie. The rules are the engines' shared ones; `PublicSuffixListTests` in
+    /// `ProxyVariableTests` sends such cookies end to end on both engines.
+    @Test func aCookieForAPublicSuffixIsRefused() throws {
+        try #require(PublicSuffixes.isLoaded, "libpsl.so.5 is not installed: the list is not loaded")
+        let cases: [(url: String, field: String, domain: String?)] = [
+            ("http://evil.co.uk/", "a=1; Domain=co.uk", nil),
+            ("http://evil.co.uk/", "a=1; Domain=.CO.UK", nil),
+            ("http://a.b.evil.co.uk/", "a=1; Domain=co.uk", nil),
+            ("http://app.github.io/", "a=1; Domain=github.io", nil),
+            ("http://evil.com/", "a=1; Domain=com", nil),
+            ("http://www.example.co.uk/", "a=1; Domain=example.co.uk", ".example.co.uk"),
+            ("http://app.github.io/", "a=1; Domain=app.github.io", ".app.github.io"),
+            ("http://shop.example.com/", "a=1; Domain=example.com", ".example.com"),
+            ("http://co.uk/", "a=1; Domain=co.uk", "co.uk"),
+            ("http://localhost/", "a=1; Domain=localhost", "localhost"),
+            ("http://evil.co.uk/", "a=1", "evil.co.uk"),
+        ]
+        for (url, field, domain) in cases {
+            let cookie = CookieRules.cookie(fromText: field, for: URL(string: url)!)
+            #expect(cookie?.domain == domain, "\(field) from \(url): \(cookie?.domain ?? "refused")")
+        }
+        // A host-only cookie for the suffix goes to that host alone.
+        let own = try #require(CookieRules.cookie(fromText: "a=1; Domain=co.uk", for: URL(string: "http://co.uk/")!))
+        #expect(CookieRules.domainMatches(own.domain, "co.uk"))
+        #expect(!CookieRules.domainMatches(own.domain, "bank.co.uk"))
+        // Nor may a public suffix's `Max-Age=0` delete the cookies of the names under it.
+        let deletions = CookieMaxAge.apply(
+            to: ["session=; Max-Age=0; Domain=co.uk; Path=/"], for: URL(string: "http://evil.co.uk/")!)
+        #expect(deletions.delete.isEmpty && deletions.store.isEmpty)
+    }
+
     /// An `Expires` with a two-digit year (an RFC 850 date) is in 1970-2069 (RFC 6265 section 5.1.1), on both engines:
     /// `HTTPCookie` on Linux read `21-Oct-37` as the year 37, stored the cookie already expired and never sent it.
     @Test(arguments: bothEngines)

@@ -17,12 +17,16 @@ import SwitchboardTestSupport
     /// Set in the child: the URLs to request, space-separated, and where to write what came back.
     static let childURLs = environment["SWITCHBOARD_PROXY_CHILD_URLS"]
     static let childReport = environment["SWITCHBOARD_PROXY_CHILD_REPORT"]
+    /// Set in the child: each engine keeps cookies in a private storage of its own.
+    static let childKeepsCookies = environment["SWITCHBOARD_PROXY_CHILD_COOKIES"] != nil
 
     /// What one engine got for one URL: the target and fields the server read, or the error's code.
     struct Outcome: Codable, Equatable, CustomStringConvertible {
         var target: String?
         var host: String?
         var proxyAuthorization: String?
+        /// The names of the cookies the request carried (`/cookie-jar`), in order, comma-separated.
+        var cookies: String?
         var error: String?
         var message: String?
         var description: String {
@@ -31,8 +35,8 @@ import SwitchboardTestSupport
 
         /// Equal outcomes have the same target and fields, or the same error code (the words may differ).
         static func == (lhs: Outcome, rhs: Outcome) -> Bool {
-            (lhs.target, lhs.host, lhs.proxyAuthorization, lhs.error)
-                == (rhs.target, rhs.host, rhs.proxyAuthorization, rhs.error)
+            (lhs.target, lhs.host, lhs.proxyAuthorization, lhs.cookies, lhs.error)
+                == (rhs.target, rhs.host, rhs.proxyAuthorization, rhs.cookies, rhs.error)
         }
     }
 
@@ -111,13 +115,36 @@ import SwitchboardTestSupport
         #expect(curl == urlSession)
     }
 
+    /// A cookie a server sets for a public suffix goes to no name under it, alike on both engines (the rule itself:
+    /// `CookieRulesTests.aCookieForAPublicSuffixIsRefused`): through the proxy, `evil.co.uk` sets one for `co.uk`
+    /// and `bank.co.uk` does not get it, where `www.example.co.uk` sets one for `example.co.uk` and
+    /// `api.example.co.uk` gets it. Both engines sent the `co.uk` cookie to `bank.co.uk`.
+    @Test func aCookieForAPublicSuffixGoesToNoNameUnderIt() async throws {
+        func setting(_ field: String, from host: String) -> String {
+            "http://\(host)/cookie-jar/set?set=" + field.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+        }
+        let found = try await outcomes(
+            [
+                setting("tossed=1; Domain=co.uk; Path=/", from: "evil.co.uk"),
+                setting("shared=1; Domain=example.co.uk; Path=/", from: "www.example.co.uk"),
+                "http://bank.co.uk/cookie-jar/check", "http://api.example.co.uk/cookie-jar/check",
+            ],
+            variables: ["http_proxy": proxy, "SWITCHBOARD_PROXY_CHILD_COOKIES": "1"])
+        for engine in bothEngines {
+            let got = try #require(found[engine])
+            #expect(got.map(\.cookies) == ["", "", "", "shared"], "\(engine): \(got)")
+        }
+    }
+
     /// The child's half of the tests above; it runs only in their child process.
     @Test(.enabled(if: childReport != nil, "runs in the child process of a proxy test"))
     func requestsInTheChildProcess() async throws {
         let urls = (Self.childURLs ?? "").split(separator: " ").map(String.init)
         var report: [String: [Outcome]] = [:]
         for engine in bothEngines {
-            let chosen = try namedEngine(engine)
+            let chosen =
+                Self.childKeepsCookies
+                ? try CookieRulesTests.engine(engine, cookies: privateCookieStorage()) : try namedEngine(engine)
             let center = Center { config in
                 config.engine = chosen
                 config.totalTimeout = .seconds(30)
@@ -131,7 +158,8 @@ import SwitchboardTestSupport
                     found.append(
                         Outcome(
                             target: response.json?["target"]?.string, host: headers?["Host"]?.string,
-                            proxyAuthorization: headers?["Proxy-Authorization"]?.string))
+                            proxyAuthorization: headers?["Proxy-Authorization"]?.string,
+                            cookies: response.json?["cookies"]?.object.map { $0.keys.sorted().joined(separator: ",") }))
                 } catch {
                     found.append(Outcome(error: error.code.description, message: error.message))
                 }
