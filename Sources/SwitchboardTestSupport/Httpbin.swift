@@ -451,6 +451,9 @@ public enum Httpbin {
     /// - `unasked-upgrade`: a `101 Switching Protocols` no request asked for, then bytes of another protocol.
     /// - `trailer`: a chunked body `hello` followed by a trailer field (`X-Checksum`).
     /// - `unknown-encoding`: a body in a `Content-Encoding` no client knows (`x-unknown`).
+    /// - `header-without-colon`, `nul-in-header`: a head with a field line that has no colon, or a NUL byte.
+    /// - `redirect-answer?status=S[&to=LOCATION][&length=N]`: a redirect status with a body of N bytes (4 unless
+    ///   given), and a `Location` only when given.
     /// - `downgrade?to=URL&status=S`: a redirect to URL (an `http://` one, served over TLS by a test's own server).
     /// - `location?to=REFERENCE&status=S`: the same redirect, for a `Location` that is a relative reference.
     private static func fault(_ name: String, request: ServerRequest) -> ServerResponse {
@@ -536,6 +539,16 @@ public enum Httpbin {
                     + "5\r\nhello\r\n0\r\nX-Checksum: 5d41402a\r\n\r\n")
         case "unknown-encoding":
             return rawAnswer("Content-Encoding: x-unknown")
+        case "header-without-colon":
+            return rawAnswer("X-No-Colon")
+        case "nul-in-header":
+            return rawAnswer("X-Name: a\u{0}b")
+        case "redirect-answer":
+            let length = Int(number("length", 4))
+            var head = "HTTP/1.1 \(Int(number("status", 302))) Redirect\r\n"
+            if let target = request.queryValue("to") { head += "Location: \(target)\r\n" }
+            head += "Content-Length: \(length)\r\nConnection: close\r\n\r\n"
+            return raw(head + String(repeating: "b", count: length))
         case "downgrade", "location":
             var response = ServerResponse(status: Int(number("status", 302)))
             response.headers.append(("Location", request.queryValue("to") ?? "http://127.0.0.1:1/"))

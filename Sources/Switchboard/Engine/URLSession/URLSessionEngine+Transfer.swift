@@ -39,6 +39,9 @@ final class SessionTransfer: Sendable {
         var spooled: URL?
         /// Whether a redirect followed has dropped the body (the request became a `GET`).
         var bodyDropped = false
+        /// Whether the current task's redirect was declined, so that the redirect response itself is the answer: a
+        /// completion handler never gets its body (see `quickCompleted`).
+        var redirectDeclined = false
         /// The body stream given to the current task. URLSession on Linux never closes it (a file stream would keep
         /// its descriptor), so the transfer does, when the task is over.
         var bodyStream: InputStream?
@@ -518,6 +521,7 @@ final class SessionTransfer: Sendable {
         guard Redirects.follows(status: response.statusCode), Redirects.isFollowable(proposed.url),
             Redirects.isFollowable(target)
         else {
+            state.withLock { $0.redirectDeclined = true }
             return nil
         }
         if let refusal = Redirects.refusal(from: from, to: target, for: request) {
@@ -634,9 +638,12 @@ final class SessionTransfer: Sendable {
                 break
             }
             // A redirect URLSession could not even parse the Location of completes without telling the delegate
-            // about the response: the task still has it, and it is the answer.
+            // about the response: the task still has it, and it is the answer, without its body.
             guard let response = state.response ?? (state.task?.response as? HTTPURLResponse) else {
                 return .finish(.failure(URLError(.badServerResponse)))
+            }
+            if state.response == nil, let lost = Self.lostBody(of: response, method: request.method) {
+                return .finish(.failure(lost))
             }
             // URLSession hands a `101` over as if it were final, with what followed it as the body.
             if response.statusCode < 200 {
@@ -758,6 +765,16 @@ final class SessionTransfer: Sendable {
                 state.redirects = 0
                 return .again(request.urlRequest)
             }
+            #if canImport(FoundationNetworking)
+            if state.redirectDeclined && state.stopReason == nil && error == nil {
+                // Nor the body of a redirect the delegate declined (its answer is the redirect response itself):
+                // URLSession on Linux hands that body to a delegate alone. Ask again, through the delegate, as above.
+                state.quick = false
+                state.redirectDeclined = false
+                state.redirects = 0
+                return .again(request.urlRequest)
+            }
+            #endif
             switch SessionDecision.completion(
                 stopped: state.stopReason != nil, challenged: false, redirects: state.redirects, heldRedirect: false,
                 taskFailed: error != nil)
@@ -771,6 +788,9 @@ final class SessionTransfer: Sendable {
             case .answered, .challenged, .resend:
                 guard let response = response as? HTTPURLResponse else {
                     return .finish(.failure(URLError(.badServerResponse)))
+                }
+                if data?.isEmpty != false, let lost = Self.lostBody(of: response, method: request.method) {
+                    return .finish(.failure(lost))
                 }
                 state.bytesReceived = Int64(data?.count ?? 0)
                 return .finish(.success(EngineResponse(response: response, body: data ?? Data())))
@@ -973,6 +993,7 @@ final class SessionTransfer: Sendable {
         }
         if detail.contains("chunked-encoding") || detail.hasPrefix("Too large response headers")
             || detail.hasPrefix("Invalid Content-Length") || detail.hasPrefix("Weird server reply")
+            || detail.hasPrefix("Header without colon") || detail.hasPrefix("Nul byte in header")
         {
             return .badServerResponse
         }
@@ -984,6 +1005,22 @@ final class SessionTransfer: Sendable {
         return nil
     }
     #endif
+
+    /// The error for a redirect response URLSession ended the task with itself (one without a `Location` it can
+    /// read: it asks the delegate about no other), when that response announced a body: URLSession keeps the body of
+    /// every `301`-`308` to itself until the delegate declines the redirect, so that body is lost. `nil` when nothing
+    /// was lost (a `HEAD`, a `304`, whose `Content-Length` describes no body, or a body announced as empty).
+    static func lostBody(of response: HTTPURLResponse, method: HTTPMethod) -> HTTPError? {
+        let status = response.statusCode
+        guard (301...308).contains(status), status != 304, method != .head else { return nil }
+        let length = response.value(forHTTPHeaderField: "Content-Length").flatMap { Int64($0) }
+        guard (length ?? 0) > 0 || response.value(forHTTPHeaderField: "Transfer-Encoding") != nil else { return nil }
+        let size = length.map { "a body of \($0) bytes" } ?? "a body"
+        return HTTPError(
+            .unsupported,
+            "URLSession loses the body of a \(status) without a Location it can read (this one came with \(size)): "
+                + "it keeps a redirect's body from the delegate; CurlEngine delivers it")
+    }
 
     /// Why URLSession on Linux refused a response head (see `urlError`).
     static let unreadableHead =
