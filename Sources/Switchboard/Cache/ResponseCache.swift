@@ -297,6 +297,31 @@ public final class ResponseCache: Sendable {
         }
     }
 
+    /// An entry's header (all of it but its body), the file's size and when it was last written, reading the header
+    /// alone: `nil` unless the file is as long as its header says (one cut short never reads as an entry).
+    private func readHeader(_ url: URL) -> (entry: Entry, size: Int, modified: Double)? {
+        guard let handle = try? FileHandle(forReadingFrom: url) else { return nil }
+        defer { try? handle.close() }
+        var status = stat()
+        guard fstat(handle.fileDescriptor, &status) == 0 else { return nil }
+        #if canImport(Darwin)
+        let written = status.st_mtimespec
+        #else
+        let written = status.st_mtim
+        #endif
+        let size = Int(status.st_size)
+        let prefixLength = ResponseCache.magic.count + 4
+        guard size >= prefixLength, let prefix = try? handle.read(upToCount: prefixLength),
+            prefix.count == prefixLength, prefix.prefix(ResponseCache.magic.count) == ResponseCache.magic
+        else { return nil }
+        let length = prefix.suffix(4).reduce(0) { $0 << 8 | Int($1) }
+        guard length <= size - prefixLength, let json = try? handle.read(upToCount: length), json.count == length,
+            let entry = try? JSONDecoder().decode(Entry.self, from: json), let bodyLength = entry.bodyLength,
+            size == prefixLength + length + bodyLength
+        else { return nil }
+        return (entry, size, Double(written.tv_sec) + Double(written.tv_nsec) / 1e9)
+    }
+
     private func read(_ url: URL) -> Entry? {
         guard let data = try? Data(contentsOf: url), data.count >= ResponseCache.magic.count + 4,
             data.prefix(ResponseCache.magic.count) == ResponseCache.magic
@@ -326,38 +351,36 @@ public final class ResponseCache: Sendable {
     }
 
     /// Reads every file's header once, oldest first, so that use order survives a restart; drops files that do not
-    /// read.
+    /// read. Bodies are not read: a full cache (64 MiB by default) was read whole when the cache was made, at an
+    /// app's start.
     private func loadIndex(_ directory: URL) {
-        let files =
-            (try? FileManager.default.contentsOfDirectory(
-                at: directory, includingPropertiesForKeys: [.contentModificationDateKey, .fileSizeKey])) ?? []
-        let dated = files.map { url -> (URL, Date) in
-            (
-                url,
-                (try? url.resourceValues(forKeys: [.contentModificationDateKey]))?.contentModificationDate
-                    ?? .distantPast
-            )
-        }.sorted { $0.1 < $1.1 }
-        state.withLock { state in
-            for (url, _) in dated {
-                // An entry is read whole, and lives under the name its key and scope give it.
-                guard url.pathExtension == "response", let entry = read(url),
-                    url.lastPathComponent == fileName(entry.key, entry.scope)
-                else {
-                    // A temporary file a crash left behind, or an entry that does not read whole.
-                    if url.pathExtension == "partial" || url.pathExtension == "response" {
-                        try? FileManager.default.removeItem(at: url)
-                    }
-                    continue
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        var found: [(name: String, entry: Entry, size: Int, modified: Double)] = []
+        for name in names {
+            let url = directory.appendingPathComponent(name)
+            // An entry is whole (its file as long as its header says; the body is read when it is used), and lives
+            // under the name its key and scope give it.
+            guard url.pathExtension == "response", let (entry, size, modified) = readHeader(url),
+                name == fileName(entry.key, entry.scope)
+            else {
+                // A temporary file a crash left behind, or an entry that does not read whole.
+                if url.pathExtension == "partial" || url.pathExtension == "response" {
+                    try? FileManager.default.removeItem(at: url)
                 }
+                continue
+            }
+            found.append((name, entry, size, modified))
+        }
+        found.sort { $0.modified < $1.modified }
+        state.withLock { state in
+            for (name, entry, size, _) in found {
                 if let vary = entry.vary, let newline = entry.key.firstIndex(of: "\n") {
                     state.vary[String(entry.key[..<newline])] = vary
                 } else if entry.vary?.isEmpty ?? true {
                     state.vary[entry.key] = []
                 }
                 state.clock += 1
-                let size = ((try? url.resourceValues(forKeys: [.fileSizeKey]))?.fileSize) ?? entry.body.count
-                state.disk[url.lastPathComponent] = DiskRecord(key: entry.key, size: size, lastUse: state.clock)
+                state.disk[name] = DiskRecord(key: entry.key, size: size, lastUse: state.clock)
                 state.diskBytes += size
             }
             while state.diskBytes > diskCapacity,

@@ -56,7 +56,7 @@ public struct SigningPlugin: Plugin {
         let string = Self.canonicalString(
             method: request.method.rawValue, target: Self.target(of: url), time: time,
             bodySHA256: try Self.bodyHash(request.body))
-        let code = SHA256Hasher.hmac(key: key, message: Data(string.utf8)).map { String(format: "%02x", $0) }.joined()
+        let code = SHA256Hasher.lowercaseHex(SHA256Hasher.hmac(key: key, message: Data(string.utf8)))
         request.headers[timeHeader] = String(time)
         request.headers[signatureHeader] = (keyID.map { "keyId=\($0)," } ?? "") + "signature=" + code
     }

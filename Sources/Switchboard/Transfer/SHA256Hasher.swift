@@ -72,7 +72,22 @@ public struct SHA256Hasher: Sendable {
 
     /// The digest as lower-case hex; do not add bytes afterwards.
     public mutating func hexDigest() -> String {
-        finalize().map { String(format: "%02x", $0) }.joined()
+        Self.lowercaseHex(finalize())
+    }
+
+    /// Bytes as lower-case hex, two digits each. (`String(format: "%02x")` for each byte cost more than hashing a
+    /// short key: most of the time a response cache took to open was spent there.)
+    static func lowercaseHex(_ bytes: [UInt8]) -> String {
+        let digits: StaticString = "0123456789abcdef"
+        return String(unsafeUninitializedCapacity: bytes.count * 2) { text in
+            digits.withUTF8Buffer { digits in
+                for (index, byte) in bytes.enumerated() {
+                    text[2 * index] = digits[Int(byte >> 4)]
+                    text[2 * index + 1] = digits[Int(byte & 0x0f)]
+                }
+            }
+            return bytes.count * 2
+        }
     }
 
     /// The SHA-256 of a file's contents, as lower-case hex, read 1 MiB at a time.

@@ -266,4 +266,37 @@ final class ManualDate: Sendable {
         _ = ResponseCache(directory: scratch.url)
         #expect(!scratch.contents.contains("broken.response"))
     }
+
+    /// A cache opens on its files' headers alone, and still drops at start-up a file that is not as long as its
+    /// header says (cut short, or with bytes after its body), or whose header claims more bytes than the file has;
+    /// the files kept serve their bodies whole.
+    @Test func aFileOfTheWrongLengthIsDroppedAtStartUp() throws {
+        let scratch = Scratch()
+        let cache = ResponseCache(memoryCapacity: 0, directory: scratch.url)
+        let body = Data((0..<10_000).map { UInt8(truncatingIfNeeded: $0) })
+        for name in ["whole", "short", "long", "claims"] {
+            cache.store(key: "GET https://x/\(name)", status: 200, headers: [:], body: body)
+        }
+        let files = Dictionary(
+            uniqueKeysWithValues: try scratch.contents.map { name in
+                let data = try Data(contentsOf: scratch.file(name))
+                let key = try #require(
+                    String(decoding: data.prefix(400), as: UTF8.self).firstMatch(of: /(whole|short|long|claims)/))
+                return (String(key.1), (name, data))
+            })
+        let (short, shortData) = try #require(files["short"])
+        try shortData.dropLast().write(to: scratch.file(short))
+        let (long, longData) = try #require(files["long"])
+        try (longData + Data([0])).write(to: scratch.file(long))
+        let (claims, claimsData) = try #require(files["claims"])
+        var claiming = claimsData
+        let magic = Data("SWBCACHE1\n".utf8).count
+        claiming.replaceSubrange(magic..<magic + 4, with: [0x7f, 0xff, 0xff, 0xff])
+        try claiming.write(to: scratch.file(claims))
+        let reopened = ResponseCache(memoryCapacity: 0, directory: scratch.url)
+        #expect(Set(scratch.contents) == [try #require(files["whole"]).0])
+        #expect(reopened.entry(for: "GET https://x/whole")?.body == body)
+        #expect(reopened.entry(for: "GET https://x/short") == nil)
+        #expect(reopened.diskUsage == files["whole"]?.1.count)
+    }
 }
