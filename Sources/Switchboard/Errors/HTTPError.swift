@@ -229,6 +229,10 @@ extension HTTPError {
             .internationalRoamingOff, .dataNotAllowed, .secureConnectionFailed:
             .cannotConnect
         case .badURL, .unsupportedURL: .invalidURL
+        // As CurlEngine says for the same certificate (URLSession gave `.transport`).
+        case .serverCertificateUntrusted, .serverCertificateHasBadDate, .serverCertificateHasUnknownRoot,
+            .serverCertificateNotYetValid:
+            .serverTrust
         default: .transport
         }
     }

@@ -177,6 +177,31 @@ struct CurlTLSTests {
         #expect(outcome.error?.code == .serverTrust)
     }
 
+    /// The same certificate fault gives the same code on both engines: URLSessionEngine failed a self-signed server
+    /// with `.transport` (URLError -1, libcurl's words alone), where CurlEngine said `.serverTrust`. A certificate
+    /// error from URLSession on Apple platforms (`serverCertificateUntrusted`, `...HasBadDate`, `...HasUnknownRoot`,
+    /// `...NotYetValid`) is `.serverTrust` too.
+    @Test func aSelfSignedServerIsRefusedWithTheSameCodeOnBothEngines() async throws {
+        let server = try await TLSServer()
+        await server.ready()
+        for engineName in bothEngines {
+            let center = try loopbackCenter(engineName)
+            let outcome = await center.sendRecording { request in
+                request.url = "https://localhost:\(server.port)/"
+                request.responseSerializer = .string
+                request.totalTimeout = .seconds(20)
+            }
+            #expect(outcome.error?.code == .serverTrust, "\(engineName): \(String(describing: outcome.error))")
+            #expect(outcome.error?.message.contains("self-signed certificate") == true, "\(engineName)")
+        }
+        for code in [
+            URLError.Code.serverCertificateUntrusted, .serverCertificateHasBadDate, .serverCertificateHasUnknownRoot,
+            .serverCertificateNotYetValid,
+        ] {
+            #expect(HTTPError.from(URLError(code)).code == .serverTrust, "\(code)")
+        }
+    }
+
     @Test func aPrivateCAIsTrusted() async throws {
         let server = try await TLSServer()
         await server.ready()

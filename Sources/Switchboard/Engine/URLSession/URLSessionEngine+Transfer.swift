@@ -984,7 +984,8 @@ final class SessionTransfer: Sendable {
     /// The code CurlEngine gives for a failure URLSession on Linux calls unknown (`URLError -1`), told by libcurl's
     /// words, which are all it keeps: a connection lost (to a broken pipe; a reset it calls lost itself, as it calls
     /// an empty reply a bad response), a body cut short, a response that is not one (a malformed chunk, a head too
-    /// large, a malformed `Content-Length`), a body that cannot be decoded (or is in an encoding libcurl does not know).
+    /// large, a malformed `Content-Length`), a body that cannot be decoded (or is in an encoding libcurl does not know),
+    /// a server certificate not accepted.
     private static func curlFailureCode(_ detail: String) -> URLError.Code? {
         if detail.hasPrefix("Send failure") || detail.hasPrefix("Recv failure")
             || detail.hasPrefix("transfer closed with")
@@ -996,6 +997,14 @@ final class SessionTransfer: Sendable {
             || detail.hasPrefix("Header without colon") || detail.hasPrefix("Nul byte in header")
         {
             return .badServerResponse
+        }
+        // A certificate libcurl did not accept (CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CACERT_BADFILE): not signed
+        // by a trusted authority, expired, for another host; CurlEngine calls it `.serverTrust`.
+        if detail.hasPrefix("SSL certificate problem") || detail.hasPrefix("SSL: no alternative certificate subject")
+            || detail.hasPrefix("SSL: certificate subject name") || detail.hasPrefix("SSL peer certificate")
+            || detail.hasPrefix("Problem with the SSL CA cert") || detail.hasPrefix("error setting certificate")
+        {
+            return .serverCertificateUntrusted
         }
         if detail.hasPrefix("Error while processing content unencoding")
             || detail.hasPrefix("Unrecognized content encoding")
