@@ -49,9 +49,12 @@ final class MultipartStream: InputStream {
             switch pieces[index] {
             case .data(let data):
                 let count = min(length - written, data.count - offset)
-                data.withUnsafeBytes { bytes in
-                    (buffer + written).update(
-                        from: bytes.bindMemory(to: UInt8.self).baseAddress! + offset, count: count)
+                // An empty part has nothing to copy (and its bytes may have no address at all).
+                if count > 0 {
+                    data.withUnsafeBytes { bytes in
+                        (buffer + written).update(
+                            from: bytes.bindMemory(to: UInt8.self).baseAddress! + offset, count: count)
+                    }
                 }
                 written += count
                 offset += count

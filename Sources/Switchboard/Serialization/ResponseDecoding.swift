@@ -45,8 +45,12 @@ enum ResponseDecoding {
 
     /// `text/html, 1234 bytes`: enough to see at a glance why a body did not decode.
     private static func describe(_ response: Response) -> String {
-        let type = response.headers["Content-Type"].map { $0.split(separator: ";")[0] } ?? "no Content-Type"
-        return "\(type), \(response.data.count) bytes"
+        // The media type, before any `;`; a field with none (`;`, or empty) is shown as it came.
+        let type = response.headers["Content-Type"].map { value in
+            let media = HTTPHeaders.trimmingBlanks(String(value.prefix { $0 != ";" }))
+            return media.isEmpty ? "Content-Type \(String(reflecting: value))" : media
+        }
+        return "\(type ?? "no Content-Type"), \(response.data.count) bytes"
     }
 
     /// The body as text, in the charset its `Content-Type` names (UTF-8 when it names none).

@@ -155,6 +155,21 @@ import Testing
         #expect(outcome.error?.message.contains("not well-formed XML") == true)
     }
 
+    /// A body that does not decode, under a `Content-Type` with nothing before its first `;` (or no value at all), is
+    /// a `.decoding` failure like any other: describing the response for the error's message took the part before
+    /// the `;`, which there is not, and stopped the process.
+    @Test(arguments: [";", "", " ; charset=utf-8", ";;"])
+    func anUndecodableBodyUnderAnEmptyContentType(contentType: String) async {
+        let stub = StubEngine()
+        stub.on(nil, "*", reply: .data(Data("not json".utf8), headers: ["Content-Type": contentType]))
+        let (center, _) = stubCenter(stub)
+        let outcome = await center.sendRecording {
+            $0.api = "x"; $0.responseSerializer = .json
+        }
+        #expect(outcome.error?.code == .decoding, "\(String(reflecting: contentType))")
+        #expect(outcome.error?.message.contains("8 bytes") == true, "\(outcome.error?.message ?? "")")
+    }
+
     @Test func decodingTheWrongTypeNamesThePath() async throws {
         struct User: Decodable { var name: String; var age: Int }
         let stub = StubEngine()

@@ -42,6 +42,28 @@ import SwitchboardTestSupport
         #expect(headers["Transfer-Encoding"] == nil, "\(engineName): never chunked")
     }
 
+    /// Empty parts stream as well as others, in memory and from an empty file, beside a file part.
+    @Test(arguments: bothEngines)
+    func emptyPartsArriveEmpty(engineName: String) async throws {
+        let scratch = Scratch()
+        let file = scratch.write("some.bin", bytes: 70_000, seed: 47)
+        let empty = scratch.file("empty.txt")
+        try Data().write(to: empty)
+        let response = try await loopbackCenter(engineName).send { request in
+            request.kind = .upload
+            request.api = "anything"
+            request.addFormData(name: "nothing", data: Data(), fileName: "nothing.txt")
+            request.addFormData(name: "some", fileURL: file)
+            request.addFormData(name: "emptyFile", fileURL: empty)
+        }
+        let files = try #require(response.json?["files"])
+        #expect(files["nothing"]?.string == "", "\(engineName)")
+        #expect(files["emptyFile"]?.string == "", "\(engineName)")
+        let echo = try #require(files["some"]?.string)
+        let prefix = "data:application/octet-stream;base64,"
+        #expect(Data(base64Encoded: String(echo.dropFirst(prefix.count))) == (try Data(contentsOf: file)))
+    }
+
     @Test(arguments: bothEngines)
     func aResentBodyIsTheSameBody(engineName: String) async throws {
         let scratch = Scratch()
