@@ -117,6 +117,13 @@ extension Center {
             set { storage.unique().value.totalTimeout = newValue }
             _modify { yield &storage.unique().value.totalTimeout }
         }
+        /// The most bytes of response body a request takes into memory, unless it sets its own
+        /// (`Request.maxResponseBytes`); `nil` (no limit) by default.
+        public var maxResponseBytes: Int64? {
+            get { fields.maxResponseBytes }
+            set { storage.unique().value.maxResponseBytes = newValue }
+            _modify { yield &storage.unique().value.maxResponseBytes }
+        }
         /// Status codes that count as success. 200 to 299 by default.
         public var acceptableStatusCodes: Set<Int> {
             get { fields.acceptableStatusCodes }
@@ -200,6 +207,7 @@ extension Center {
             var allowsInsecureRedirects: Bool = false
             var timeout: Duration = .seconds(60)
             var totalTimeout: Duration?
+            var maxResponseBytes: Int64?
             var acceptableStatusCodes: Set<Int> = Set(200...299)
             var authenticator: Authenticator?
             var deduplicatesGETs: Bool = false

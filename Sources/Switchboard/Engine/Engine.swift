@@ -125,6 +125,36 @@ public struct EngineRequest: Sendable {
         set { storage.unique().value.maxReceiveBytesPerSecond = newValue }
         _modify { yield &storage.unique().value.maxReceiveBytesPerSecond }
     }
+    /// The most bytes of response body (decoded) the engine takes into memory, or `nil` for no limit: past it, the
+    /// exchange ends with `HTTPError.Code.responseTooLarge`, at the head when its `Content-Length` (without a
+    /// `Content-Encoding`) is larger. A body written to a file or
+    /// handed to a `receiver` is not counted. The center checks what an engine returns as well.
+    public var maxResponseBytes: Int64? {
+        get { storage.value.maxResponseBytes }
+        set { storage.unique().value.maxResponseBytes = newValue }
+        _modify { yield &storage.unique().value.maxResponseBytes }
+    }
+    /// The limit on a body that goes to memory: what the engine counts against `maxResponseBytes`.
+    var memoryLimit: Int64? {
+        guard let limit = storage.value.maxResponseBytes, destination == .memory, receiver == nil else { return nil }
+        return limit
+    }
+
+    /// The error for a response head whose announced body (`DownloadCounter.bodyLength`: its `Content-Length`,
+    /// without a `Content-Encoding`) is longer than `memoryLimit`; `nil` when it fits, or there is no body to come
+    /// (the answer to a `HEAD`, a `204`, a `304`).
+    func tooLargeHead(status: Int, bodyLength: Int64?) -> HTTPError? {
+        guard let limit = memoryLimit, let bodyLength, bodyLength > limit, method != .head, status != 204,
+            status != 304
+        else { return nil }
+        return HTTPError.responseTooLarge(limit: limit, announced: bodyLength)
+    }
+
+    /// The error for body bytes that would pass `memoryLimit`, with `received` already taken; `nil` when they fit.
+    func tooLargeBody(received: Int64, adding count: Int) -> HTTPError? {
+        guard let limit = memoryLimit, received + Int64(count) > limit else { return nil }
+        return HTTPError.responseTooLarge(limit: limit)
+    }
     /// The most bytes per second the request body may be sent at, or `nil`; as `maxReceiveBytesPerSecond`.
     public var maxSendBytesPerSecond: Int64? {
         get { storage.value.maxSendBytesPerSecond }
@@ -210,6 +240,7 @@ public struct EngineRequest: Sendable {
         var totalTimeout: Duration?
         var maxReceiveBytesPerSecond: Int64?
         var maxSendBytesPerSecond: Int64?
+        var maxResponseBytes: Int64?
         var id: RequestID?
         var onResponseHead: (@Sendable (HTTPURLResponse) -> Void)?
         var onFileOpened: (@Sendable (_ status: Int, _ field: (String) -> String?) -> Void)?

@@ -70,12 +70,14 @@ public struct HTTPError: Error, Sendable, CustomStringConvertible, CustomDebugSt
         /// A stream's consumer fell further behind than its buffer (`Request.streamBufferSize`) allows, on an engine
         /// that cannot pause a transfer (URLSessionEngine); CurlEngine pauses instead.
         public static let streamOverflow = Code(rawValue: "streamOverflow")
+        /// The response body is longer than the request allows (`Request.maxResponseBytes`).
+        public static let responseTooLarge = Code(rawValue: "responseTooLarge")
 
         /// Every code Switchboard itself gives.
         static let builtIn: Set<Code> = [
             .invalidURL, .encoding, .vetoed, .cannotConnect, .transport, .authentication, .timedOut, .cancelled,
             .unacceptableStatus, .decoding, .business, .serverTrust, .pinning, .unsupported, .notSent, .cacheMiss,
-            .fileSystem, .invalidGroup, .insecureRedirect, .notRetryable, .streamOverflow,
+            .fileSystem, .invalidGroup, .insecureRedirect, .notRetryable, .streamOverflow, .responseTooLarge,
         ]
     }
 
@@ -219,6 +221,16 @@ extension HTTPError {
             return HTTPError(.decoding, "the body could not be decoded: \(error)", request: request, underlying: error)
         }
         return HTTPError(.transport, String(describing: error), request: request, underlying: error)
+    }
+
+    /// A response body longer than `EngineRequest.maxResponseBytes`: announced so by its `Content-Length`, or
+    /// counted as it came. The same words on every engine.
+    static func responseTooLarge(limit: Int64, announced: Int64? = nil) -> HTTPError {
+        HTTPError(
+            .responseTooLarge,
+            announced.map {
+                "the response body is \($0) bytes (its Content-Length), more than maxResponseBytes (\(limit))"
+            } ?? "the response body is longer than maxResponseBytes (\(limit) bytes)")
     }
 
     private static func code(for code: URLError.Code) -> Code {

@@ -89,6 +89,14 @@ extension Center {
             if !plugins.isEmpty { await plugins.didReceive(.failure(failure), for: request) }
             throw failure
         }
+        // What an engine of someone else's may not have counted: the limit holds on every engine.
+        if let limit = engineRequest.memoryLimit, engineResponse.fileLength == nil,
+            Int64(engineResponse.body.count) > limit
+        {
+            let failure = HTTPError.responseTooLarge(limit: limit).with(request: request)
+            if !plugins.isEmpty { await plugins.didReceive(.failure(failure), for: request) }
+            throw failure
+        }
         let response = Response(engine: consume engineResponse, request: request, duration: .now - start)
         if !plugins.isEmpty { await plugins.didReceive(.success(response), for: request) }
         return response

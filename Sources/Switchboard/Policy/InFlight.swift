@@ -25,7 +25,7 @@ final class InFlight: Sendable {
             method = request.method.rawValue
             self.url = url.absoluteString
             headers = request.headers.map { "\($0.name.lowercased()):\($0.value)" }.sorted()
-            limits = [request.maxReceiveBytesPerSecond, request.maxSendBytesPerSecond]
+            limits = [request.maxReceiveBytesPerSecond, request.maxSendBytesPerSecond, request.maxResponseBytes]
         }
     }
 

@@ -128,6 +128,17 @@ public struct Request: Sendable {
         set { storage.unique().value.maxBytesPerSecond = newValue }
         _modify { yield &storage.unique().value.maxBytesPerSecond }
     }
+    /// The most bytes of response body the request takes into memory, after any `Content-Encoding` is decoded, or
+    /// `nil` for the center's `maxResponseBytes` (no limit unless set). A longer body fails with
+    /// `.responseTooLarge`: at once when its `Content-Length` says so, else as soon as the limit is passed, on both
+    /// engines, so that a server that sends without end, or a small compressed body that inflates to gigabytes,
+    /// cannot fill the app's memory. A body written to a file (`Destination`) and a stream's (`Center.stream`,
+    /// bounded by `streamBufferSize`) are not counted. It must not be below zero (`.encoding`, unsent).
+    public var maxResponseBytes: Int64? {
+        get { fields.cold.value.maxResponseBytes }
+        set { storage.unique().value.cold.unique().value.maxResponseBytes = newValue }
+        _modify { yield &storage.unique().value.cold.unique().value.maxResponseBytes }
+    }
     /// The most bytes per second the request body may be sent at, or `nil` for no limit. `CurlEngine` holds it
     /// exactly; `URLSessionEngine` cannot, and refuses such a request (`.unsupported`).
     public var maxUploadBytesPerSecond: Int64? {
@@ -332,6 +343,7 @@ public struct Request: Sendable {
         var endpointStub: StubEngine.Reply?
         var plugins: [any Plugin] = []
         var scope = WorkScope()
+        var maxResponseBytes: Int64?
     }
 
     /// The fields, shared by copies of the request until one of them changes (a request is copied at every step).
@@ -541,6 +553,8 @@ extension Request {
         merged.timeout = timeout ?? configuration.timeout
         merged.totalTimeout = totalTimeout ?? configuration.totalTimeout
         merged.acceptableStatusCodes = acceptableStatusCodes ?? configuration.acceptableStatusCodes
+        // Set only when the center has one: a request without changes the shared box of defaults for nothing.
+        if maxResponseBytes == nil, let limit = configuration.maxResponseBytes { merged.maxResponseBytes = limit }
         return merged
     }
 

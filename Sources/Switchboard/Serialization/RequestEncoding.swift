@@ -117,6 +117,13 @@ enum RequestEncoding {
             request.maxBytesPerSecond, "maxBytesPerSecond", request)
         engineRequest.maxSendBytesPerSecond = try checkedLimit(
             request.maxUploadBytesPerSecond, "maxUploadBytesPerSecond", request)
+        if let limit = request.maxResponseBytes {
+            guard limit >= 0 else {
+                throw HTTPError(
+                    .encoding, "maxResponseBytes is \(limit); a limit must not be below zero", request: request)
+            }
+            engineRequest.maxResponseBytes = limit
+        }
         engineRequest.id = request.id
         do {
             try engineRequest.checkBeforeSending()

@@ -382,6 +382,10 @@ final class CurlTransfer: @unchecked Sendable {
             self.head = head
             counter = DownloadCounter(response: head)
             request.onEvent?(.responseHead(status: status, headers: ordered))
+            if let tooLarge = request.tooLargeHead(status: status, bodyLength: counter.bodyLength) {
+                failure = tooLarge
+                return 0
+            }
             if let receiver = request.receiver, receiver.accepts(head) {
                 streaming = true
                 if let handler = request.headHandler { handler(head.response) }
@@ -469,6 +473,10 @@ final class CurlTransfer: @unchecked Sendable {
                 return 0
             }
         } else {
+            if let tooLarge = request.tooLargeBody(received: counter.received, adding: bytes.count) {
+                failure = tooLarge
+                return 0
+            }
             body.append(bytes)
         }
         progress(counter.add(bytes.count))

@@ -95,7 +95,7 @@ final class SessionTransfer: Sendable {
         let quick =
             request.destination == .memory && !request.observesProgress && request.body == .none
             && (request.method == .get || request.method == .head) && request.headHandler == nil
-            && request.maxReceiveBytesPerSecond == nil && request.receiver == nil
+            && request.maxReceiveBytesPerSecond == nil && request.receiver == nil && request.memoryLimit == nil
         state.withLock { state in
             state.segments = Segments(for: request, size: segmentSize)
             state.quick = quick
@@ -357,6 +357,10 @@ final class SessionTransfer: Sendable {
             state.headArrived = (.now, state.bytesReceived)
             state.counter = DownloadCounter(response: response)
             state.streaming = false
+            if let tooLarge = request.tooLargeHead(status: response.statusCode, bodyLength: state.counter.bodyLength) {
+                state.body.reset()
+                return tooLarge
+            }
             if let receiver = request.receiver, receiver.accepts(EngineResponse(response: response, body: Data())) {
                 state.streaming = true
                 state.sink = nil
@@ -388,7 +392,14 @@ final class SessionTransfer: Sendable {
             state.bytesReceived += Int64(data.count)
             if state.streaming { return .success((state.counter.add(data.count), true)) }
             do {
-                if let sink = state.sink { try sink.write(data) } else { state.body.append(data) }
+                if let sink = state.sink {
+                    try sink.write(data)
+                } else {
+                    if let tooLarge = request.tooLargeBody(received: state.counter.received, adding: data.count) {
+                        return .failure(tooLarge)
+                    }
+                    state.body.append(data)
+                }
                 return .success((state.counter.add(data.count), false))
             } catch {
                 return .failure(error)

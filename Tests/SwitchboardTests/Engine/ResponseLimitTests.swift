@@ -1,0 +1,153 @@
+import Foundation
+import Testing
+@testable import Switchboard
+import SwitchboardTestSupport
+
+/// `maxResponseBytes` bounds the body a request takes into memory, on both engines alike: a body announced longer
+/// fails at its head, one that turns out longer (no `Content-Length`, or one compressed) as soon as it passes the limit,
+/// each with `.responseTooLarge` and the same words; nothing else changes.
+@Suite struct ResponseLimitTests {
+    /// 1 MiB of zero bytes, compressed with gzip into 1,051 bytes.
+    static let inflating = Data(
+        base64Encoded: "H4sIAAAAAAAC/+3BMQEAAADCoPVPbQhfo" + String(repeating: "A", count: 1355) + "PgMc6jinAAAQAA==")!
+
+    /// A server for the cases the shared one has no route for: `/inflating` (the gzip body above) and
+    /// `/unannounced?length=N[&pieces=P]` (N bytes with no `Content-Length`, ending when the connection closes; in P
+    /// pieces 10 ms apart when given).
+    static func server() throws -> LoopbackServer {
+        try LoopbackServer { request in
+            if request.path == "/inflating" {
+                return ServerResponse(
+                    headers: [("Content-Type", "application/octet-stream"), ("Content-Encoding", "gzip")],
+                    body: Self.inflating)
+            }
+            var response = ServerResponse(
+                headers: [("Content-Type", "application/octet-stream")],
+                body: Data(repeating: UInt8(ascii: "u"), count: Int(request.queryValue("length") ?? "") ?? 0))
+            response.closeDelimited = true
+            response.close = true
+            if let pieces = request.queryValue("pieces").flatMap({ Int($0) }) { response.drip = (pieces, 0.01) }
+            return response
+        }
+    }
+
+    @Test(arguments: bothEngines)
+    func aBodyAnnouncedLongerFailsAtItsHead(engineName: String) async throws {
+        let center = try loopbackCenter(engineName)
+        let outcome = await center.sendRecording { request in
+            request.api = "bytes/100000"
+            request.maxResponseBytes = 99_999
+        }
+        #expect(outcome.error?.code == .responseTooLarge, "\(engineName): \(outcome)")
+        #expect(
+            outcome.error?.message
+                == "the response body is 100000 bytes (its Content-Length), more than maxResponseBytes (99999)")
+        // A body of exactly the limit is taken whole.
+        let exact = try await center.send { request in
+            request.api = "bytes/100000"
+            request.responseSerializer = .raw
+            request.maxResponseBytes = 100_000
+        }
+        #expect(exact.data.count == 100_000)
+    }
+
+    @Test(arguments: bothEngines)
+    func aBodyWithoutALengthFailsOnceItPassesTheLimit(engineName: String) async throws {
+        let server = try Self.server()
+        defer { server.stop() }
+        let center = try loopbackCenter(engineName, server: server)
+        // 3 MB in 300 pieces would take 3 s: the exchange ends once 200 KB have come, long before its total timeout.
+        let outcome = await center.sendRecording { request in
+            request.api = "unannounced?length=3000000&pieces=300"
+            request.responseSerializer = .raw
+            request.maxResponseBytes = 200_000
+            request.totalTimeout = .seconds(2)
+        }
+        #expect(outcome.error?.code == .responseTooLarge, "\(engineName): \(outcome)")
+        #expect(outcome.error?.message == "the response body is longer than maxResponseBytes (200000 bytes)")
+        let whole = try await center.send { request in
+            request.api = "unannounced?length=200000"
+            request.responseSerializer = .raw
+            request.maxResponseBytes = 200_000
+        }
+        #expect(whole.data == Data(repeating: UInt8(ascii: "u"), count: 200_000))
+    }
+
+    /// A small compressed body that inflates past the limit (1,051 bytes to 1 MiB) is counted as it is decoded.
+    @Test(arguments: bothEngines)
+    func aCompressedBodyIsCountedDecoded(engineName: String) async throws {
+        let server = try Self.server()
+        defer { server.stop() }
+        let center = try loopbackCenter(engineName, server: server)
+        let outcome = await center.sendRecording { request in
+            request.api = "inflating"
+            request.responseSerializer = .raw
+            request.maxResponseBytes = 64 << 10
+        }
+        #expect(outcome.error?.code == .responseTooLarge, "\(engineName): \(outcome)")
+        let whole = try await center.send { request in
+            request.api = "inflating"
+            request.responseSerializer = .raw
+        }
+        #expect(whole.data == Data(count: 1 << 20))
+    }
+
+    /// The center's limit applies to every request that sets none; a request's own wins. A `HEAD`, whose
+    /// `Content-Length` describes a body it does not get, and a download into a file are not held to it.
+    @Test(arguments: bothEngines)
+    func theCentersLimitAndWhatItDoesNotCount(engineName: String) async throws {
+        let center = try loopbackCenter(engineName) { $0.maxResponseBytes = 1_000 }
+        let failed = await center.sendRecording { $0.api = "bytes/5000" }
+        #expect(failed.error?.code == .responseTooLarge, "\(engineName): \(failed)")
+        let own = try await center.send { request in
+            request.api = "bytes/5000"
+            request.responseSerializer = .raw
+            request.maxResponseBytes = 5_000
+        }
+        #expect(own.data.count == 5_000)
+        let head = try await center.send { request in
+            request.api = "bytes/5000"
+            request.method = .head
+            request.responseSerializer = .raw
+        }
+        #expect(head.status == 200 && head.data.isEmpty, "\(engineName)")
+        let scratch = Scratch()
+        let file = scratch.file("download.bin")
+        let download = try await center.send { request in
+            request.api = "bytes/5000"
+            request.kind = .download
+            request.destination = .file(file)
+        }
+        #expect(download.fileURL.map { DownloadPlan.size(of: $0) } == 5_000, "\(engineName)")
+    }
+
+    @Test func aLimitBelowZeroIsRefusedUnsent() async {
+        let stub = StubEngine()
+        stub.on(nil, "*", reply: .string("ok"))
+        let (center, _) = stubCenter(stub)
+        let outcome = await center.sendRecording { request in
+            request.api = "x"
+            request.maxResponseBytes = -1
+        }
+        #expect(outcome.error?.code == .encoding)
+        #expect(stub.requests.isEmpty)
+    }
+
+    /// An engine that does not count (the stub answers with its whole body) is held to the limit by the center.
+    @Test func theCenterHoldsEveryEngineToTheLimit() async {
+        let stub = StubEngine()
+        stub.on(nil, "*", reply: .string("0123456789"))
+        let (center, _) = stubCenter(stub)
+        let outcome = await center.sendRecording { request in
+            request.api = "x"
+            request.maxResponseBytes = 9
+        }
+        #expect(outcome.error?.code == .responseTooLarge)
+        let fits = await center.sendRecording { request in
+            request.api = "x"
+            request.responseSerializer = .string
+            request.maxResponseBytes = 10
+        }
+        #expect(fits.response?.string == "0123456789")
+    }
+}
