@@ -248,7 +248,10 @@ public final class StubEngine: Engine {
             if let handler = request.headHandler { handler(response.response) }
             request.onEvent?(.responseHead(status: reply.status, headers: reply.headers))
             var counter = DownloadCounter(response: response)
-            if counter.expected == nil { counter.expected = counter.start + Int64(reply.body.count) }
+            if counter.expected == nil {
+                let (end, overflow) = counter.start.addingReportingOverflow(Int64(reply.body.count))
+                counter.expected = overflow ? .max : end
+            }
             if !reply.body.isEmpty { progress(counter.add(reply.body.count)) }
             if let receiver = request.receiver, receiver.accepts(response) {
                 // A stream's body, in one piece (taken whole: nothing waits in the stream's buffer yet).

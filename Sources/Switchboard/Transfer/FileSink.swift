@@ -256,6 +256,11 @@ struct DownloadCounter {
 
     mutating func add(_ count: Int) -> TransferProgress {
         received += Int64(count)
-        return TransferProgress(direction: .download, completed: start + received, expected: expected)
+        // A server's `Content-Range` can put the start anywhere up to `Int64.max`, and send more than the range
+        // holds: the sum stops at the largest number instead of trapping (a 206 "at" byte 2⁶³ − 2 with a 10-byte
+        // body stopped the process, on both engines).
+        let (completed, overflow) = start.addingReportingOverflow(received)
+        return TransferProgress(
+            direction: .download, completed: overflow ? .max : completed, expected: expected)
     }
 }

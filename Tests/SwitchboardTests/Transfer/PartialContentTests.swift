@@ -251,4 +251,39 @@ import SwitchboardTestSupport
             #expect(ContentRange(refused) == nil, "\(refused ?? "nil")")
         }
     }
+
+    /// A `206` that puts its range at the end of what an `Int64` counts (`bytes 2⁶³−2-2⁶³−2/2⁶³−1`) and sends more
+    /// than that one byte is an answer like any other to a plain request, with its progress stopping at the largest
+    /// number: adding its bytes to the range's start stopped the process, on both engines (and on the stub).
+    @Test(arguments: bothEngines + ["StubEngine"])
+    func aRangeAtTheEndOfTheNumbersDoesNotStopTheProcess(engineName: String) async throws {
+        let head =
+            "HTTP/1.1 206 Partial Content\r\nContent-Range: bytes 9223372036854775806-9223372036854775806/"
+            + "9223372036854775807\r\nContent-Length: 10\r\nConnection: close\r\n\r\n"
+        let server = try LoopbackServer { _ in
+            var response = ServerResponse()
+            response.rawHead = Data((head + "0123456789").utf8)
+            return response
+        }
+        defer { server.stop() }
+        let center: Center
+        if engineName == "StubEngine" {
+            let stub = StubEngine()
+            stub.on(
+                nil, "*",
+                reply: .data(
+                    Data("0123456789".utf8), status: 206,
+                    headers: ["Content-Range": "bytes 9223372036854775806-9223372036854775806/9223372036854775807"]))
+            center = stubCenter(stub).0
+        } else {
+            center = try loopbackCenter(engineName, server: server)
+        }
+        let outcome = await center.sendRecording { request in
+            request.api = "range"
+            request.responseSerializer = .raw
+            request.acceptableStatusCodes = [206]
+        }
+        #expect(outcome.response?.status == 206, "\(engineName): \(outcome)")
+        #expect(outcome.response?.data == Data("0123456789".utf8), "\(engineName)")
+    }
 }
