@@ -134,7 +134,10 @@ public struct RetryPolicy: Sendable, Hashable {
         guard let value = response.headers["Retry-After"]?.trimmingCharacters(in: .whitespaces) else { return nil }
         if let seconds = Int(value) { return .seconds(seconds) }
         guard let date = httpDate(value) else { return nil }
-        return .milliseconds(Int64(date.timeIntervalSinceNow * 1000))
+        // Bounded before it is converted: a date parser that took a year of many digits would make a number no
+        // `Int64` holds (a date in the past is no wait at all).
+        let wait = min(max(date.timeIntervalSinceNow, 0), Duration.longestWait.seconds)
+        return .milliseconds(Int64(wait * 1000))
     }
 
     /// Parses an IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), the form RFC 9110 requires senders to use.
