@@ -31,24 +31,29 @@ import SwitchboardTestSupport
         }
     }
 
+    /// `api`'s outcome as raw bytes, under `limit`.
+    static func fetch(
+        _ center: Center, _ api: String, limit: Int64?, totalTimeout: Duration? = nil
+    ) async -> Outcome {
+        await center.sendRecording { request in
+            request.api = api
+            request.responseSerializer = .raw
+            request.maxResponseBytes = limit
+            if let totalTimeout { request.totalTimeout = totalTimeout }
+        }
+    }
+
     @Test(arguments: bothEngines)
     func aBodyAnnouncedLongerFailsAtItsHead(engineName: String) async throws {
         let center = try loopbackCenter(engineName)
-        let outcome = await center.sendRecording { request in
-            request.api = "bytes/100000"
-            request.maxResponseBytes = 99_999
-        }
+        let outcome = await Self.fetch(center, "bytes/100000", limit: 99_999)
         #expect(outcome.error?.code == .responseTooLarge, "\(engineName): \(outcome)")
         #expect(
             outcome.error?.message
                 == "the response body is 100000 bytes (its Content-Length), more than maxResponseBytes (99999)")
         // A body of exactly the limit is taken whole.
-        let exact = try await center.send { request in
-            request.api = "bytes/100000"
-            request.responseSerializer = .raw
-            request.maxResponseBytes = 100_000
-        }
-        #expect(exact.data.count == 100_000)
+        let exact = await Self.fetch(center, "bytes/100000", limit: 100_000)
+        #expect(exact.response?.data.count == 100_000, "\(engineName)")
     }
 
     @Test(arguments: bothEngines)
@@ -57,20 +62,12 @@ import SwitchboardTestSupport
         defer { server.stop() }
         let center = try loopbackCenter(engineName, server: server)
         // 3 MB in 300 pieces would take 3 s: the exchange ends once 200 KB have come, long before its total timeout.
-        let outcome = await center.sendRecording { request in
-            request.api = "unannounced?length=3000000&pieces=300"
-            request.responseSerializer = .raw
-            request.maxResponseBytes = 200_000
-            request.totalTimeout = .seconds(2)
-        }
+        let outcome = await Self.fetch(
+            center, "unannounced?length=3000000&pieces=300", limit: 200_000, totalTimeout: .seconds(2))
         #expect(outcome.error?.code == .responseTooLarge, "\(engineName): \(outcome)")
         #expect(outcome.error?.message == "the response body is longer than maxResponseBytes (200000 bytes)")
-        let whole = try await center.send { request in
-            request.api = "unannounced?length=200000"
-            request.responseSerializer = .raw
-            request.maxResponseBytes = 200_000
-        }
-        #expect(whole.data == Data(repeating: UInt8(ascii: "u"), count: 200_000))
+        let whole = await Self.fetch(center, "unannounced?length=200000", limit: 200_000)
+        #expect(whole.response?.data == Data(repeating: UInt8(ascii: "u"), count: 200_000), "\(engineName)")
     }
 
     /// A small compressed body that inflates past the limit (1,051 bytes to 1 MiB) is counted as it is decoded.
@@ -79,17 +76,10 @@ import SwitchboardTestSupport
         let server = try Self.server()
         defer { server.stop() }
         let center = try loopbackCenter(engineName, server: server)
-        let outcome = await center.sendRecording { request in
-            request.api = "inflating"
-            request.responseSerializer = .raw
-            request.maxResponseBytes = 64 << 10
-        }
+        let outcome = await Self.fetch(center, "inflating", limit: 64 << 10)
         #expect(outcome.error?.code == .responseTooLarge, "\(engineName): \(outcome)")
-        let whole = try await center.send { request in
-            request.api = "inflating"
-            request.responseSerializer = .raw
-        }
-        #expect(whole.data == Data(count: 1 << 20))
+        let whole = await Self.fetch(center, "inflating", limit: nil)
+        #expect(whole.response?.data == Data(count: 1 << 20), "\(engineName)")
     }
 
     /// The center's limit applies to every request that sets none; a request's own wins. A `HEAD`, whose
