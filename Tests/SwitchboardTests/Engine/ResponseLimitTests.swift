@@ -111,6 +111,24 @@ import SwitchboardTestSupport
         #expect(download.fileURL.map { DownloadPlan.size(of: $0) } == 5_000, "\(engineName)")
     }
 
+    /// The body of a redirect that is followed is not the answer, and is not counted (URLSession never hands it
+    /// over; CurlEngine failed a `302` with a 5,000-byte page before a 100-byte answer); a redirect that is the
+    /// answer (its `Location` not http) is.
+    @Test(arguments: bothEngines)
+    func aFollowedRedirectsBodyIsNotCounted(engineName: String) async throws {
+        let center = try loopbackCenter(engineName)
+        let followed = await Self.fetch(
+            center, "fault/redirect-answer?status=302&to=%2Fbytes%2F100&length=5000", limit: 1_000)
+        #expect(followed.response?.data.count == 100, "\(engineName): \(followed)")
+        let answer = await center.sendRecording { request in
+            request.api = "fault/redirect-answer?status=302&to=ftp%3A%2F%2F127.0.0.1%2Fx&length=5000"
+            request.responseSerializer = .raw
+            request.acceptableStatusCodes = [302]
+            request.maxResponseBytes = 1_000
+        }
+        #expect(answer.error?.code == .responseTooLarge, "\(engineName): \(answer)")
+    }
+
     @Test func aLimitBelowZeroIsRefusedUnsent() async {
         let stub = StubEngine()
         stub.on(nil, "*", reply: .string("ok"))

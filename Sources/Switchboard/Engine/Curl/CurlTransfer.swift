@@ -45,6 +45,9 @@ final class CurlTransfer: @unchecked Sendable {
     @exclusivity(unchecked) private var body = BodyAccumulator()
     @exclusivity(unchecked) private var sink: FileSink?
     @exclusivity(unchecked) private var counter = DownloadCounter()
+    /// Whether the current response's body in memory is held to `maxResponseBytes` (it is the answer, not a
+    /// redirect that will be followed).
+    @exclusivity(unchecked) private var limitsBody = false
     @exclusivity(unchecked) private var failure: (any Error)?
     @exclusivity(unchecked) private var uploaded: Int64 = 0
     /// Body bytes handed to libcurl so far (a chunked body's progress counts these, not libcurl's, which include the
@@ -382,7 +385,10 @@ final class CurlTransfer: @unchecked Sendable {
             self.head = head
             counter = DownloadCounter(response: head)
             request.onEvent?(.responseHead(status: status, headers: ordered))
-            if let tooLarge = request.tooLargeHead(status: status, bodyLength: counter.bodyLength) {
+            // A redirect that will be followed is not the answer: its body is dropped, and not held to the limit
+            // (URLSession does not hand such a body over at all).
+            limitsBody = request.memoryLimit != nil && Redirects.next(after: head, for: request) == nil
+            if limitsBody, let tooLarge = request.tooLargeHead(status: status, bodyLength: counter.bodyLength) {
                 failure = tooLarge
                 return 0
             }
@@ -473,7 +479,7 @@ final class CurlTransfer: @unchecked Sendable {
                 return 0
             }
         } else {
-            if let tooLarge = request.tooLargeBody(received: counter.received, adding: bytes.count) {
+            if limitsBody, let tooLarge = request.tooLargeBody(received: counter.received, adding: bytes.count) {
                 failure = tooLarge
                 return 0
             }
