@@ -90,12 +90,17 @@ enum CookieRules {
     /// `evil.example`), which then went with that host's requests, or deleted its cookies with `Max-Age=0`. So is one
     /// whose `Domain` is a public suffix (`co.uk`, `github.io`; see `PublicSuffixes`), unless the host is that name
     /// itself, which gets it as a host-only cookie (step 5): `evil.co.uk` could set or delete `bank.co.uk`'s cookies.
+    /// And so is one whose name and value hold more than 4,096 bytes together.
     static func cookie(fromText text: String, for url: URL) -> HTTPCookie? {
         guard let cookie = HTTPCookie.cookies(withResponseHeaderFields: ["Set-Cookie": text], for: url).first,
             let host = url.host?.lowercased(), domainMatches(cookie.domain, host)
         else {
             return nil
         }
+        // RFC 6265bis section 5.6: a name and value of more than 4,096 bytes together are ignored, as browsers ignore
+        // them: such a cookie would go with every request to its host from then on, and a server refuses a request
+        // whose head is that large (`431`), so one response could break every later request.
+        guard cookie.name.utf8.count + cookie.value.utf8.count <= Self.maximumNameAndValue else { return nil }
         var hostOnly = false
         if cookie.domain.hasPrefix("."), PublicSuffixes.isPublicSuffix(cookie.domain.dropFirst().lowercased()) {
             guard cookie.domain.dropFirst().lowercased() == host else { return nil }
@@ -116,6 +121,9 @@ enum CookieRules {
             }
         }
     }
+
+    /// The most bytes a cookie's name and value may hold together (RFC 6265bis section 5.6).
+    static let maximumNameAndValue = 4096
 
     /// The date of the last `Expires` attribute of a cookie's text that is a cookie date (see `CookieDate`), or `nil`.
     static func expiry(of text: String) -> Date? {

@@ -270,6 +270,20 @@ import SwitchboardTestSupport
         #expect(deletions.delete.isEmpty && deletions.store.isEmpty)
     }
 
+    /// A cookie whose name and value hold more than 4,096 bytes together is ignored (RFC 6265bis section 5.6, as
+    /// browsers do), on both engines: it was stored, and went with every later request to its host, where a server
+    /// refuses a head that large. One of exactly 4,096 bytes is kept.
+    @Test(arguments: bothEngines)
+    func aCookieLargerThanBrowsersKeepIsIgnored(engineName: String) async throws {
+        let fits = "fits=" + String(repeating: "f", count: 4096 - 4) + "; Path=/"
+        let large = "large=" + String(repeating: "l", count: 4096 - 4) + "; Path=/"
+        let (storage, center) = try await Self.setCookies(
+            [fits, large], from: "/cookie-jar/login", engineName: engineName)
+        #expect(Set((storage.cookies ?? []).map(\.name)) == ["fits"], "\(engineName)")
+        let sent = try await center.send { $0.url = LoopbackServer.shared.baseURL + "/cookies" }
+        #expect(Self.received(sent) == ["fits"], "\(engineName)")
+    }
+
     /// An `Expires` with a two-digit year (an RFC 850 date) is in 1970-2069 (RFC 6265 section 5.1.1), on both engines:
     /// `HTTPCookie` on Linux read `21-Oct-37` as the year 37, stored the cookie already expired and never sent it.
     @Test(arguments: bothEngines)
