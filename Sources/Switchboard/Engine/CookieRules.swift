@@ -90,7 +90,8 @@ enum CookieRules {
     /// `evil.example`), which then went with that host's requests, or deleted its cookies with `Max-Age=0`. So is one
     /// whose `Domain` is a public suffix (`co.uk`, `github.io`; see `PublicSuffixes`), unless the host is that name
     /// itself, which gets it as a host-only cookie (step 5): `evil.co.uk` could set or delete `bank.co.uk`'s cookies.
-    /// And so is one whose name and value hold more than 4,096 bytes together.
+    /// And so is one whose name and value hold more than 4,096 bytes together, and one that breaks the rules of its
+    /// name's `__Secure-` or `__Host-` prefix (`keepsPrefixRules`).
     static func cookie(fromText text: String, for url: URL) -> HTTPCookie? {
         guard let cookie = HTTPCookie.cookies(withResponseHeaderFields: ["Set-Cookie": text], for: url).first,
             let host = url.host?.lowercased(), domainMatches(cookie.domain, host)
@@ -101,6 +102,7 @@ enum CookieRules {
         // them: such a cookie would go with every request to its host from then on, and a server refuses a request
         // whose head is that large (`431`), so one response could break every later request.
         guard cookie.name.utf8.count + cookie.value.utf8.count <= Self.maximumNameAndValue else { return nil }
+        guard Self.keepsPrefixRules(cookie, text: text, url: url) else { return nil }
         var hostOnly = false
         if cookie.domain.hasPrefix("."), PublicSuffixes.isPublicSuffix(cookie.domain.dropFirst().lowercased()) {
             guard cookie.domain.dropFirst().lowercased() == host else { return nil }
@@ -124,6 +126,20 @@ enum CookieRules {
 
     /// The most bytes a cookie's name and value may hold together (RFC 6265bis section 5.6).
     static let maximumNameAndValue = 4096
+
+    /// RFC 6265bis section 4.1.3, as browsers and curl apply it: a cookie named `__Secure-…` (any case) is kept only
+    /// when it is `Secure` and came over https; one named `__Host-…` also only without a `Domain` and with
+    /// `Path=/`, so that it stays with the one host that set it. A page over plain http (or a network attacker) could
+    /// otherwise plant a cookie that the https site trusts by its name.
+    static func keepsPrefixRules(_ cookie: HTTPCookie, text: String, url: URL) -> Bool {
+        let name = cookie.name.lowercased()
+        let secure = name.hasPrefix("__secure-")
+        let host = name.hasPrefix("__host-")
+        guard secure || host else { return true }
+        guard cookie.isSecure, url.scheme?.lowercased() == "https" else { return false }
+        guard host else { return true }
+        return attributeValues("domain", in: text).isEmpty && path(of: text) == "/"
+    }
 
     /// The date of the last `Expires` attribute of a cookie's text that is a cookie date (see `CookieDate`), or `nil`.
     static func expiry(of text: String) -> Date? {

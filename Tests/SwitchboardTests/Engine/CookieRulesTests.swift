@@ -284,6 +284,41 @@ import SwitchboardTestSupport
         #expect(Self.received(sent) == ["fits"], "\(engineName)")
     }
 
+    /// Cookies named `__Secure-…` and `__Host-…` keep their prefix's promise (RFC 6265bis 4.1.3, as browsers and curl
+    /// do): `Secure` and from https, and for `__Host-` also host-only with `Path=/`. Both engines stored them from
+    /// plain http, where a page or a network attacker could plant a cookie the https site trusts by its name.
+    @Test func prefixedCookiesKeepTheirPrefixesRules() {
+        let https = URL(string: "https://shop.example.com/account/login")!
+        let http = URL(string: "http://shop.example.com/account/login")!
+        let cases: [(field: String, url: URL, kept: Bool)] = [
+            ("__Secure-id=1; Secure; Path=/", https, true),
+            ("__secure-id=1; Secure", https, true),
+            ("__Secure-id=1; Path=/", https, false),
+            ("__Secure-id=1; Secure; Path=/", http, false),
+            ("__Host-id=1; Secure; Path=/", https, true),
+            ("__HOST-id=1; Secure; Path=/", https, true),
+            ("__Host-id=1; Secure; Path=/; Domain=example.com", https, false),
+            ("__Host-id=1; Secure", https, false),
+            ("__Host-id=1; Secure; Path=/account", https, false),
+            ("__Host-id=1; Path=/", https, false),
+            ("__Host-id=1; Secure; Path=/", http, false),
+            ("plain=1; Path=/", http, true),
+            ("Secure-id=1", http, true),
+        ]
+        for (field, url, kept) in cases {
+            #expect((CookieRules.cookie(fromText: field, for: url) != nil) == kept, "\(field) from \(url)")
+        }
+    }
+
+    /// The same over plain http on both engines: the prefixed cookies are not stored, the plain one is.
+    @Test(arguments: bothEngines)
+    func prefixedCookiesFromPlainHTTPAreIgnored(engineName: String) async throws {
+        let (storage, _) = try await Self.setCookies(
+            ["__Secure-a=1; Secure; Path=/", "__Host-b=1; Secure; Path=/", "plain=1; Path=/"],
+            from: "/cookie-jar/login", engineName: engineName)
+        #expect(Set((storage.cookies ?? []).map(\.name)) == ["plain"], "\(engineName)")
+    }
+
     /// An `Expires` with a two-digit year (an RFC 850 date) is in 1970-2069 (RFC 6265 section 5.1.1), on both engines:
     /// `HTTPCookie` on Linux read `21-Oct-37` as the year 37, stored the cookie already expired and never sent it.
     @Test(arguments: bothEngines)
