@@ -198,7 +198,8 @@ public final class ResponseCache: Sendable {
                 return stored.entry
             }
             guard let directory, state.disk[name] != nil else { return nil }
-            guard let entry = read(directory.appendingPathComponent(name)), entry.key == key, entry.scope == scope
+            guard let entry = read(directory.appendingPathComponent(name), body: true)?.entry, entry.key == key,
+                entry.scope == scope
             else {
                 // Unreadable or not what its name says: gone, so that it is replaced.
                 remove(name, from: &state)
@@ -297,9 +298,10 @@ public final class ResponseCache: Sendable {
         }
     }
 
-    /// An entry's header (all of it but its body), the file's size and when it was last written, reading the header
-    /// alone: `nil` unless the file is as long as its header says (one cut short never reads as an entry).
-    private func readHeader(_ url: URL) -> (entry: Entry, size: Int, modified: Double)? {
+    /// An entry file's header, the file's size and when it was last written, and with `body` its body too: `nil`
+    /// unless the file is as long as its header says (one cut short never reads as an entry). Opening the cache
+    /// reads headers alone; a lookup reads the body as well.
+    private func read(_ url: URL, body: Bool) -> (entry: Entry, size: Int, modified: Double)? {
         guard let handle = try? FileHandle(forReadingFrom: url) else { return nil }
         defer { try? handle.close() }
         var status = stat()
@@ -316,24 +318,14 @@ public final class ResponseCache: Sendable {
         else { return nil }
         let length = prefix.suffix(4).reduce(0) { $0 << 8 | Int($1) }
         guard length <= size - prefixLength, let json = try? handle.read(upToCount: length), json.count == length,
-            let entry = try? JSONDecoder().decode(Entry.self, from: json), let bodyLength = entry.bodyLength,
+            var entry = try? JSONDecoder().decode(Entry.self, from: json), let bodyLength = entry.bodyLength,
             size == prefixLength + length + bodyLength
         else { return nil }
+        if body {
+            guard let bytes = try? handle.readToEnd() ?? Data(), bytes.count == bodyLength else { return nil }
+            entry.body = bytes
+        }
         return (entry, size, Double(written.tv_sec) + Double(written.tv_nsec) / 1e9)
-    }
-
-    private func read(_ url: URL) -> Entry? {
-        guard let data = try? Data(contentsOf: url), data.count >= ResponseCache.magic.count + 4,
-            data.prefix(ResponseCache.magic.count) == ResponseCache.magic
-        else { return nil }
-        let start = data.startIndex + ResponseCache.magic.count
-        let length = data[start..<start + 4].reduce(0) { $0 << 8 | Int($1) }
-        guard data.count >= ResponseCache.magic.count + 4 + length,
-            var entry = try? JSONDecoder().decode(Entry.self, from: data[(start + 4)..<(start + 4 + length)])
-        else { return nil }
-        entry.body = Data(data[(start + 4 + length)...])
-        guard entry.bodyLength == entry.body.count else { return nil }
-        return entry
     }
 
     private func remove(_ name: String, from state: inout State) {
@@ -360,7 +352,7 @@ public final class ResponseCache: Sendable {
             let url = directory.appendingPathComponent(name)
             // An entry is whole (its file as long as its header says; the body is read when it is used), and lives
             // under the name its key and scope give it.
-            guard url.pathExtension == "response", let (entry, size, modified) = readHeader(url),
+            guard url.pathExtension == "response", let (entry, size, modified) = read(url, body: false),
                 name == fileName(entry.key, entry.scope)
             else {
                 // A temporary file a crash left behind, or an entry that does not read whole.

@@ -104,9 +104,12 @@ enum CookieRules {
         guard cookie.name.utf8.count + cookie.value.utf8.count <= Self.maximumNameAndValue else { return nil }
         guard Self.keepsPrefixRules(cookie, text: text, url: url) else { return nil }
         var hostOnly = false
-        if cookie.domain.hasPrefix("."), PublicSuffixes.isPublicSuffix(cookie.domain.dropFirst().lowercased()) {
-            guard cookie.domain.dropFirst().lowercased() == host else { return nil }
-            hostOnly = true
+        if cookie.domain.hasPrefix(".") {
+            let domain = cookie.domain.dropFirst().lowercased()
+            if PublicSuffixes.isPublicSuffix(domain) {
+                guard domain == host else { return nil }
+                hostOnly = true
+            }
         }
         let path = path(of: text) ?? defaultPath(of: url)
         let expires = expiry(of: text)

@@ -64,8 +64,10 @@ final class HostQueue: Sendable {
         try request.checkBeforeSending()
         if case .file(let file) = request.body {
             // Said alike by both engines (libcurl's engine reported the file handle's error as a transport failure).
-            guard RequestEncoding.isReadableFile(file) else { throw RequestEncoding.unreadableUploadFile(file) }
-            try RequestEncoding.checkLength(ofUploadFile: file)
+            guard let size = RequestEncoding.readableFileSize(file) else {
+                throw RequestEncoding.unreadableUploadFile(file)
+            }
+            try RequestEncoding.checkLength(ofUploadFile: file, size: size)
         }
         let deadline = request.totalTimeout.map { ContinuousClock.now + $0 }
         let origin = try await enter(request.url, deadline: deadline, cancellation: request.cancellation)

@@ -249,8 +249,7 @@ public final class StubEngine: Engine {
             request.onEvent?(.responseHead(status: reply.status, headers: reply.headers))
             var counter = DownloadCounter(response: response)
             if counter.expected == nil {
-                let (end, overflow) = counter.start.addingReportingOverflow(Int64(reply.body.count))
-                counter.expected = overflow ? .max : end
+                counter.expected = DownloadCounter.end(from: counter.start, after: Int64(reply.body.count))
             }
             if !reply.body.isEmpty { progress(counter.add(reply.body.count)) }
             if let receiver = request.receiver, receiver.accepts(response) {

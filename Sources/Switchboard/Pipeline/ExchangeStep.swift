@@ -83,17 +83,15 @@ extension Center {
             } else {
                 engineResponse = try await configuration.engine.perform(engineRequest, progress: report)
             }
+            // What an engine of someone else's may not have counted: the limit holds on every engine.
+            if let limit = engineRequest.memoryLimit, engineResponse.fileLength == nil,
+                Int64(engineResponse.body.count) > limit
+            {
+                throw HTTPError.responseTooLarge(limit: limit)
+            }
         } catch {
             exchange.download?.interrupted()
             let failure = HTTPError.from(error, request: request)
-            if !plugins.isEmpty { await plugins.didReceive(.failure(failure), for: request) }
-            throw failure
-        }
-        // What an engine of someone else's may not have counted: the limit holds on every engine.
-        if let limit = engineRequest.memoryLimit, engineResponse.fileLength == nil,
-            Int64(engineResponse.body.count) > limit
-        {
-            let failure = HTTPError.responseTooLarge(limit: limit).with(request: request)
             if !plugins.isEmpty { await plugins.didReceive(.failure(failure), for: request) }
             throw failure
         }

@@ -187,9 +187,16 @@ enum RequestEncoding {
     /// `Content-Length`, and opening a FIFO no process writes to waits forever (it held up the request, and on
     /// `CurlEngine` every other request, with it); `/dev/zero` never ends.
     static func isReadableFile(_ file: URL) -> Bool {
+        readableFileSize(file) != nil
+    }
+
+    /// The size of a file that `isReadableFile` accepts, from the same `stat`; `nil` for any other.
+    static func readableFileSize(_ file: URL) -> Int64? {
         var status = stat()
-        guard stat(file.path, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { return false }
-        return FileManager.default.isReadableFile(atPath: file.path)
+        guard stat(file.path, &status) == 0, status.st_mode & S_IFMT == S_IFREG,
+            FileManager.default.isReadableFile(atPath: file.path)
+        else { return nil }
+        return Int64(status.st_size)
     }
 
     static func unreadableUploadFile(_ file: URL, for request: Request? = nil) -> HTTPError {
@@ -201,9 +208,9 @@ enum RequestEncoding {
 
     /// Refuses an upload file that measures 0 bytes but has some (a file in `/proc`, say): its `Content-Length` would
     /// be 0, and the server would take the empty request whole (URLSessionEngine sent it, then failed; CurlEngine
-    /// sent it and succeeded). Checked before anything is sent.
-    static func checkLength(ofUploadFile file: URL) throws(HTTPError) {
-        guard DownloadPlan.size(of: file) == 0, let handle = try? FileHandle(forReadingFrom: file) else { return }
+    /// sent it and succeeded). Checked before anything is sent; `size` is the file's measured size.
+    static func checkLength(ofUploadFile file: URL, size: Int64) throws(HTTPError) {
+        guard size == 0, let handle = try? FileHandle(forReadingFrom: file) else { return }
         defer { try? handle.close() }
         guard (try? handle.read(upToCount: 1))?.isEmpty == false else { return }
         throw HTTPError(

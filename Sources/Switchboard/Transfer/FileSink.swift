@@ -259,8 +259,13 @@ struct DownloadCounter {
         // A server's `Content-Range` can put the start anywhere up to `Int64.max`, and send more than the range
         // holds: the sum stops at the largest number instead of trapping (a 206 "at" byte 2⁶³ − 2 with a 10-byte
         // body stopped the process, on both engines).
-        let (completed, overflow) = start.addingReportingOverflow(received)
         return TransferProgress(
-            direction: .download, completed: overflow ? .max : completed, expected: expected)
+            direction: .download, completed: Self.end(from: start, after: received), expected: expected)
+    }
+
+    /// `start + count`, or `Int64.max` where the sum would not fit.
+    static func end(from start: Int64, after count: Int64) -> Int64 {
+        let (end, overflow) = start.addingReportingOverflow(count)
+        return overflow ? .max : end
     }
 }
