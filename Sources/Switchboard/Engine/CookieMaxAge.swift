@@ -38,13 +38,17 @@ enum CookieMaxAge {
         return (store, delete)
     }
 
-    /// Stores and deletes what `apply` says, in `storage`.
-    static func update(_ storage: HTTPCookieStorage, from values: [String], for url: URL) {
+    /// Stores and deletes what `apply` says, in `storage`, for the cookies `keeping` lets through (see
+    /// `CookieRules.store`).
+    static func update(
+        _ storage: HTTPCookieStorage, from values: [String], for url: URL, keeping: (HTTPCookie) -> Bool
+    ) {
         guard values.contains(where: { $0.range(of: "max-age", options: .caseInsensitive) != nil }) else { return }
         let (store, delete) = apply(to: values, for: url)
-        if !store.isEmpty { storage.setCookies(store, for: url, mainDocumentURL: nil) }
+        let kept = store.filter(keeping)
+        if !kept.isEmpty { storage.setCookies(kept, for: url, mainDocumentURL: nil) }
         // The storage deletes the cookie it keeps under the same name, domain and path (RFC 6265 section 5.3).
-        for cookie in delete { storage.deleteCookie(cookie) }
+        for cookie in delete where keeping(cookie) { storage.deleteCookie(cookie) }
     }
 
     /// The `Max-Age` of one cookie's text, when it has a valid one (an optional `-`, then digits).

@@ -22,7 +22,7 @@ enum CookieRules {
             !host.isEmpty
         else { return nil }
         let now = now ?? Date()
-        let secure = url.scheme?.lowercased() == "https"
+        let secure = isSecure(url)
         var path = url.path(percentEncoded: true)
         if path.isEmpty { path = "/" }
         let sent =
@@ -38,10 +38,33 @@ enum CookieRules {
     /// Keeps the cookies of a response's `Set-Cookie` values in `storage`, and applies their `Max-Age` (see
     /// `CookieMaxAge`), for both engines (URLSessionEngine on Linux stores them here too: URLSession's own storing
     /// gives every cookie without a `Path` the path `/`).
+    ///
+    /// Over plain http a response cannot replace or delete a `Secure` cookie (RFC 6265bis section 5.7, step 16, as
+    /// browsers and curl apply it): a cookie of the same name whose domain matches the secure one's either way, and
+    /// whose path lies within the secure one's, is ignored. Without this a network attacker who answers one plain
+    /// http request for the host could swap the session cookie that only https ever carried.
     static func store(_ values: [String], for url: URL, in storage: HTTPCookieStorage) {
-        let received = cookies(from: values, for: url)
+        // Looked up only when a response over plain http sets something, and only the `Secure` cookies.
+        let secured = isSecure(url) ? [] : (storage.cookies ?? []).filter(\.isSecure)
+        let spares = { (cookie: HTTPCookie) in !secured.contains { shadows(cookie, $0) } }
+        let received = cookies(from: values, for: url).filter(spares)
         if !received.isEmpty { storage.setCookies(received, for: url, mainDocumentURL: nil) }
-        CookieMaxAge.update(storage, from: values, for: url)
+        CookieMaxAge.update(storage, from: values, for: url, keeping: spares)
+    }
+
+    /// Whether a request to `url` goes over a secure connection (https), as `Secure` cookies require both ways.
+    static func isSecure(_ url: URL) -> Bool {
+        url.scheme?.lowercased() == "https"
+    }
+
+    /// RFC 6265bis section 5.7, step 16: whether `cookie`, received over plain http, would replace or shadow the
+    /// stored `Secure` cookie `secure`: the same name, domains that match either way, and a path within its path.
+    static func shadows(_ cookie: HTTPCookie, _ secure: HTTPCookie) -> Bool {
+        guard cookie.name == secure.name else { return false }
+        let new = cookie.domain.lowercased().trimmingPrefix(".")
+        let old = secure.domain.lowercased().trimmingPrefix(".")
+        guard new == old || new.hasSuffix("." + old) || old.hasSuffix("." + new) else { return false }
+        return pathMatches(secure.path, cookie.path)
     }
 
     /// The cookies of `Set-Cookie` field values (each a field, or fields joined with `, ` as URLSession joins them),
@@ -90,8 +113,8 @@ enum CookieRules {
     /// `evil.example`), which then went with that host's requests, or deleted its cookies with `Max-Age=0`. So is one
     /// whose `Domain` is a public suffix (`co.uk`, `github.io`; see `PublicSuffixes`), unless the host is that name
     /// itself, which gets it as a host-only cookie (step 5): `evil.co.uk` could set or delete `bank.co.uk`'s cookies.
-    /// And so is one whose name and value hold more than 4,096 bytes together, and one that breaks the rules of its
-    /// name's `__Secure-` or `__Host-` prefix (`keepsPrefixRules`).
+    /// And so is one whose name and value hold more than 4,096 bytes together, a `Secure` one that did not come over
+    /// https, and one that breaks the rules of its name's `__Secure-` or `__Host-` prefix (`keepsPrefixRules`).
     static func cookie(fromText text: String, for url: URL) -> HTTPCookie? {
         guard let cookie = HTTPCookie.cookies(withResponseHeaderFields: ["Set-Cookie": text], for: url).first,
             let host = url.host?.lowercased(), domainMatches(cookie.domain, host)
@@ -102,7 +125,11 @@ enum CookieRules {
         // them: such a cookie would go with every request to its host from then on, and a server refuses a request
         // whose head is that large (`431`), so one response could break every later request.
         guard cookie.name.utf8.count + cookie.value.utf8.count <= Self.maximumNameAndValue else { return nil }
-        guard Self.keepsPrefixRules(cookie, text: text, url: url) else { return nil }
+        // RFC 6265bis section 5.7, step 10, as browsers and curl apply it: a `Secure` cookie comes over https only.
+        // One set over plain http (by anyone who can answer such a request) would go with every https request after.
+        guard !cookie.isSecure || isSecure(url), Self.keepsPrefixRules(cookie, text: text, url: url) else {
+            return nil
+        }
         var hostOnly = false
         if cookie.domain.hasPrefix(".") {
             let domain = cookie.domain.dropFirst().lowercased()
@@ -139,7 +166,7 @@ enum CookieRules {
         let secure = name.hasPrefix("__secure-")
         let host = name.hasPrefix("__host-")
         guard secure || host else { return true }
-        guard cookie.isSecure, url.scheme?.lowercased() == "https" else { return false }
+        guard cookie.isSecure, isSecure(url) else { return false }
         guard host else { return true }
         return attributeValues("domain", in: text).isEmpty && path(of: text) == "/"
     }

@@ -78,7 +78,8 @@ import SwitchboardTestSupport
 
     /// Each `Set-Cookie` field is read on its own: CurlEngine read them joined with `, ` (as repeated fields are), so a
     /// malformed field after a `Secure` cookie became part of that cookie's attributes, and the cookie was stored
-    /// without `Secure` (and then sent over plain http). URLSession reads each line apart.
+    /// without `Secure` (and then sent over plain http). URLSession reads each line apart. Over plain http the
+    /// `Secure` cookie is not stored at all (`aSecureCookieComesOverHTTPSOnly`); read joined, it was, as a plain one.
     @Test(arguments: bothEngines)
     func eachSetCookieFieldIsReadOnItsOwn(engineName: String) async throws {
         let storage = privateCookieStorage()
@@ -88,8 +89,13 @@ import SwitchboardTestSupport
         ) { _ in }
         let stored = Dictionary(uniqueKeysWithValues: (storage.cookies ?? []).map { ($0.name, $0) })
         #expect(stored["plain"]?.isSecure == false)
-        #expect(stored["guarded"]?.isSecure == true, "\(engineName): \(stored.keys.sorted())")
-        // And so it is not sent over plain http.
+        #expect(stored["guarded"] == nil, "\(engineName): \(stored.keys.sorted())")
+        // And the fields read apart as they are read over https keep `Secure` (the same rules on both engines).
+        let https = try #require(URL(string: "https://127.0.0.1/fault/cookie-fields"))
+        let apart = CookieRules.cookies(from: ["plain=1", "guarded=1; Secure", "=junk"], for: https)
+        #expect(apart.map(\.name) == ["plain", "guarded"])
+        #expect(apart.last?.isSecure == true)
+        // Nothing is sent over plain http but the plain one.
         let echo = try await engine.perform(
             EngineRequest(url: URL(string: LoopbackServer.shared.baseURL + "/cookies")!)
         ) { _ in }
@@ -191,23 +197,105 @@ import SwitchboardTestSupport
         #expect(Self.received(elsewhere) == ["root"], "\(engineName)")
     }
 
-    /// A `Secure` or `HttpOnly` cookie with a `Max-Age` keeps both flags (the cookie made anew with its expiry lost
-    /// them, and the `Secure` one then went out over plain http), and so does one given its default path.
+    /// An `HttpOnly` cookie with a `Max-Age` keeps the flag (the cookie made anew with its expiry lost it), and so
+    /// does one given its default path, on both engines.
     @Test(arguments: bothEngines)
-    func aCookieMadeAnewKeepsSecureAndHttpOnly(engineName: String) async throws {
+    func aCookieMadeAnewKeepsHttpOnly(engineName: String) async throws {
         let (storage, center) = try await Self.setCookies(
-            ["aged=1; Max-Age=600; Secure; HttpOnly; Path=/", "scoped=1; Secure; HttpOnly", "open=1; Path=/"],
+            ["aged=1; Max-Age=600; HttpOnly; Path=/", "scoped=1; HttpOnly", "open=1; Path=/"],
             from: "/cookie-jar/a/login", engineName: engineName)
         let base = LoopbackServer.shared.baseURL
         let stored = Dictionary((storage.cookies ?? []).map { ($0.name, $0) }) { first, _ in first }
         for name in ["aged", "scoped"] {
-            #expect(stored[name]?.isSecure == true, "\(engineName): \(name)")
             #expect(stored[name]?.isHTTPOnly == true, "\(engineName): \(name)")
         }
         #expect(stored["aged"]?.expiresDate != nil, "\(engineName)")
         #expect(stored["scoped"]?.path == "/cookie-jar/a", "\(engineName)")
         let sent = try await center.send { $0.url = base + "/cookie-jar/a/page" }
-        #expect(Self.received(sent) == ["open"], "\(engineName): no Secure cookie over plain http")
+        #expect(Self.received(sent) == ["open", "aged", "scoped"], "\(engineName)")
+    }
+
+    /// A `Secure` cookie with a `Max-Age`, or given its default path, keeps `Secure` and `HttpOnly` when it is made
+    /// anew (it lost both, and then went out over plain http). Set over https, through the storing both engines use
+    /// (the loopback server's https is trusted by CurlEngine alone, so this is checked where the engines meet).
+    @Test func aSecureCookieMadeAnewKeepsItsFlags() throws {
+        let storage = privateCookieStorage()
+        let url = try #require(URL(string: "https://127.0.0.1/cookie-jar/a/login"))
+        CookieRules.store(
+            ["aged=1; Max-Age=600; Secure; HttpOnly; Path=/", "scoped=1; Secure; HttpOnly"], for: url, in: storage)
+        let stored = Dictionary((storage.cookies ?? []).map { ($0.name, $0) }) { first, _ in first }
+        for name in ["aged", "scoped"] {
+            #expect(stored[name]?.isSecure == true, "\(name)")
+            #expect(stored[name]?.isHTTPOnly == true, "\(name)")
+        }
+        #expect(stored["aged"]?.expiresDate != nil)
+        #expect(stored["scoped"]?.path == "/cookie-jar/a")
+        let http = try #require(URL(string: "http://127.0.0.1/cookie-jar/a/page"))
+        #expect(CookieRules.requestField(for: http, in: storage) == nil, "no Secure cookie over plain http")
+        #expect(CookieRules.requestField(for: url, in: storage)?.contains("scoped=1") == true)
+    }
+
+    /// RFC 6265bis section 5.7, as browsers and curl apply it: a `Secure` cookie is kept only when it came over https,
+    /// and over plain http no cookie replaces or deletes a stored `Secure` one (same name, domains matching either
+    /// way, a path within its path). Both engines kept a `Secure` cookie set over plain http (which then went with
+    /// every https request), and let plain http overwrite or delete the https session's cookie.
+    @Test func aSecureCookieComesOverHTTPSOnlyAndPlainHTTPLeavesItAlone() throws {
+        let https = try #require(URL(string: "https://shop.example.com/account/login"))
+        let http = try #require(URL(string: "http://shop.example.com/account/login"))
+        #expect(CookieRules.cookie(fromText: "s=1; Secure", for: http) == nil)
+        #expect(CookieRules.cookie(fromText: "s=1; Secure", for: https)?.isSecure == true)
+        #expect(CookieRules.cookie(fromText: "s=1", for: http) != nil)
+
+        let cases: [(field: String, replaced: Bool)] = [
+            ("sid=evil; Path=/", false),
+            ("sid=evil; Path=/account", false),
+            ("sid=evil; Path=/; Domain=example.com", false),
+            ("sid=evil; Path=/; Max-Age=0", false),
+            ("sid=evil; Path=/; Max-Age=600", false),
+            ("SID=other; Path=/", true),
+            ("other=1; Path=/", true),
+        ]
+        for (field, added) in cases {
+            let storage = privateCookieStorage()
+            CookieRules.store(["sid=good; Secure; Path=/; Domain=shop.example.com"], for: https, in: storage)
+            CookieRules.store(["later=1; Secure; Path=/account"], for: https, in: storage)
+            CookieRules.store([field], for: http, in: storage)
+            let cookies = storage.cookies ?? []
+            let sid = cookies.filter { $0.name == "sid" }
+            #expect(sid.map(\.value) == ["good"] && sid.first?.isSecure == true, "\(field): \(sid.map(\.value))")
+            #expect((cookies.count == 3) == added, "\(field): \(cookies.map(\.name))")
+        }
+        // A path above the secure cookie's is not within it: that cookie is another, and is kept beside it.
+        let storage = privateCookieStorage()
+        CookieRules.store(["later=1; Secure; Path=/account"], for: https, in: storage)
+        CookieRules.store(["later=plain; Path=/"], for: http, in: storage)
+        #expect(Set((storage.cookies ?? []).map(\.path)) == ["/account", "/"])
+        // Over https the secure cookie is replaced and deleted as usual.
+        CookieRules.store(["later=2; Secure; Path=/account"], for: https, in: storage)
+        #expect((storage.cookies ?? []).first { $0.path == "/account" }?.value == "2")
+        CookieRules.store(["later=2; Secure; Path=/account; Max-Age=0"], for: https, in: storage)
+        #expect((storage.cookies ?? []).map(\.path) == ["/"])
+    }
+
+    /// The same end to end over plain http on both engines: a `Secure` cookie set there is not stored, and the
+    /// stored `Secure` session cookie is neither replaced nor deleted by plain http, while other cookies are stored.
+    @Test(arguments: bothEngines)
+    func plainHTTPNeitherSetsNorReplacesSecureCookies(engineName: String) async throws {
+        let storage = privateCookieStorage()
+        storage.setCookie(
+            try #require(
+                HTTPCookie(properties: [
+                    .name: "sid", .value: "good", .domain: "127.0.0.1", .path: "/", .secure: "TRUE",
+                ])))
+        let engine = try Self.engine(engineName, cookies: storage)
+        let center = testCenter { $0.engine = engine }
+        for fields in [["sid=evil; Path=/", "new=1; Secure; Path=/", "open=1; Path=/"], ["sid=gone; Max-Age=0"]] {
+            let query = fields.map { "set=" + FormEncoding.escape($0) }.joined(separator: "&")
+            _ = try await center.send { $0.url = LoopbackServer.shared.baseURL + "/cookie-jar/login?" + query }
+        }
+        let stored = Dictionary((storage.cookies ?? []).map { ($0.name, $0) }) { first, _ in first }
+        #expect(Set(stored.keys) == ["sid", "open"], "\(engineName)")
+        #expect(stored["sid"]?.value == "good" && stored["sid"]?.isSecure == true, "\(engineName)")
     }
 
     /// A response keeps cookies only for its own host and the domains above it (RFC 6265 section 5.3, step 6), on
