@@ -452,6 +452,7 @@ public enum Httpbin {
     /// - `trailer`: a chunked body `hello` followed by a trailer field (`X-Checksum`).
     /// - `unknown-encoding`: a body in a `Content-Encoding` no client knows (`x-unknown`).
     /// - `header-without-colon`, `nul-in-header`: a head with a field line that has no colon, or a NUL byte.
+    /// - `field-line?line=TEXT`: a head with TEXT as one of its field lines, exactly as given.
     /// - `redirect-answer?status=S[&to=LOCATION][&length=N]`: a redirect status with a body of N bytes (4 unless
     ///   given), and a `Location` only when given.
     /// - `downgrade?to=URL&status=S`: a redirect to URL (an `http://` one, served over TLS by a test's own server).
@@ -530,6 +531,8 @@ public enum Httpbin {
             return rawAnswer("X-Name: \t v w \t\r\nX-Empty:")
         case "space-before-colon":
             return rawAnswer("X-Name : v")
+        case "no-space-after-colon":
+            return rawAnswer("X-Name:v")
         case "no-reason-phrase":
             return rawAnswer("X-Name: v", statusLine: "HTTP/1.1 200")
         case "trailer":
@@ -541,6 +544,8 @@ public enum Httpbin {
             return rawAnswer("Content-Encoding: x-unknown")
         case "header-without-colon":
             return rawAnswer("X-No-Colon")
+        case "field-line":
+            return rawAnswer(request.queryValue("line") ?? "")
         case "nul-in-header":
             return rawAnswer("X-Name: a\u{0}b")
         case "redirect-answer":

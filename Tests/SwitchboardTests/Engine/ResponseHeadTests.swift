@@ -58,10 +58,13 @@ import SwitchboardTestSupport
 
     /// Heads other clients read that URLSession on Linux refuses: a value in ISO-8859-1 (obs-text), lines that end
     /// in a bare LF (which RFC 9112 lets a recipient accept), a status line without a reason phrase, a space before a
-    /// field's colon (which a proxy removes, RFC 9112 section 5.1). CurlEngine reads each, the ISO-8859-1 value one
-    /// character per byte (`é` is U+00E9, not the replacement character it was) and the name without the space;
-    /// URLSession's failure says why instead of libcurl's bare "Failed writing header".
-    @Test(arguments: bothEngines, ["latin1-header", "lf-header", "no-reason-phrase", "space-before-colon"])
+    /// field's colon (which a proxy removes, RFC 9112 section 5.1), none after it (`X-Name:v`, which RFC 9110 allows:
+    /// the blank is optional). CurlEngine reads each, the ISO-8859-1 value one character per byte (`é` is U+00E9, not
+    /// the replacement character it was) and the name without the space; URLSession's failure says why instead of
+    /// libcurl's bare "Failed writing header".
+    @Test(
+        arguments: bothEngines,
+        ["latin1-header", "lf-header", "no-reason-phrase", "space-before-colon", "no-space-after-colon"])
     func aHeadOtherClientsReadIsReadOrFailsClearly(engineName: String, api: String) async throws {
         let (response, error) = try await Self.send(engineName, api)
         if engineName == "URLSessionEngine", Self.sessionRefusesSomeHeads {
@@ -72,12 +75,26 @@ import SwitchboardTestSupport
         }
         let expected: [String: [UInt32]] = [
             "latin1-header": [0x63, 0x61, 0x66, 0xE9], "lf-header": [0x6C, 0x66], "no-reason-phrase": [0x76],
-            "space-before-colon": [0x76],
+            "space-before-colon": [0x76], "no-space-after-colon": [0x76],
         ]
         #expect(error == nil, "\(String(describing: error))")
         #expect(response?.status == 200)
         #expect(response?.headers.first { $0.name == "X-Name" }?.value.unicodeScalars.map(\.value) == expected[api])
         #expect(response?.string == "ok")
+    }
+
+    /// A field whose name is empty or not a token (RFC 9110 section 5.1: `: v`, `X Name: v`, a separator, a quote, a
+    /// letter beyond ASCII) makes the head not HTTP: both engines fail the request with the same cause,
+    /// `cannotParseResponse`. URLSession refused such a head; CurlEngine kept a field named "" or `X Name`.
+    @Test(arguments: bothEngines, [": value", "X Name: v", "X(Name): v", "\"Q\": v", "X-N\u{E4}me: v", "X/Y: v"])
+    func aFieldNameThatIsNotATokenFailsTheHead(engineName: String, line: String) async throws {
+        let query = try #require(line.addingPercentEncoding(withAllowedCharacters: .alphanumerics))
+        let (response, error) = try await Self.send(engineName, "field-line?line=" + query)
+        #expect(response == nil, "\(engineName) \(line.debugDescription): \(response?.headers.map(\.name) ?? [])")
+        #expect(error?.code == .transport, "\(engineName) \(line.debugDescription)")
+        #expect(
+            (error?.underlying as? URLError)?.code == .cannotParseResponse,
+            "\(engineName) \(line.debugDescription): \(error?.message ?? "no error")")
     }
 
     /// A status line whose protocol is in lower case (`http/1.1 200 OK`) is read on both engines, as libcurl reads it

@@ -407,7 +407,15 @@ final class CurlTransfer: @unchecked Sendable {
             if let handler = request.headHandler { handler(head.response) }
         } else if let colon = text.firstIndex(of: UInt8(ascii: ":")) {
             // Spaces before the colon are not part of the name (RFC 9112 section 5.1 has a proxy remove them).
-            let name = HTTPHeaders.receivedText(Self.trimmed(text[..<colon]))
+            let nameBytes = Self.trimmed(text[..<colon])
+            // A name must be a token (RFC 9110 section 5.1): a field named "" or `X Name` is not HTTP, and
+            // URLSession refuses the head (-1017); libcurl would hand it over, and it was kept under that name.
+            guard !nameBytes.isEmpty, nameBytes.allSatisfy(HTTPMethod.isTokenByte) else {
+                failure = URLError(
+                    .cannotParseResponse, userInfo: [NSLocalizedDescriptionKey: Self.invalidFieldName])
+                return 0
+            }
+            let name = HTTPHeaders.receivedText(nameBytes)
             let value = HTTPHeaders.receivedText(Self.trimmed(text[(colon + 1)...]))
             headers.append(receivedName: name, value: value)
             if name.equalsIgnoringASCIICase("Set-Cookie") { setCookies.append(value) }
@@ -446,6 +454,10 @@ final class CurlTransfer: @unchecked Sendable {
     }
 
     /// The bytes without leading and trailing spaces, tabs, CRs and LFs.
+    /// Why a head with a field name that is not a token is refused.
+    static let invalidFieldName =
+        "the response head has a field whose name is empty or not a token (RFC 9110 section 5.1): it is not HTTP"
+
     private static func trimmed(_ bytes: Slice<UnsafeRawBufferPointer>) -> Slice<UnsafeRawBufferPointer> {
         func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0D || byte == 0x0A }
         var start = bytes.startIndex

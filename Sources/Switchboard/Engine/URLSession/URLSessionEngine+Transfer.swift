@@ -1044,7 +1044,8 @@ final class SessionTransfer: Sendable {
 
     /// Why URLSession on Linux refused a response head (see `urlError`).
     static let unreadableHead =
-        "URLSession on Linux could not read the response head: it cannot read some that other clients read (a status"
-        + " line without a reason phrase, a field value in ISO-8859-1, lines that end in a bare LF, a space before a"
-        + " field's colon); CurlEngine reads them"
+        "URLSession on Linux could not read the response head: either it is not HTTP (a field whose name is empty or"
+        + " not a token), or it is one that other clients read and URLSession cannot (a status line without a reason"
+        + " phrase, a field value in ISO-8859-1, lines that end in a bare LF, a space before a field's colon, none"
+        + " after it, as in Content-Type:text/plain); CurlEngine reads those"
 }
