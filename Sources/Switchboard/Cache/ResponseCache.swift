@@ -54,6 +54,9 @@ public final class ResponseCache: Sendable {
         var key: String
         var size: Int
         var lastUse: UInt64
+        /// Which write put the file there (the clock when it was stored; 0 for files found at start-up): a lookup
+        /// that read the file outside the lock keeps what it read only when the record is still the same one.
+        var written: UInt64 = 0
     }
 
     private struct State {
@@ -66,6 +69,9 @@ public final class ResponseCache: Sendable {
         var disk: [String: DiskRecord] = [:]
         var diskBytes = 0
         var clock: UInt64 = 0
+        /// The file writes under way, by file name: the clock of the latest store of each. A write lands only if it
+        /// is still the latest when it is done, and an invalidation in the meantime cancels it.
+        var writes: [String: (write: UInt64, key: String)] = [:]
     }
 
     private let state = Locked(State())
@@ -74,6 +80,9 @@ public final class ResponseCache: Sendable {
     private let diskCapacity: Int
     let now: @Sendable () -> Date
     private let heuristics = Locked(false)
+    /// Called before each file is read or written (with the file's name), outside the lock: tests hold the I/O
+    /// there to see that other lookups go on meanwhile.
+    let beforeFileAccess = Locked<(@Sendable (String) -> Void)?>(nil)
 
     private static let magic = Data("SWBCACHE1\n".utf8)
 
@@ -189,18 +198,36 @@ public final class ResponseCache: Sendable {
     }
 
     func entry(for key: String) -> Entry? {
-        state.withLock { state -> Entry? in
+        enum Found {
+            case entry(Entry?)
+            case file(name: String, scope: String, written: UInt64)
+        }
+        let found = state.withLock { state -> Found in
             let scope = "\(state.version)|\(state.userKey)"
             let name = fileName(key, scope)
             state.clock += 1
             if let stored = state.memory[name] {
                 state.memory[name]!.lastUse = state.clock
-                return stored.entry
+                return .entry(stored.entry)
             }
-            guard let directory, state.disk[name] != nil else { return nil }
-            guard let entry = read(directory.appendingPathComponent(name), body: true)?.entry, entry.key == key,
-                entry.scope == scope
-            else {
+            guard directory != nil, let record = state.disk[name] else { return .entry(nil) }
+            return .file(name: name, scope: scope, written: record.written)
+        }
+        guard case .file(let name, let scope, let written) = found, let directory else {
+            if case .entry(let entry) = found { return entry }
+            return nil
+        }
+        // The file is read outside the lock, so that other lookups (most answered from memory) and stores go on
+        // while it is read; a file is replaced whole (renamed over), so what is read is one whole entry.
+        beforeFileAccess.withLock { $0 }?(name)
+        let read = read(directory.appendingPathComponent(name), body: true)?.entry
+        let entry = read.flatMap { $0.key == key && $0.scope == scope ? $0 : nil }
+        return state.withLock { state -> Entry? in
+            // Invalidated meanwhile: a miss. Replaced meanwhile: what was read is a whole entry for the key, but
+            // the record is another file's, so it is neither kept in memory nor counted as a use.
+            guard let record = state.disk[name] else { return nil }
+            guard record.written == written else { return entry }
+            guard let entry else {
                 // Unreadable or not what its name says: gone, so that it is replaced.
                 remove(name, from: &state)
                 return nil
@@ -217,7 +244,7 @@ public final class ResponseCache: Sendable {
         key: String, status: Int, headers: [String: String], body: Data, requestedAt: Date? = nil,
         vary: [String]? = nil
     ) -> Entry {
-        state.withLock { state in
+        let (entry, name, write) = state.withLock { state in
             let scope = "\(state.version)|\(state.userKey)"
             let stored = now()
             let entry = Entry(
@@ -226,9 +253,11 @@ public final class ResponseCache: Sendable {
             let name = fileName(key, scope)
             state.clock += 1
             keepInMemory(entry, name: name, state: &state)
-            if let directory { write(entry, name: name, directory: directory, state: &state) }
-            return entry
+            if directory != nil { state.writes[name] = (state.clock, key) }
+            return (entry, name, state.clock)
         }
+        if let directory { self.write(entry, name: name, write: write, directory: directory) }
+        return entry
     }
 
     /// The age of an entry now, by RFC 9111 (its `Age` and `Date` fields, and the time it has been stored).
@@ -265,36 +294,56 @@ public final class ResponseCache: Sendable {
         }
     }
 
-    private func write(_ entry: Entry, name: String, directory: URL, state: inout State) {
+    /// Writes an entry's file, store number `write`, outside the lock (other lookups and stores go on meanwhile),
+    /// and records it under the lock if it is still the latest store of its name and was not invalidated meanwhile.
+    private func write(_ entry: Entry, name: String, write: UInt64, directory: URL) {
         var header = entry
         header.body = Data()
         header.bodyLength = entry.body.count
-        guard let json = try? JSONEncoder().encode(header) else { return }
-        var length = UInt32(json.count).bigEndian
-        var file = ResponseCache.magic
-        file.append(Data(bytes: &length, count: 4))
-        file.append(json)
-        file.append(entry.body)
-        guard file.count <= diskCapacity else { return }
-        if let old = state.disk.removeValue(forKey: name) { state.diskBytes -= old.size }
+        var file: Data?
+        if let json = try? JSONEncoder().encode(header) {
+            var length = UInt32(json.count).bigEndian
+            var bytes = ResponseCache.magic
+            bytes.append(Data(bytes: &length, count: 4))
+            bytes.append(json)
+            bytes.append(entry.body)
+            if bytes.count <= diskCapacity { file = bytes }
+        }
         // Written whole under a temporary name, then renamed over the entry: a crash leaves a stray temporary file
         // (dropped at the next start), never a half-written entry.
         let temporary = directory.appendingPathComponent("\(name).\(UUID().uuidString).partial")
         let target = directory.appendingPathComponent(name)
-        guard (try? file.write(to: temporary)) != nil else {
-            try? FileManager.default.removeItem(at: temporary)
-            try? FileManager.default.removeItem(at: target)
-            return
+        var written = false
+        if let file {
+            beforeFileAccess.withLock { $0 }?(name)
+            written = (try? file.write(to: temporary)) != nil
         }
-        guard rename(temporary.path, target.path) == 0 else {
-            try? FileManager.default.removeItem(at: temporary)
-            try? FileManager.default.removeItem(at: target)
-            return
-        }
-        state.disk[name] = DiskRecord(key: entry.key, size: file.count, lastUse: state.clock)
-        state.diskBytes += file.count
-        while state.diskBytes > diskCapacity, let oldest = state.disk.min(by: { $0.value.lastUse < $1.value.lastUse }) {
-            remove(oldest.key, from: &state)
+        state.withLock { state in
+            guard state.writes[name]?.write == write else {
+                // A later store of the same name, or an invalidation, came first: this file is out of date.
+                try? FileManager.default.removeItem(at: temporary)
+                return
+            }
+            state.writes[name] = nil
+            if file == nil {
+                // Too large for the disk, or not encodable: the store is the latest, so the file of an earlier one
+                // goes (as it did when this was written under the lock).
+                remove(name, from: &state, keepingMemory: true)
+                return
+            }
+            guard let file, written, rename(temporary.path, target.path) == 0 else {
+                try? FileManager.default.removeItem(at: temporary)
+                remove(name, from: &state, keepingMemory: true)
+                return
+            }
+            if let old = state.disk.removeValue(forKey: name) { state.diskBytes -= old.size }
+            state.disk[name] = DiskRecord(key: entry.key, size: file.count, lastUse: write, written: write)
+            state.diskBytes += file.count
+            while state.diskBytes > diskCapacity,
+                let oldest = state.disk.min(by: { $0.value.lastUse < $1.value.lastUse })
+            {
+                remove(oldest.key, from: &state)
+            }
         }
     }
 
@@ -328,9 +377,13 @@ public final class ResponseCache: Sendable {
         return (entry, size, Double(written.tv_sec) + Double(written.tv_nsec) / 1e9)
     }
 
-    private func remove(_ name: String, from state: inout State) {
+    /// Removes an entry from memory (unless `keepingMemory`) and disk. A write of it under way goes on (it replaces
+    /// the file removed); `invalidate` cancels those too.
+    private func remove(_ name: String, from state: inout State, keepingMemory: Bool = false) {
         if let record = state.disk.removeValue(forKey: name) { state.diskBytes -= record.size }
-        if let stored = state.memory.removeValue(forKey: name) { state.memoryBytes -= stored.entry.body.count }
+        if !keepingMemory, let stored = state.memory.removeValue(forKey: name) {
+            state.memoryBytes -= stored.entry.body.count
+        }
         if let directory { try? FileManager.default.removeItem(at: directory.appendingPathComponent(name)) }
     }
 
@@ -339,6 +392,8 @@ public final class ResponseCache: Sendable {
             let names = Set(state.memory.filter { matches($0.value.entry.key) }.keys)
                 .union(state.disk.filter { matches($0.value.key) }.keys)
             for name in names { remove(name, from: &state) }
+            // A write under way would put back what is forgotten (a body too large for memory is only there).
+            for (name, write) in state.writes where matches(write.key) { state.writes[name] = nil }
         }
     }
 

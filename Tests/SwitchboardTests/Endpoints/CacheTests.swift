@@ -242,6 +242,92 @@ final class ManualDate: Sendable {
         #expect(reopened.entry(for: "GET https://x/39") != nil)
     }
 
+    /// Whether `work` finishes on another thread within 10 seconds (it returns at once unless a lock holds it).
+    static func finishesMeanwhile(_ work: @escaping @Sendable () -> Void) -> Bool {
+        let done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            work()
+            done.signal()
+        }
+        return done.wait(timeout: .now() + 10) == .success
+    }
+
+    /// A file is written and read outside the cache's lock: while one response's file is written (or read), other
+    /// lookups and stores go on. Both were done under the lock, so a large response held up every request that
+    /// used the cache until its file was on disk.
+    @Test func filesAreWrittenAndReadWithoutHoldingUpOtherLookups() throws {
+        let scratch = Scratch()
+        let cache = ResponseCache(memoryCapacity: 1 << 20, directory: scratch.url)
+        cache.store(key: "GET https://x/small", status: 200, headers: [:], body: Data("small".utf8))
+        let body = Data((0..<200_000).map { UInt8(truncatingIfNeeded: $0) })
+        // What went on while the first file access of each cache was held (the accesses the work makes itself, on
+        // the other thread, are let through).
+        let meanwhile = Locked<[Bool]>([])
+        let holding = Locked(false)
+        let hold: @Sendable (@escaping @Sendable () -> Void) -> @Sendable (String) -> Void = { work in
+            { _ in
+                let first = holding.withLock { held in
+                    defer { held = true }
+                    return !held
+                }
+                guard first else { return }
+                let went = Self.finishesMeanwhile(work)
+                meanwhile.withLock { $0.append(went) }
+            }
+        }
+        cache.beforeFileAccess.withLock {
+            $0 = hold {
+                _ = cache.entry(for: "GET https://x/small")
+                cache.store(key: "GET https://x/other", status: 200, headers: [:], body: Data("o".utf8))
+            }
+        }
+        cache.store(key: "GET https://x/large", status: 200, headers: [:], body: body)
+        cache.beforeFileAccess.withLock { $0 = nil }
+        // A cache that keeps nothing in memory reads the file on each lookup.
+        let reader = ResponseCache(memoryCapacity: 0, directory: scratch.url)
+        holding.withLock { $0 = false }
+        reader.beforeFileAccess.withLock {
+            $0 = hold { reader.store(key: "GET https://x/r", status: 200, headers: [:], body: Data()) }
+        }
+        #expect(reader.entry(for: "GET https://x/large")?.body == body)
+        #expect(meanwhile.snapshot == [true, true], "a lookup and a store went on while a file was written, then read")
+        #expect(!scratch.contents.contains { $0.hasSuffix(".partial") })
+    }
+
+    /// A write under way loses to what comes after it started: a later store of the same response (its file is the
+    /// one kept), and an invalidation (nothing is put back, not even a body too large to be kept in memory).
+    @Test func aWriteUnderWayLosesToALaterStoreOrAnInvalidation() throws {
+        let scratch = Scratch()
+        let cache = ResponseCache(memoryCapacity: 0, directory: scratch.url)
+        let first = Locked(true)
+        cache.beforeFileAccess.withLock {
+            $0 = { _ in
+                let isFirst = first.withLock { isFirst in
+                    defer { isFirst = false }
+                    return isFirst
+                }
+                guard isFirst else { return }
+                cache.store(key: "GET https://x/a", status: 200, headers: [:], body: Data("second".utf8))
+            }
+        }
+        cache.store(key: "GET https://x/a", status: 200, headers: [:], body: Data("first".utf8))
+        cache.beforeFileAccess.withLock { $0 = nil }
+        #expect(cache.entry(for: "GET https://x/a")?.body == Data("second".utf8))
+        #expect(
+            ResponseCache(memoryCapacity: 0, directory: scratch.url).entry(for: "GET https://x/a")?.body
+                == Data("second".utf8))
+
+        cache.beforeFileAccess.withLock {
+            $0 = { _ in cache.invalidate(prefix: "GET https://x/b") }
+        }
+        cache.store(key: "GET https://x/b", status: 200, headers: [:], body: Data("gone".utf8))
+        cache.beforeFileAccess.withLock { $0 = nil }
+        #expect(cache.entry(for: "GET https://x/b") == nil)
+        #expect(ResponseCache(memoryCapacity: 0, directory: scratch.url).entry(for: "GET https://x/b") == nil)
+        #expect(Set(scratch.contents).count == 1, "\(scratch.contents)")
+        #expect(cache.diskUsage == (DownloadPlan.size(of: scratch.file(scratch.contents[0])).map(Int.init) ?? -1))
+    }
+
     @Test func aCorruptFileIsIgnoredAndReplaced() async throws {
         let scratch = Scratch()
         let policy = CachePolicy.cacheElseNetwork(maxAge: .seconds(3600))
