@@ -328,6 +328,19 @@ final class ManualDate: Sendable {
         #expect(cache.diskUsage == (DownloadPlan.size(of: scratch.file(scratch.contents[0])).map(Int.init) ?? -1))
     }
 
+    /// A response too large for the disk (and for memory) is not kept, and the older one it replaces goes too: the
+    /// older file stayed, and lookups answered with it after the newer response was stored.
+    @Test func aResponseTooLargeToKeepRemovesTheOneItReplaces() throws {
+        let scratch = Scratch()
+        let cache = ResponseCache(memoryCapacity: 0, directory: scratch.url, diskCapacity: 10_000)
+        cache.store(key: "GET https://x/a", status: 200, headers: [:], body: Data(count: 1_000))
+        #expect(cache.entry(for: "GET https://x/a")?.body.count == 1_000)
+        cache.store(key: "GET https://x/a", status: 200, headers: [:], body: Data(count: 20_000))
+        #expect(cache.entry(for: "GET https://x/a") == nil)
+        #expect(scratch.contents.isEmpty)
+        #expect(cache.diskUsage == 0)
+    }
+
     @Test func aCorruptFileIsIgnoredAndReplaced() async throws {
         let scratch = Scratch()
         let policy = CachePolicy.cacheElseNetwork(maxAge: .seconds(3600))
