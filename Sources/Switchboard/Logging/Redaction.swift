@@ -217,8 +217,11 @@ struct Redaction: Sendable {
         return String(result)
     }
 
-    /// What ends an unquoted `name=value` value (UTF-16): `&`, white space, quotes, `,`, `;`, `)`, `<`, `>`.
-    private static let separators: Set<unichar> = Set("&\"',;)<> \t\r\n".utf16)
+    /// What ends a secret's unquoted `name=value` value when it is hidden (UTF-16): `&`, white space, `"`, `<`, `>`.
+    /// Not `,` `;` `)` `'`, which a query or form value may hold as it is (`?password=a,b`, `token=a;b`): the value was
+    /// hidden up to them and the rest of it printed. Text after a secret that only ends at one of them (`token=abc,`
+    /// in prose, the closing `'` of a quoted argument) is hidden with it: more hidden than needed, never less.
+    private static let separators: Set<unichar> = Set("&\"<> \t\r\n".utf16)
 
     /// Whether a value redacted already starts here: the value is the placeholder itself, or (text redacted twice)
     /// an empty match before it, since `<` ends a `name=value` value.

@@ -42,11 +42,20 @@ public struct CURLLogPlugin: Plugin {
 
     /// The command line for an encoded request.
     func command(for request: EngineRequest) -> String {
+        // Each argument is redacted as it is, then quoted: redacting the quoted command could take a secret's value
+        // up to and past its closing quote, and the command would no longer read as the shell reads it.
         var parts = ["curl"]
-        if request.method != .get { parts += ["-X", request.method.rawValue] }
+        if request.method != .get {
+            // A method is a token, which may hold `'`, `|`, `&` or `$`: quoted unless it is letters and digits.
+            let method = request.method.rawValue
+            let plain = method.utf8.allSatisfy {
+                (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0)
+            }
+            parts += ["-X", plain ? method : Self.quoted(method)]
+        }
         parts.append(Self.quoted(redaction.url(request.url?.absoluteString ?? "")))
         for field in redaction.headers(request.headers.sortedByName) {
-            parts += ["-H", Self.quoted("\(field.name): \(field.value)")]
+            parts += ["-H", Self.quoted(redaction.text("\(field.name): \(field.value)"))]
         }
         switch request.body {
         case .none:
@@ -56,13 +65,13 @@ public struct CURLLogPlugin: Plugin {
             let text = redaction.body(data, limit: bodyLimit)
             parts += ["--data-binary", Self.quoted(text)]
         case .file(let url):
-            parts += ["--data-binary", Self.quoted("@" + url.path)]
+            parts += ["--data-binary", Self.quoted(redaction.text("@" + url.path))]
         case .stream(let stream):
             parts += [
                 "--data-binary", Self.quoted("<a stream of \(stream.length.map(String.init) ?? "unknown") bytes>"),
             ]
         }
-        return redaction.text(parts.joined(separator: " "))
+        return parts.joined(separator: " ")
     }
 
     /// Single-quoted for a POSIX shell: `'` becomes `'\''`.

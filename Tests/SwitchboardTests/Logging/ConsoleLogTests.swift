@@ -52,6 +52,28 @@ import SwitchboardTestSupport
         }
     }
 
+    /// A secret value that holds `,`, `;`, `)` or `'` as it is (a URL written by hand, a body) is hidden whole, in the
+    /// banners and in the error's description: it was hidden up to that character, and the rest printed. (The
+    /// request's form body is not printed here; `CURLLogPlugin`'s test covers one.)
+    @Test func aSecretWithPunctuationIsHiddenWhole() async throws {
+        let stub = StubEngine()
+        stub.on(nil, "*", reply: .string("refused: token=ab,cd;ef)gh'ij", status: 401))
+        let log = EventLog()
+        let center = loggingCenter(stub, log)
+        let outcome = await center.sendRecording { request in
+            request.url = "https://api.example.com/v1/login?password=pw,12;34)56'78&user=ada"
+            request.method = .post
+            request.body = .string(
+                "secret_answer=fo,ur;ty)tw'o&page=2", contentType: "application/x-www-form-urlencoded")
+        }
+        let printed = log.all.joined() + String(describing: outcome.error)
+        for tail in [",12", ";34", ")56", "'78", ",ur", ";ty", ")tw", "'o", ",cd", ";ef", ")gh", "'ij"] {
+            #expect(!printed.contains(tail), "\(tail) leaked")
+        }
+        #expect(printed.contains("user=ada"))
+        #expect(printed.contains("token=<redacted>"))
+    }
+
     @Test func errorBannerNamesTheFailure() async throws {
         let stub = StubEngine()
         stub.on(nil, "*", reply: .string("quota exceeded", status: 429))

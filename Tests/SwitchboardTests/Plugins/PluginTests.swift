@@ -262,6 +262,38 @@ private struct Recorder: Plugin {
         #expect(all[1].hasPrefix("curl 'https://api.example.com/v1/search?q=x&access_token=<redacted>'"))
     }
 
+    /// A secret whose value holds `'`, `,`, `;` or `)` is hidden whole, and the command still reads as the shell
+    /// reads it: its value was hidden up to that character and the rest printed, and hiding a value in the quoted
+    /// command could take its closing quote with it.
+    @Test func curlCommandsHideSecretsWithQuotesWholeAndStayWellFormed() async throws {
+        let lines = Locked<[String]>([])
+        let (center, stub) = stubCenter { config in
+            config.plugins = [CURLLogPlugin { line in lines.withLock { $0.append(line) } }]
+        }
+        stub.on(nil, "*") { _ in .json(["ok": true]) }
+        _ = try await center.send { request in
+            request.url = "https://api.example.com/v1/login?user=ada&password=hu'n,te;r)2&x=1"
+            request.method = HTTPMethod(rawValue: "PATCH'$")
+            request.headers["X-Note"] = "password=se'cr,et;9) and more"
+            request.body = .string("user=ada&token=to'k,e;n)7&y=2", contentType: "application/x-www-form-urlencoded")
+        }
+        let command = try #require(lines.withLock { $0.first })
+        for secret in ["hu'n", "n,te", "te;r", "r)2", "se'cr", "cr,et", "et;9", "to'k", "k,e", "e;n", "n)7"] {
+            #expect(!command.contains(secret), "\(secret) printed: \(command)")
+            #expect(!command.contains(secret.replacingOccurrences(of: "'", with: "'\\''")), "\(secret) printed")
+        }
+        #expect(command.contains("&x=1"))
+        #expect(command.contains("&y=2"))
+        // The shell reads it: the words are those printed, unbroken by a quote.
+        let shell = Process()
+        shell.executableURL = URL(fileURLWithPath: "/bin/sh")
+        shell.arguments = ["-n", "-c", command]
+        try shell.run()
+        shell.waitUntilExit()
+        #expect(shell.terminationStatus == 0, "\(command)")
+        #expect(command.hasPrefix("curl -X 'PATCH'\\''$' 'https://api.example.com/v1/login?"))
+    }
+
     /// Bodies the console log never prints but a cURL command does: a property list and a multipart form, each with
     /// secret fields.
     @Test func curlCommandsRedactPlistAndMultipartBodies() async throws {
