@@ -5,7 +5,8 @@ import Foundation
 /// when its name contains one of `Redaction.secretWords` (or a word the user added), compared without case. Then, as
 /// a last pass over all the text printed, wherever it came from (an underlying error's description, a body too long
 /// or too broken to parse), every `name=value` (quoted or not), `"name": value` (in JSON text, or escaped in a JSON
-/// string) and multipart part with a secret name, and every password (or lone user) in a URL, is hidden too.
+/// string), `Name: value` line, `name = value`, `name => value` and multipart part with a secret name, and every
+/// password (or lone user) in a URL, is hidden too.
 struct Redaction: Sendable {
     static let placeholder = "<redacted>"
 
@@ -155,14 +156,29 @@ struct Redaction: Sendable {
     private static let userInfoPattern = try! NSRegularExpression(
         pattern: #"(?<![A-Za-z0-9+.\-])([A-Za-z][A-Za-z0-9+.\-]*+://)(?:([^/?#@\s:]*+):([^/?#@\s]*+)|([^/?#@\s:]++))@"#)
 
+    /// `Name: value`, `name = value`, `name => value`, `'name': 'value'` (a header line, YAML, a Python or Ruby
+    /// dictionary, as servers echo them in error bodies): a secret's value is hidden within its quotes, or unquoted
+    /// to the end of its line. The value is read ahead, not taken, so that the names after it on its line are read
+    /// too; an unquoted one is read no further than its start (its end is found for secrets alone), so that a long
+    /// line is scanned once. `name=value` without blanks is `pairPattern`'s; a colon before `//` starts a URL's
+    /// authority, not a value.
+    private static let linePattern = try! NSRegularExpression(
+        pattern:
+            #"(?<![A-Za-z0-9_.\-])(["']?+)([A-Za-z][A-Za-z0-9_.\-]*+)\1(?:[ \t]*+(?::(?!//)|=>)|[ \t]++=|=(?=[ \t]))[ \t]*+(?=("[^"\r\n]*+"?|'[^'\r\n]*+'?|))"#
+    )
+
     /// Any text with secret-named values and URL credentials hidden.
     func text(_ text: String) -> String {
         var result = text
         result = replace(Redaction.userInfoPattern, in: result, values: [3, 4]) { _ in true }
+        // The passes below hide the values of secret names only: text without a secret word has none (unless a name
+        // is percent-encoded, which the `name=value` pass decodes), and is not scanned for them.
+        guard result.utf8.contains(UInt8(ascii: "%")) || isSecret(result) else { return result }
         result = replace(Redaction.pairPattern, in: result, toSeparator: true) { isSecret(Redaction.decoded($0)) }
         result = replace(Redaction.memberPattern, in: result) { isSecret($0) }
         result = replace(Redaction.escapedMemberPattern, in: result, name: 2, values: [3]) { isSecret($0) }
         result = replace(Redaction.partPattern, in: result) { isSecret($0) }
+        result = replace(Redaction.linePattern, in: result, name: 2, values: [3], toLineEnd: true) { isSecret($0) }
         return result
     }
 
@@ -179,10 +195,11 @@ struct Redaction: Sendable {
     /// Hides the value (the first of the groups `values` that took part) of each match whose name (group `name`)
     /// passes `secret`. A quoted value keeps its quotes, escaped as they were (`"<redacted>"`, `\\"<redacted>\\"`).
     /// A value read ahead may hold the values of later matches: the outer one is hidden whole. `toSeparator`: an
-    /// unquoted value is hidden up to the next separator of `name=value` pairs, past any `=` in it.
+    /// unquoted value is hidden up to the next separator of `name=value` pairs, past any `=` in it. `toLineEnd`: an
+    /// unquoted value is hidden up to the end of its line.
     private func replace(
         _ pattern: NSRegularExpression, in text: String, name: Int = 1, values: [Int] = [2], toSeparator: Bool = false,
-        secret: (String) -> Bool
+        toLineEnd: Bool = false, secret: (String) -> Bool
     ) -> String {
         let source = text as NSString
         let matches = pattern.matches(in: text, range: NSRange(location: 0, length: source.length))
@@ -206,6 +223,15 @@ struct Redaction: Sendable {
                     range.length += 1
                 }
             }
+            if toLineEnd && quote == nil {
+                while NSMaxRange(range) < source.length,
+                    !Redaction.lineEnds.contains(source.character(at: NSMaxRange(range)))
+                {
+                    range.length += 1
+                }
+                // Nothing on the line after the name: nothing to hide.
+                if range.length == 0 { continue }
+            }
             hidden.append((range, quote))
         }
         guard !hidden.isEmpty else { return text }
@@ -222,6 +248,7 @@ struct Redaction: Sendable {
     /// hidden up to them and the rest of it printed. Text after a secret that only ends at one of them (`token=abc,`
     /// in prose, the closing `'` of a quoted argument) is hidden with it: more hidden than needed, never less.
     private static let separators: Set<unichar> = Set("&\"<> \t\r\n".utf16)
+    private static let lineEnds: Set<unichar> = Set("\r\n".utf16)
 
     /// Whether a value redacted already starts here: the value is the placeholder itself, or (text redacted twice)
     /// an empty match before it, since `<` ends a `name=value` value.

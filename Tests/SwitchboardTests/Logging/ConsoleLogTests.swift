@@ -74,6 +74,33 @@ import SwitchboardTestSupport
         #expect(printed.contains("token=<redacted>"))
     }
 
+    /// Secrets a server echoes as `Name: value` lines or dictionaries (a request dump in a text error page, YAML, a
+    /// Python or Ruby dictionary, `name = value`) are hidden too: only `name=value`, JSON members and URLs were, and
+    /// a plain-text body that repeated the request's `Authorization` line printed the credential.
+    @Test func secretsEchoedAsLinesOrDictionariesAreHidden() async throws {
+        let stub = StubEngine()
+        let text = """
+            bad request; you sent:
+            Authorization: Bearer tok-AAA
+            X-Api-Key:key-BBB
+            Host: api.example.com
+            config: {password: 'pw-CCC', user: 'ada'}
+            params = {'client_secret': 'cs-DDD', 'page': 2} and session_id => "sess-EEE"
+            note: fine, then refresh_token = ref-FFF
+            """
+        stub.on(nil, "*", reply: .string(text, status: 400))
+        let log = EventLog()
+        let center = loggingCenter(stub, log)
+        let outcome = await center.sendRecording { $0.api = "echo" }
+        let printed = log.all.joined() + String(describing: outcome.error)
+        for secret in ["tok-AAA", "key-BBB", "pw-CCC", "cs-DDD", "sess-EEE", "ref-FFF"] {
+            #expect(!printed.contains(secret), "\(secret) leaked")
+        }
+        for kept in ["Host: api.example.com", "user: 'ada'", "'page': 2", "note: fine"] {
+            #expect(printed.contains(kept), "\(kept) hidden")
+        }
+    }
+
     @Test func errorBannerNamesTheFailure() async throws {
         let stub = StubEngine()
         stub.on(nil, "*", reply: .string("quota exceeded", status: 429))
