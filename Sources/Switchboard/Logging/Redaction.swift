@@ -5,8 +5,9 @@ import Foundation
 /// when its name contains one of `Redaction.secretWords` (or a word the user added), compared without case. Then, as
 /// a last pass over all the text printed, wherever it came from (an underlying error's description, a body too long
 /// or too broken to parse), every `name=value` (quoted or not), `"name": value` (in JSON text, or escaped in a JSON
-/// string), `Name: value` line, `name = value`, `name => value` and multipart part with a secret name, and every
-/// password (or lone user) in a URL, is hidden too.
+/// string), `Name: value` line, `name = value`, `name => value`, `name%3Dvalue` and multipart part with a secret name,
+/// every password (or lone user) in a URL, and every credential that says what it is (`Bearer …`, `Basic …`, a JSON
+/// Web Token), is hidden too.
 struct Redaction: Sendable {
     static let placeholder = "<redacted>"
 
@@ -167,14 +168,32 @@ struct Redaction: Sendable {
             #"(?<![A-Za-z0-9_.\-])(["']?+)([A-Za-z][A-Za-z0-9_.\-]*+)\1(?:[ \t]*+(?::(?!//)|=>)|[ \t]++=|=(?=[ \t]))[ \t]*+(?=("[^"\r\n]*+"?|'[^'\r\n]*+'?|))"#
     )
 
+    /// A credential after its scheme, wherever it stands (`Bearer eyJ…`, `Basic dXNl…` in an error message, with no
+    /// name before it): group 1, at least 8 characters of RFC 9110's token68.
+    private static let schemeCredentialPattern = try! NSRegularExpression(
+        pattern: #"(?<![A-Za-z0-9_\-])(?i:bearer|basic)[ \t]++([A-Za-z0-9\-._~+/]{8,}+=*+)"#)
+    /// A JSON Web Token wherever it stands: three base64url parts, the first two JSON objects (`eyJ`).
+    private static let webTokenPattern = try! NSRegularExpression(
+        pattern: #"(?<![A-Za-z0-9_\-])eyJ[A-Za-z0-9_\-]{4,}+\.eyJ[A-Za-z0-9_\-]{4,}+\.[A-Za-z0-9_\-]*+"#)
+    /// `name%3Dvalue`: a pair encoded inside another URL's query (`?next=%2Fhome%3Ftoken%3D…`), whose value runs to
+    /// the next `&` or `%26` (group 2, read ahead).
+    private static let encodedPairPattern = try! NSRegularExpression(
+        pattern:
+            #"(?<![A-Za-z0-9_.\-])([A-Za-z0-9_.\-]++)%3[Dd](?=([^&\s"'<>%]*+(?:%(?!26|3[Dd])[0-9A-Fa-f]{2}[^&\s"'<>%]*+)*+))"#
+    )
+
     /// Any text with secret-named values and URL credentials hidden.
     func text(_ text: String) -> String {
         var result = text
         result = replace(Redaction.userInfoPattern, in: result, values: [3, 4]) { _ in true }
+        // Credentials that say what they are, with or without a name before them.
+        result = replace(Redaction.schemeCredentialPattern, in: result, values: [1]) { _ in true }
+        result = replace(Redaction.webTokenPattern, in: result, name: 0, values: [0]) { _ in true }
         // The passes below hide the values of secret names only: text without a secret word has none (unless a name
         // is percent-encoded, which the `name=value` pass decodes), and is not scanned for them.
         guard result.utf8.contains(UInt8(ascii: "%")) || isSecret(result) else { return result }
         result = replace(Redaction.pairPattern, in: result, toSeparator: true) { isSecret(Redaction.decoded($0)) }
+        result = replace(Redaction.encodedPairPattern, in: result) { isSecret(Redaction.decoded($0)) }
         result = replace(Redaction.memberPattern, in: result) { isSecret($0) }
         result = replace(Redaction.escapedMemberPattern, in: result, name: 2, values: [3]) { isSecret($0) }
         result = replace(Redaction.partPattern, in: result) { isSecret($0) }
@@ -217,10 +236,19 @@ struct Redaction: Sendable {
                 !Redaction.placeholderStarts(at: range.location, in: source)
             else { continue }
             if toSeparator && quote == nil {
-                while NSMaxRange(range) < source.length,
-                    !Redaction.separators.contains(source.character(at: NSMaxRange(range)))
+                extend(&range, in: source)
+                // An authentication scheme (`authorization=Basic dXNl…`): the credential after its blank goes too
+                // (hidden already when it looked like one: then with its placeholder).
+                let next = NSMaxRange(range) + 1
+                if Redaction.authSchemes.contains(source.substring(with: range).lowercased()), next < source.length,
+                    source.character(at: next - 1) == 0x20
                 {
-                    range.length += 1
+                    if Redaction.placeholderStarts(at: next, in: source) {
+                        range.length += 1 + (Redaction.placeholder as NSString).length
+                    } else if !Redaction.separators.contains(source.character(at: next)) {
+                        range.length += 1
+                        extend(&range, in: source)
+                    }
                 }
             }
             if toLineEnd && quote == nil {
@@ -249,6 +277,20 @@ struct Redaction: Sendable {
     /// in prose, the closing `'` of a quoted argument) is hidden with it: more hidden than needed, never less.
     private static let separators: Set<unichar> = Set("&\"<> \t\r\n".utf16)
     private static let lineEnds: Set<unichar> = Set("\r\n".utf16)
+
+    /// Authentication schemes whose credential follows a blank (in lower case).
+    private static let authSchemes: Set<String> = [
+        "basic", "bearer", "digest", "token", "negotiate", "ntlm", "oauth", "hawk", "jwt", "apikey", "ssws",
+        "aws4-hmac-sha256",
+    ]
+
+    /// Extends a hidden value up to the next separator of `name=value` pairs.
+    private func extend(_ range: inout NSRange, in source: NSString) {
+        while NSMaxRange(range) < source.length, !Redaction.separators.contains(source.character(at: NSMaxRange(range)))
+        {
+            range.length += 1
+        }
+    }
 
     /// Whether a value redacted already starts here: the value is the placeholder itself, or (text redacted twice)
     /// an empty match before it, since `<` ends a `name=value` value.

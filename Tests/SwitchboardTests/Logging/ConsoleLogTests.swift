@@ -101,6 +101,33 @@ import SwitchboardTestSupport
         }
     }
 
+    /// Credentials that say what they are are hidden with no secret name before them (`Bearer …`, `Basic …`, a JSON
+    /// Web Token), a scheme's credential with the scheme (`authorization=Basic …` printed the credential after the
+    /// blank), and a pair encoded inside another URL's query (`next=%2Fhome%3Ftoken%3D…`).
+    @Test func credentialsThatSayWhatTheyAreAreHidden() async throws {
+        let stub = StubEngine()
+        let jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.c2lnbmF0dXJl"
+        let text = """
+            rejected Bearer tok-AAAAAAAA for user 7; retry with Basic dXNlcjpwYXNz
+            the session \(jwt) has expired; authorization=Digest dig-BBBBBBBB
+            """
+        stub.on(nil, "*", reply: .string(text, status: 401))
+        let log = EventLog()
+        let center = loggingCenter(stub, log)
+        let outcome = await center.sendRecording {
+            $0.url = "https://api.example.com/v1/login?next=%2Fhome%3Faccess_token%3Denc-CCC%26page%3D2&user=ada"
+        }
+        let printed = log.all.joined() + String(describing: outcome.error)
+        for secret in [
+            "tok-AAAAAAAA", "dXNlcjpwYXNz", "eyJhbGciOiJIUzI1NiJ9", "c2lnbmF0dXJl", "dig-BBBBBBBB", "enc-CCC",
+        ] {
+            #expect(!printed.contains(secret), "\(secret) leaked")
+        }
+        for kept in ["for user 7", "has expired", "%26page%3D2&user=ada"] {
+            #expect(printed.contains(kept), "\(kept) hidden")
+        }
+    }
+
     @Test func errorBannerNamesTheFailure() async throws {
         let stub = StubEngine()
         stub.on(nil, "*", reply: .string("quota exceeded", status: 429))
