@@ -132,6 +132,11 @@ public final class ResponseCache: Sendable {
         state.withLock { $0.diskBytes }
     }
 
+    /// How many entries are kept in memory and on disk.
+    var counts: (memory: Int, disk: Int) {
+        state.withLock { ($0.memory.count, $0.disk.count) }
+    }
+
     /// The key of a request: method and URL, and a digest of the body when there is one. `invalidate` takes it.
     public static func key(method: HTTPMethod, url: String, body: Data = Data()) -> String {
         body.isEmpty ? "\(method) \(url)" : "\(method) \(url) #\(SHA256Hasher.hex(body).prefix(16))"

@@ -81,6 +81,11 @@ public final class Authenticator: Sendable {
         }
     }
 
+    /// Whether it holds a credential (for its description, which never shows the credential).
+    var holdsCredential: Bool {
+        state.withLock { $0.credential != nil }
+    }
+
     /// How many refreshes have run.
     public var refreshCount: Int {
         state.withLock { $0.refreshes }

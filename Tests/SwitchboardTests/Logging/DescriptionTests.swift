@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import Testing
 @testable import Switchboard
 
@@ -104,5 +107,48 @@ import Testing
         let transportText = Self.printed(transport)
         #expect(!transportText.contains("tok-EEE"), "\(transportText)")
         #expect(transportText.contains("underlying"))
+    }
+
+    /// The objects that hold secrets of their own show none in `print` and `dump`: the center and its configuration
+    /// (header fields, parameters and user info by the console log's rule, the server's password), the
+    /// authenticator's credential, the cache's responses, and the engines' cookies. `dump(Center.shared)` printed
+    /// the credential, and `dump` of either engine every stored cookie's value.
+    @Test func centersEnginesCachesAndAuthenticatorsShowNoSecret() throws {
+        let authenticator = Authenticator(
+            credential: "cred-GGG", apply: { credential, request in request.headers["Authorization"] = credential },
+            refresh: { _, _ in "cred-HHH" })
+        let cache = ResponseCache()
+        cache.store(
+            key: "GET https://api.example.com/v1/me?access_token=tok-III", status: 200,
+            headers: ["Set-Cookie": "sid=sess-JJJ"], body: Data(#"{"refresh_token":"ref-KKK"}"#.utf8))
+        let center = Center { config in
+            config.server = "https://ada:pw-LLL@api.example.com/v1/"
+            config.headers["X-Api-Key"] = "key-MMM"
+            config.parameters["session_token"] = "tok-NNN"
+            config.userInfo["password"] = "pw-OOO"
+            config.authenticator = authenticator
+            config.cache = cache
+            config.plugins = [SigningPlugin(key: Data("key-PPP".utf8))]
+        }
+        let cookies = privateCookieStorage()
+        cookies.setCookie(
+            try #require(HTTPCookie(properties: [.name: "sid", .value: "sess-QQQ", .domain: "a.example", .path: "/"])))
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.httpCookieStorage = cookies
+        let engines: [any Engine] = [try CurlEngine(cookies: cookies), URLSessionEngine(configuration: configuration)]
+        let printed = ([center, center.configuration, authenticator, cache] + engines).map(Self.printed).joined()
+        for secret in [
+            "cred-GGG", "tok-III", "sess-JJJ", "ref-KKK", "pw-LLL", "key-MMM", "tok-NNN", "pw-OOO", "key-PPP",
+        ]
+            + ["sess-QQQ"]
+        {
+            #expect(!printed.contains(secret), "\(secret) printed")
+        }
+        for shown in [
+            "api.example.com/v1/", "X-Api-Key: <redacted>", "session_token: <redacted>", "a credential",
+            "SigningPlugin", "1 in memory", "keepsCookies: true", "200...299",
+        ] {
+            #expect(printed.contains(shown), "\(shown) not shown")
+        }
     }
 }

@@ -37,6 +37,8 @@ public final class CurlEngine: Engine {
     private let worker: CurlWorker
     private let tls: TLS
     private let cookies: HTTPCookieStorage?
+    /// Whether it keeps and sends cookies (for `dump`).
+    var keepsCookies: Bool { cookies != nil }
     private let queue: HostQueue
 
     /// The most exchanges with one host (scheme, host and port) at a time, or `nil` for no limit (the default:

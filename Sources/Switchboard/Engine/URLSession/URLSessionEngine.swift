@@ -23,8 +23,10 @@ public final class URLSessionEngine: Engine {
     /// Where the engine takes each request's cookies from itself (see `CookieRules`), or `nil` when URLSession does
     /// (Apple platforms) or nobody does (`httpShouldSetCookies` off).
     private let cookies: HTTPCookieStorage?
+    /// Whether it keeps and sends cookies itself (for `dump`; on Apple platforms URLSession does).
+    var keepsCookies: Bool { cookies != nil }
     private let delegate: SessionDelegate
-    private let downloadSegmentSize: Int?
+    let downloadSegmentSize: Int?
     private let queue: HostQueue
 
     /// The most exchanges with one host (scheme, host and port) at a time, from the configuration's
