@@ -453,6 +453,7 @@ public enum Httpbin {
     /// - `unknown-encoding`: a body in a `Content-Encoding` no client knows (`x-unknown`).
     /// - `header-without-colon`, `nul-in-header`: a head with a field line that has no colon, or a NUL byte.
     /// - `field-line?line=TEXT`: a head with TEXT as one of its field lines, exactly as given.
+    /// - `bytes?hex=HEX[&encoding=CODING]`: a `200` whose body is the bytes HEX spells, with that `Content-Encoding`.
     /// - `redirect-answer?status=S[&to=LOCATION][&length=N]`: a redirect status with a body of N bytes (4 unless
     ///   given), and a `Location` only when given.
     /// - `downgrade?to=URL&status=S`: a redirect to URL (an `http://` one, served over TLS by a test's own server).
@@ -546,6 +547,16 @@ public enum Httpbin {
             return rawAnswer("X-No-Colon")
         case "field-line":
             return rawAnswer(request.queryValue("line") ?? "")
+        case "bytes":
+            // The body as the hex digits given, with the `Content-Encoding` given: a compressed body made ahead, or
+            // one cut short.
+            let hex = Array((request.queryValue("hex") ?? "").utf8)
+            let bytes = stride(from: 0, to: hex.count - 1, by: 2).compactMap {
+                UInt8(String(decoding: hex[$0...$0 + 1], as: UTF8.self), radix: 16)
+            }
+            var headers = [("Content-Type", "application/octet-stream")]
+            if let encoding = request.queryValue("encoding") { headers.append(("Content-Encoding", encoding)) }
+            return ServerResponse(status: 200, headers: headers, body: Data(bytes))
         case "nul-in-header":
             return rawAnswer("X-Name: a\u{0}b")
         case "redirect-answer":

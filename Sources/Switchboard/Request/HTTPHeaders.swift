@@ -84,6 +84,13 @@ public struct HTTPHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral, S
         return Int64(digits)
     }
 
+    /// Whether a `Content-Encoding` value names an encoding other than `identity`: a body the engines decode.
+    static func isEncoding(_ contentEncoding: String?) -> Bool {
+        guard let contentEncoding else { return false }
+        let trimmed = trimmingBlanks(contentEncoding)
+        return !trimmed.isEmpty && !trimmed.equalsIgnoringASCIICase("identity")
+    }
+
     /// The text without the spaces and tabs around it.
     static func trimmingBlanks(_ text: String) -> String {
         let utf8 = text.utf8

@@ -50,6 +50,13 @@ import SwitchboardTestSupport
         try await Self.expectFailure(engineName, fault, .transport)
     }
 
+    /// A gzip body with four bytes after its end: libcurl's decoder fails the write (URLSession gave `URLError -1`,
+    /// CurlEngine the same, before both called it `cannotDecodeContentData`). A zstd body that is not one was -1 on
+    /// URLSessionEngine alone.
+    static let gzipWithTrailingData =
+        "1f8b08004ad5086b02ffcb48cdc9c95728cf2fca49d15128c9c82c5600a2928c5485f28cfc9c5485a4fc944a85fc34b048516a71417e"
+        + "5e716a065db400007003c0309900000000112233"
+
     /// The same broken answer gives the same `URLError` beneath `.transport` on both engines: a connection lost
     /// (reset, or closed before the body's end) is `networkConnectionLost`; an answer that is not HTTP (no status
     /// line, nothing at all, a malformed chunk, a head too large to read) is `badServerResponse`; a body in an
@@ -64,6 +71,8 @@ import SwitchboardTestSupport
             ("header-flood?count=5000&size=100", .badServerResponse),
             ("unknown-encoding", .cannotDecodeContentData), ("header-without-colon", .badServerResponse),
             ("nul-in-header", .badServerResponse),
+            ("bytes?encoding=gzip&hex=\(FaultTests.gzipWithTrailingData)", .cannotDecodeContentData),
+            ("bytes?encoding=zstd&hex=6f6b", .cannotDecodeContentData),
         ])
     func aBrokenAnswerHasTheSameCauseOnBothEngines(engineName: String, fault: (String, URLError.Code)) async throws {
         let outcome = try await Self.center(engineName).sendRecording { request in

@@ -718,6 +718,11 @@ final class CurlTransfer: @unchecked Sendable {
     }
 
     /// libcurl's result as the `URLError` URLSession would give, keeping libcurl's own words.
+    /// Whether the response head announced a content encoding other than `identity`, which libcurl decodes.
+    private var decodesBody: Bool {
+        HTTPHeaders.isEncoding(head?.value(forHTTPHeaderField: "Content-Encoding"))
+    }
+
     private func error(for code: Int32) -> any Error {
         var detail = handle.map { String(cString: $0.errorBuffer) } ?? ""
         if detail.isEmpty { detail = String(cString: sb_easy_strerror(code)) }
@@ -743,6 +748,9 @@ final class CurlTransfer: @unchecked Sendable {
             // "unsupported protocol" is the status line's.)
             case 1, 8, 52: .badServerResponse
             case 61: .cannotDecodeContentData
+            // A write that failed in libcurl's decoder, not in this engine (its own failures are kept and reported
+            // instead): data after a gzip body's end.
+            case 23: decodesBody ? .cannotDecodeContentData : .unknown
             case 60, 77: .serverCertificateUntrusted
             case 90: .serverCertificateUntrusted
             default: .unknown

@@ -1017,8 +1017,12 @@ final class SessionTransfer: Sendable {
         {
             return .serverCertificateUntrusted
         }
+        // A write libcurl failed: URLSession's own write callback never fails, so it was libcurl's decoder (data
+        // after a gzip body's end), as CurlEngine finds.
         if detail.hasPrefix("Error while processing content unencoding")
             || detail.hasPrefix("Unrecognized content encoding")
+            || detail.hasPrefix("Unrecognized or bad HTTP Content or Transfer-Encoding")
+            || detail.hasPrefix("Failed writing received data")
         {
             return .cannotDecodeContentData
         }
