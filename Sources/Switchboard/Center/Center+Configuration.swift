@@ -105,6 +105,17 @@ extension Center {
             set { storage.unique().value.allowsInsecureRedirects = newValue }
             _modify { yield &storage.unique().value.allowsInsecureRedirects }
         }
+        /// Whether header fields with secret names go with a redirect to another origin (another scheme, host or
+        /// port). `false` (the default): a field whose name holds `token`, `secret`, `key`, `password`, `passwd`,
+        /// `session`, `auth`, `signature`, `cookie` or `credential` (the console log's built-in rule: `X-Api-Key`,
+        /// `Private-Token`, `X-Signature`) stays with the origin it was set for, on every engine, as `Authorization`,
+        /// `Cookie` and `Proxy-Authorization` always do. Set it for an API that redirects to a sibling host that
+        /// needs the same key.
+        public var forwardsSecretHeaders: Bool {
+            get { fields.forwardsSecretHeaders }
+            set { storage.unique().value.forwardsSecretHeaders = newValue }
+            _modify { yield &storage.unique().value.forwardsSecretHeaders }
+        }
         /// The longest a request may wait without receiving anything (the idle timeout). 60 seconds by default.
         public var timeout: Duration {
             get { fields.timeout }
@@ -205,6 +216,7 @@ extension Center {
             var consoleLogHandler: @Sendable (String) -> Void = { print($0) }
             var consoleLogSecretNames: Set<String> = []
             var allowsInsecureRedirects: Bool = false
+            var forwardsSecretHeaders: Bool = false
             var timeout: Duration = .seconds(60)
             var totalTimeout: Duration?
             var maxResponseBytes: Int64?

@@ -209,6 +209,11 @@ public struct EngineRequest: Sendable {
     /// `HTTPError.Code.insecureRedirect`, so that nothing (a `307`/`308` body, cookies, the response) crosses the
     /// network in clear without the caller asking for it. The center sets it from `allowsInsecureRedirects`.
     public var allowsInsecureRedirects = false
+    /// Whether header fields with secret names (by the console log's built-in rule: `X-Api-Key`, `Private-Token`,
+    /// `X-Signature`) go with a redirect to another origin. `false` by default: they stay with the origin they were
+    /// set for, as `Authorization`, `Cookie` and `Proxy-Authorization` always do. The center sets it from
+    /// `forwardsSecretHeaders`.
+    public var forwardsSecretHeaders = false
     /// Whether anyone listens to this exchange's progress. `true` unless set: an engine may then report progress
     /// once, at the end, and save the work of reporting each chunk (URLSessionEngine fetches an in-memory `GET` or
     /// `HEAD` body without a delegate call per chunk). The center clears it when a request has no progress handler.

@@ -15,6 +15,14 @@ enum Redirects {
     }
     static let credentialHeaders = ["Authorization", "Cookie", "Proxy-Authorization"]
 
+    /// The fields of `headers` that do not go to another origin: the credential fields, and unless the request
+    /// forwards them, every field whose name is secret by the console log's rule (`X-Api-Key`, `Private-Token`,
+    /// `X-Signature`: an API key sent on to whatever host a redirect names is an API key given away).
+    static func originBoundHeaders(_ headers: HTTPHeaders, forwardingSecrets: Bool) -> [String] {
+        guard !forwardingSecrets else { return credentialHeaders }
+        return credentialHeaders + headers.map(\.name).filter { Redaction.standard.isSecret($0) }
+    }
+
     /// The request that follows a redirect response, or `nil` when the response is not one to follow.
     static func next(after response: EngineResponse, for request: EngineRequest) -> EngineRequest? {
         // The status first: the URLs are made only for a redirect (the center's may be text, parsed when read).
@@ -26,7 +34,9 @@ enum Redirects {
         var next = request
         next.url = target
         if !sameOrigin(from, target) {
-            for name in credentialHeaders { next.headers[name] = nil }
+            for name in originBoundHeaders(request.headers, forwardingSecrets: request.forwardsSecretHeaders) {
+                next.headers[name] = nil
+            }
         }
         let method = request.method
         if !keepsBody(status: response.status, method: method) {

@@ -205,7 +205,8 @@ extension Center.Configuration: CustomStringConvertible, CustomReflectable {
             ("maxResponseBytes", maxResponseBytes as Any),
             ("acceptableStatusCodes", Self.runs(of: acceptableStatusCodes)),
             ("retryPolicy", retryPolicy), ("deduplicatesGETs", deduplicatesGETs),
-            ("allowsInsecureRedirects", allowsInsecureRedirects), ("usesEndpointStubs", usesEndpointStubs),
+            ("allowsInsecureRedirects", allowsInsecureRedirects), ("forwardsSecretHeaders", forwardsSecretHeaders),
+            ("usesEndpointStubs", usesEndpointStubs),
             ("retainedFailures", retainedFailures),
             (
                 "hooks",

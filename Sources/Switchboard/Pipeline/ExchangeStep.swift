@@ -14,6 +14,7 @@ extension Center {
         let request = prepared.request
         var engineRequest = try RequestEncoding.encode(request)
         engineRequest.allowsInsecureRedirects = configuration.allowsInsecureRedirects
+        engineRequest.forwardsSecretHeaders = configuration.forwardsSecretHeaders
         engineRequest.cancellation = cancellation
         guard request.kind == .download, let url = engineRequest.url else {
             return Exchange(engineRequest: engineRequest, download: nil)

@@ -438,6 +438,38 @@ import SwitchboardTestSupport
         #expect(cross.json?["headers"]?["Authorization"] == nil, "\(engineName): credentials left their origin")
     }
 
+    /// Header fields with secret names (`X-Api-Key`, `Private-Token`, by the console log's rule) stay with their
+    /// origin at a redirect, on both engines, as `Authorization` does: both engines sent them on to whatever host a
+    /// redirect named. A redirect within the origin keeps them, other fields go everywhere, and
+    /// `forwardsSecretHeaders` sends them on.
+    @Test(arguments: bothEngines)
+    func secretHeadersStayWithTheirOrigin(engineName: String) async throws {
+        let base = LoopbackServer.shared.baseURL
+        let elsewhere = base.replacingOccurrences(of: "127.0.0.1", with: "localhost") + "/headers"
+        let encoded = try #require(elsewhere.addingPercentEncoding(withAllowedCharacters: .alphanumerics))
+        let engine = try namedEngine(engineName)
+        for forwards in [false, true] {
+            let center = testCenter { config in
+                config.engine = engine
+                config.headers["X-Api-Key"] = "key-1"
+                config.forwardsSecretHeaders = forwards
+            }
+            for (path, crosses) in [("/redirect-to?url=%2Fheaders", false), ("/redirect-to?url=" + encoded, true)] {
+                let response = try await center.send { request in
+                    request.url = base + path
+                    request.headers["Private-Token"] = "tok-2"
+                    request.headers["X-Trace"] = "t-3"
+                }
+                let seen = try #require(response.json?["headers"])
+                let kept = !crosses || forwards
+                #expect(response.url?.host == (crosses ? "localhost" : "127.0.0.1"))
+                #expect((seen["X-Api-Key"]?.string == "key-1") == kept, "\(engineName) \(path) \(forwards)")
+                #expect((seen["Private-Token"]?.string == "tok-2") == kept, "\(engineName) \(path) \(forwards)")
+                #expect(seen["X-Trace"]?.string == "t-3", "\(engineName) \(path)")
+            }
+        }
+    }
+
     /// A request field with an empty value is sent, empty, on both engines; CurlEngine left it out (libcurl takes
     /// `Name:` with nothing after it as "remove this field").
     @Test(arguments: bothEngines)

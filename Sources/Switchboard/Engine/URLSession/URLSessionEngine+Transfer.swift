@@ -548,7 +548,10 @@ final class SessionTransfer: Sendable {
         var next = proposed
         next.url = target.map(URLComposition.lowercasingScheme)
         if !Redirects.sameOrigin(response.url ?? request.url, target) {
-            for name in Redirects.credentialHeaders { next.setValue(nil, forHTTPHeaderField: name) }
+            for name in Redirects.originBoundHeaders(request.headers, forwardingSecrets: request.forwardsSecretHeaders)
+            {
+                next.setValue(nil, forHTTPHeaderField: name)
+            }
         }
         // URLSession on Linux does not send cookies that the redirect response itself set: store them, and send what
         // the cookie rules choose for the next URL (unless the caller set its own `Cookie` field).
