@@ -136,7 +136,9 @@ final class StreamFactory: Sendable {
         }
         #expect(response.json?["method"]?.string == "PUT")
         #expect(response.json?["data"]?.string == "sent twice, whole both times")
-        #expect(factory.opens.snapshot == 2)
+        // Once for each exchange; an exchange that goes again on a new connection (a kept-alive one the server had
+        // just closed, as gunicorn does under the suite's load: seen once in a CI run) opens it once more.
+        #expect(factory.opens.snapshot >= 2)
     }
 
     @Test func aStreamThatCannotBeOpenedFailsOnce() async {
