@@ -219,8 +219,8 @@ public final class ResponseCache: Sendable {
             return .file(name: name, scope: scope, written: record.written)
         }
         guard case .file(let name, let scope, let written) = found, let directory else {
-            if case .entry(let entry) = found { return entry }
-            return nil
+            guard case .entry(let entry) = found else { return nil }
+            return entry
         }
         // The file is read outside the lock, so that other lookups (most answered from memory) and stores go on
         // while it is read; a file is replaced whole (renamed over), so what is read is one whole entry.
@@ -330,13 +330,9 @@ public final class ResponseCache: Sendable {
                 return
             }
             state.writes[name] = nil
-            if file == nil {
-                // Too large for the disk, or not encodable: the store is the latest, so the file of an earlier one
-                // goes (as it did when this was written under the lock).
-                remove(name, from: &state, keepingMemory: true)
-                return
-            }
             guard let file, written, rename(temporary.path, target.path) == 0 else {
+                // Too large for the disk, not encodable, or not written: the store is the latest, so the file of an
+                // earlier one goes too.
                 try? FileManager.default.removeItem(at: temporary)
                 remove(name, from: &state, keepingMemory: true)
                 return

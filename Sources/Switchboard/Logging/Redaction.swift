@@ -252,11 +252,7 @@ struct Redaction: Sendable {
                 }
             }
             if toLineEnd && quote == nil {
-                while NSMaxRange(range) < source.length,
-                    !Redaction.lineEnds.contains(source.character(at: NSMaxRange(range)))
-                {
-                    range.length += 1
-                }
+                extend(&range, in: source, to: Redaction.lineEnds)
                 // Nothing on the line after the name: nothing to hide.
                 if range.length == 0 { continue }
             }
@@ -284,10 +280,9 @@ struct Redaction: Sendable {
         "aws4-hmac-sha256",
     ]
 
-    /// Extends a hidden value up to the next separator of `name=value` pairs.
-    private func extend(_ range: inout NSRange, in source: NSString) {
-        while NSMaxRange(range) < source.length, !Redaction.separators.contains(source.character(at: NSMaxRange(range)))
-        {
+    /// Extends a hidden value up to the next of `ends` (by default the separators of `name=value` pairs).
+    private func extend(_ range: inout NSRange, in source: NSString, to ends: Set<unichar> = Redaction.separators) {
+        while NSMaxRange(range) < source.length, !ends.contains(source.character(at: NSMaxRange(range))) {
             range.length += 1
         }
     }

@@ -453,11 +453,11 @@ final class CurlTransfer: @unchecked Sendable {
         return headers
     }
 
-    /// The bytes without leading and trailing spaces, tabs, CRs and LFs.
     /// Why a head with a field name that is not a token is refused.
     static let invalidFieldName =
         "the response head has a field whose name is empty or not a token (RFC 9110 section 5.1): it is not HTTP"
 
+    /// The bytes without leading and trailing spaces, tabs, CRs and LFs.
     private static func trimmed(_ bytes: Slice<UnsafeRawBufferPointer>) -> Slice<UnsafeRawBufferPointer> {
         func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0D || byte == 0x0A }
         var start = bytes.startIndex
@@ -717,12 +717,12 @@ final class CurlTransfer: @unchecked Sendable {
         continuation?.resume(with: result)
     }
 
-    /// libcurl's result as the `URLError` URLSession would give, keeping libcurl's own words.
     /// Whether the response head announced a content encoding other than `identity`, which libcurl decodes.
     private var decodesBody: Bool {
         HTTPHeaders.isEncoding(head?.value(forHTTPHeaderField: "Content-Encoding"))
     }
 
+    /// libcurl's result as the `URLError` URLSession would give, keeping libcurl's own words.
     private func error(for code: Int32) -> any Error {
         var detail = handle.map { String(cString: $0.errorBuffer) } ?? ""
         if detail.isEmpty { detail = String(cString: sb_easy_strerror(code)) }

@@ -1020,8 +1020,8 @@ final class SessionTransfer: Sendable {
         {
             return .serverCertificateUntrusted
         }
-        // A write libcurl failed: URLSession's own write callback never fails, so it was libcurl's decoder (data
-        // after a gzip body's end), as CurlEngine finds.
+        // The last: a write libcurl failed. URLSession's own write callback never fails, so it was libcurl's decoder
+        // (data after a gzip body's end), as CurlEngine finds.
         if detail.hasPrefix("Error while processing content unencoding")
             || detail.hasPrefix("Unrecognized content encoding")
             || detail.hasPrefix("Unrecognized or bad HTTP Content or Transfer-Encoding")
