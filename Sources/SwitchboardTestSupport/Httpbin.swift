@@ -457,7 +457,8 @@ public enum Httpbin {
     /// - `redirect-answer?status=S[&to=LOCATION][&length=N]`: a redirect status with a body of N bytes (4 unless
     ///   given), and a `Location` only when given.
     /// - `downgrade?to=URL&status=S`: a redirect to URL (an `http://` one, served over TLS by a test's own server).
-    /// - `location?to=REFERENCE&status=S`: the same redirect, for a `Location` that is a relative reference.
+    /// - `location?to=REFERENCE&status=S[&also=REFERENCE]`: the same redirect, for a `Location` that is a relative
+    ///   reference; with `also`, a second `Location` field after the first.
     private static func fault(_ name: String, request: ServerRequest) -> ServerResponse {
         let number = { (key: String, fallback: Double) in Double(request.queryValue(key) ?? "") ?? fallback }
         let body = Data((0..<64).map { UInt8(ascii: "a") + UInt8($0 % 26) })
@@ -568,6 +569,7 @@ public enum Httpbin {
         case "downgrade", "location":
             var response = ServerResponse(status: Int(number("status", 302)))
             response.headers.append(("Location", request.queryValue("to") ?? "http://127.0.0.1:1/"))
+            if let second = request.queryValue("also") { response.headers.append(("Location", second)) }
             return response
         default:
             return notFound()

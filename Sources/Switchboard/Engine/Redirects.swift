@@ -63,10 +63,39 @@ enum Redirects {
     }
 
     /// Where a redirect response points: its `Location`, without the blanks around it (not part of a field's value;
-    /// URLSession on Linux keeps those after it), resolved against the URL it answered.
+    /// URLSession on Linux keeps those after it), resolved against the URL it answered. A `Location` repeated with
+    /// the same value (`a, b` as both engines join repeated fields) is that value; `conflictingLocations` refuses
+    /// one repeated with another value before this is asked.
     static func target(of location: String?, from: URL?) -> URL? {
         guard let location, let from else { return nil }
-        return URL(string: HTTPHeaders.trimmingBlanks(location), relativeTo: from)?.absoluteURL
+        let first = locations(location).first ?? ""
+        return URL(string: first, relativeTo: from)?.absoluteURL
+    }
+
+    /// The values of a `Location` field as both engines read it, repeated fields joined by `, ` (URLSession on Linux
+    /// joins them so, and `EngineResponse` as well), each without the blanks around it.
+    private static func locations(_ joined: String) -> [String] {
+        guard joined.contains(", ") else { return [HTTPHeaders.trimmingBlanks(joined)] }
+        return joined.components(separatedBy: ", ").map(HTTPHeaders.trimmingBlanks)
+    }
+
+    /// The error of a redirect response with `Location` fields that differ, the same on every engine (browsers
+    /// refuse one too); `nil` for any other response. Both engines followed the values joined into one
+    /// (`/get, /anything` went to `/get,%20/anything`). A single `Location` holding `, ` is read as two: neither
+    /// engine can tell it from two fields on URLSession, and a URI has no blank in it.
+    static func conflictingLocations(in response: some ResponseHeadFields) -> URLError? {
+        guard follows(status: response.statusCode), let joined = response.value(forHTTPHeaderField: "Location")
+        else { return nil }
+        let values = locations(joined)
+        guard values.contains(where: { $0 != values[0] }) else { return nil }
+        let status = response.statusCode
+        return URLError(
+            .badServerResponse,
+            userInfo: [
+                NSLocalizedDescriptionKey:
+                    "the server answered \(status) \(HTTPURLResponse.localizedString(forStatusCode: status)) with "
+                    + "\(values.count) Location fields that differ: no one place to go"
+            ])
     }
 
     /// Whether a URL is one an engine may send: `http` or `https` only (no `file`, `dict`, `ftp`, ...).

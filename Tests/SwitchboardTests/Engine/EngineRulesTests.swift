@@ -419,6 +419,35 @@ import SwitchboardTestSupport
         #expect(response.url?.absoluteString == LoopbackServer.shared.baseURL + "/anything/x")
     }
 
+    /// A redirect with two `Location` fields that differ goes nowhere, on both engines, with the same error (browsers
+    /// refuse one too): both engines joined them and followed `/get, /anything` to `/get,%20/anything`, and
+    /// `/get` with an empty second field to `/get,`. The same value twice is that value. The error names neither
+    /// value (a URL may carry a token).
+    @Test(arguments: bothEngines)
+    func aRedirectWithLocationsThatDifferGoesNowhere(engineName: String) async throws {
+        let center = try Self.center(engineName)
+        for (status, second) in [("302", "%2Fanything"), ("301", ""), ("307", "%2Fanything%3Fsecret%3Dk9")] {
+            let outcome = await center.sendRecording { request in
+                request.url =
+                    LoopbackServer.shared.baseURL + "/fault/location?status=\(status)&to=%2Fget&also=\(second)"
+                if status == "307" {
+                    request.method = .put
+                    request.body = .data(Data("kept".utf8), contentType: "text/plain")
+                }
+            }
+            let error = try #require(
+                outcome.error, "\(engineName) \(status): \(String(describing: outcome.response?.url))")
+            #expect(error.code == .transport, "\(engineName) \(status): \(error)")
+            #expect((error.underlying as? URLError)?.code == .badServerResponse, "\(engineName) \(status): \(error)")
+            #expect(error.message.contains("with 2 Location fields that differ"), "\(engineName): \(error.message)")
+            #expect(!error.message.contains("k9"), "\(engineName): a Location's value in \(error.message)")
+        }
+        let same = try await center.send { request in
+            request.url = LoopbackServer.shared.baseURL + "/fault/location?to=%2Fget&also=%2Fget"
+        }
+        #expect(same.url?.absoluteString == LoopbackServer.shared.baseURL + "/get", "\(engineName)")
+    }
+
     /// Credentials in a URL's user info go as Basic authorization, on both engines, and stay with their origin: a
     /// redirect within it keeps them, one to another origin (`localhost` for `127.0.0.1`) does not.
     @Test(arguments: bothEngines)

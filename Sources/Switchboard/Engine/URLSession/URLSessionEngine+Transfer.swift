@@ -361,6 +361,11 @@ final class SessionTransfer: Sendable {
                 state.body.reset()
                 return tooLarge
             }
+            // A redirect URLSession did not offer to the delegate (a `Location` it could not read as a URL).
+            if let conflict = Redirects.conflictingLocations(in: response) {
+                state.body.reset()
+                return conflict
+            }
             if let receiver = request.receiver, receiver.accepts(EngineResponse(response: response, body: Data())) {
                 state.streaming = true
                 state.sink = nil
@@ -526,6 +531,10 @@ final class SessionTransfer: Sendable {
         // with the path of a `file:` target, and the current host for `http:///path`.
         // The target is resolved here too (RFC 3986, as on CurlEngine): URLSession on Linux puts a relative path
         // under the root (`../x` from `/a/b` becomes `/../x`, `x` becomes `/x`).
+        if let conflict = Redirects.conflictingLocations(in: response) {
+            stop(.failed(conflict))
+            return nil
+        }
         let from = response.url ?? request.url
         let target = Redirects.target(of: response.value(forHTTPHeaderField: "Location"), from: from)
         // URLSession on Linux also follows a `305` and a `306`, which are answers (see `Redirects.follows`).
