@@ -457,6 +457,9 @@ public enum Httpbin {
     /// - `redirect-answer?status=S[&to=LOCATION][&length=N]`: a redirect status with a body of N bytes (4 unless
     ///   given), and a `Location` only when given.
     /// - `downgrade?to=URL&status=S`: a redirect to URL (an `http://` one, served over TLS by a test's own server).
+    /// - `lengths?fields=A|B[&status=S]`: a response (`200` unless given; a `401` asks for Basic credentials, a `3xx`
+    ///   points to `/get`) with a `Content-Length` field for each of A, B, ..., written as given, and as many bytes
+    ///   of body as the largest value says.
     /// - `location?to=REFERENCE&status=S[&also=REFERENCE]`: the same redirect, for a `Location` that is a relative
     ///   reference; with `also`, a second `Location` field after the first.
     private static func fault(_ name: String, request: ServerRequest) -> ServerResponse {
@@ -566,6 +569,19 @@ public enum Httpbin {
             if let target = request.queryValue("to") { head += "Location: \(target)\r\n" }
             head += "Content-Length: \(length)\r\nConnection: close\r\n\r\n"
             return raw(head + String(repeating: "b", count: length))
+        case "lengths":
+            // `Content-Length` fields as given (`|` between fields), then as many bytes as the largest says.
+            let fields = (request.queryValue("fields") ?? "5").split(separator: "|").map(String.init)
+            let length =
+                fields.flatMap { $0.split(separator: ",") }.compactMap {
+                    Int($0.trimmingCharacters(in: .whitespaces))
+                }.max() ?? 0
+            let status = Int(number("status", 200))
+            var head = "HTTP/1.1 \(status) Reason\r\n"
+            if status == 401 { head += "WWW-Authenticate: Basic realm=\"switchboard\"\r\n" }
+            if (300..<400).contains(status) { head += "Location: /get\r\n" }
+            for field in fields { head += "Content-Length: \(field)\r\n" }
+            return raw(head + "Connection: close\r\n\r\n" + String(repeating: "x", count: length))
         case "downgrade", "location":
             var response = ServerResponse(status: Int(number("status", 302)))
             response.headers.append(("Location", request.queryValue("to") ?? "http://127.0.0.1:1/"))

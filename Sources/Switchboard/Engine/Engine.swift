@@ -614,6 +614,26 @@ protocol ResponseHeadFields {
 
 extension HTTPURLResponse: ResponseHeadFields {}
 
+extension ResponseHeadFields {
+    /// The error both engines give for a head whose `Content-Length` fields (or members of one) differ, `nil` for any
+    /// other: where the body ends is unknown, and a client that picks one value reads a body the server may not have
+    /// meant, and the connection's next response from the wrong byte (RFC 9112 section 6.3 makes it an unrecoverable
+    /// error; browsers refuse it). Both engines read the last value and delivered that many bytes as the body. The
+    /// same value repeated (`5, 5`) is that value, as RFC 9110 section 8.6 allows.
+    var conflictingLengths: URLError? {
+        guard let joined = value(forHTTPHeaderField: "Content-Length"), joined.contains(",") else { return nil }
+        let values = joined.split(separator: ",").map { HTTPHeaders.trimmingBlanks(String($0)) }
+        guard values.contains(where: { $0 != values[0] }) else { return nil }
+        return URLError(
+            .badServerResponse,
+            userInfo: [
+                NSLocalizedDescriptionKey:
+                    "the response head has Content-Length values that differ (RFC 9112 section 6.3): where its body "
+                    + "ends is unknown"
+            ])
+    }
+}
+
 extension EngineResponse: ResponseHeadFields {
     var statusCode: Int { status }
 }

@@ -120,6 +120,39 @@ import SwitchboardTestSupport
             "\(String(describing: error))")
     }
 
+    /// `Content-Length` values that differ (two fields, or a list in one) fail the exchange on both engines, the same
+    /// way, for an answer, a redirect and a `401`, whether the body is watched (URLSession's delegate) or taken
+    /// whole (its completion handler): both engines read the last value and delivered that many bytes. The same
+    /// value repeated is that value.
+    @Test(arguments: bothEngines)
+    func contentLengthsThatDifferFailTheExchange(engineName: String) async throws {
+        let center = try FaultTests.center(engineName)
+        for query in [
+            "fields=5%7C6", "fields=6%7C5", "fields=5,6", "fields=5%7C6&status=302", "fields=5%7C6&status=401",
+        ] {
+            let configure: (inout Request) -> Void = { request in
+                request.api = "lengths?" + query
+                request.responseSerializer = .raw
+                request.acceptableStatusCodes = Set(200..<600)
+            }
+            let watched = await center.sendRecording(configure).error
+            var whole: HTTPError?
+            do { _ = try await center.send(configure) } catch { whole = error }
+            for error in [watched, whole] {
+                #expect(error?.code == .transport, "\(engineName) \(query): \(String(describing: error))")
+                #expect((error?.underlying as? URLError)?.code == .badServerResponse, "\(engineName) \(query)")
+                #expect(error?.message.contains("Content-Length values that differ") == true, "\(engineName) \(query)")
+            }
+        }
+        for query in ["fields=5%7C5", "fields=5,%205"] {
+            let response = try await center.send { request in
+                request.api = "lengths?" + query
+                request.responseSerializer = .raw
+            }
+            #expect(response.data == Data("xxxxx".utf8), "\(engineName) \(query)")
+        }
+    }
+
     /// The rule for received header bytes, without a server: ASCII and UTF-8 as UTF-8, anything else byte for byte.
     @Test func receivedHeaderBytesAreNeverReplaced() {
         func text(_ bytes: [UInt8]) -> String { bytes.withUnsafeBytes { HTTPHeaders.receivedText($0[...]) } }

@@ -382,6 +382,10 @@ final class CurlTransfer: @unchecked Sendable {
             var head = EngineResponse(
                 status: status, address: responseAddress, httpVersion: version, headers: ordered, body: Data())
             if !setCookies.isEmpty { head.setCookieFields = setCookies }
+            if let conflict = head.conflictingLengths {
+                failure = conflict
+                return 0
+            }
             self.head = head
             counter = DownloadCounter(response: head)
             request.onEvent?(.responseHead(status: status, headers: ordered))

@@ -362,7 +362,7 @@ final class SessionTransfer: Sendable {
                 return tooLarge
             }
             // A redirect URLSession did not offer to the delegate (a `Location` it could not read as a URL).
-            if let conflict = Redirects.conflictingLocations(in: response) {
+            if let conflict = Redirects.conflictingLocations(in: response) ?? response.conflictingLengths {
                 state.body.reset()
                 return conflict
             }
@@ -531,7 +531,7 @@ final class SessionTransfer: Sendable {
         // with the path of a `file:` target, and the current host for `http:///path`.
         // The target is resolved here too (RFC 3986, as on CurlEngine): URLSession on Linux puts a relative path
         // under the root (`../x` from `/a/b` becomes `/../x`, `x` becomes `/x`).
-        if let conflict = Redirects.conflictingLocations(in: response) {
+        if let conflict = Redirects.conflictingLocations(in: response) ?? response.conflictingLengths {
             stop(.failed(conflict))
             return nil
         }
@@ -632,6 +632,10 @@ final class SessionTransfer: Sendable {
                 // URLSession delivered the 401's body before it raised the challenge.
                 state.sink?.abandon()
                 state.sink = nil
+                if let conflict = state.challengeResponse!.conflictingLengths {
+                    state.body.reset()
+                    return .finish(.failure(conflict))
+                }
                 return .finish(.success(EngineResponse(response: state.challengeResponse!, body: state.body.take())))
             case .tooManyRedirects:
                 return .finish(.failure(Redirects.tooMany))
@@ -812,6 +816,7 @@ final class SessionTransfer: Sendable {
                 guard let response = response as? HTTPURLResponse else {
                     return .finish(.failure(URLError(.badServerResponse)))
                 }
+                if let conflict = response.conflictingLengths { return .finish(.failure(conflict)) }
                 if data?.isEmpty != false, let lost = Self.lostBody(of: response, method: request.method) {
                     return .finish(.failure(lost))
                 }
