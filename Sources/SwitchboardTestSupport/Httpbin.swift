@@ -459,7 +459,7 @@ public enum Httpbin {
     /// - `downgrade?to=URL&status=S`: a redirect to URL (an `http://` one, served over TLS by a test's own server).
     /// - `lengths?fields=A|B[&status=S]`: a response (`200` unless given; a `401` asks for Basic credentials, a `3xx`
     ///   points to `/get`) with a `Content-Length` field for each of A, B, ..., written as given, and as many bytes
-    ///   of body as the largest value says.
+    ///   of body as the largest value's leading digits say, after any `+` (none when they pass `Int.max`).
     /// - `location?to=REFERENCE&status=S[&also=REFERENCE]`: the same redirect, for a `Location` that is a relative
     ///   reference; with `also`, a second `Location` field after the first.
     private static func fault(_ name: String, request: ServerRequest) -> ServerResponse {
@@ -574,7 +574,7 @@ public enum Httpbin {
             let fields = (request.queryValue("fields") ?? "5").split(separator: "|").map(String.init)
             let length =
                 fields.flatMap { $0.split(separator: ",") }.compactMap {
-                    Int($0.trimmingCharacters(in: .whitespaces))
+                    Int($0.trimmingCharacters(in: .whitespaces).drop { $0 == "+" }.prefix { $0.isNumber })
                 }.max() ?? 0
             let status = Int(number("status", 200))
             var head = "HTTP/1.1 \(status) Reason\r\n"

@@ -615,23 +615,35 @@ protocol ResponseHeadFields {
 extension HTTPURLResponse: ResponseHeadFields {}
 
 extension ResponseHeadFields {
-    /// The error both engines give for a head whose `Content-Length` fields (or members of one) differ, `nil` for any
-    /// other: where the body ends is unknown, and a client that picks one value reads a body the server may not have
-    /// meant, and the connection's next response from the wrong byte (RFC 9112 section 6.3 makes it an unrecoverable
-    /// error; browsers refuse it). Both engines read the last value and delivered that many bytes as the body. The
+    /// The error both engines give for a head whose `Content-Length` is not one whole number, `nil` for any other:
+    /// fields (or members of one) that differ, text that is not digits (`5abc`, `5 6`, `+5`), a number too large for
+    /// any body. Where the body ends is then unknown, and a client that picks a value reads a body the server may not
+    /// have meant, and the connection's next response from the wrong byte (RFC 9112 section 6.3 makes it an
+    /// unrecoverable error; browsers refuse differing values). Both engines took what libcurl made of it (the last
+    /// value, the digits before any other character, a number too large as no length) and delivered that body. The
     /// same value repeated (`5, 5`) is that value, as RFC 9110 section 8.6 allows.
-    var conflictingLengths: URLError? {
-        guard let joined = value(forHTTPHeaderField: "Content-Length"), joined.contains(",") else { return nil }
-        let values = joined.split(separator: ",").map { HTTPHeaders.trimmingBlanks(String($0)) }
-        guard values.contains(where: { $0 != values[0] }) else { return nil }
+    var invalidLength: URLError? {
+        guard let text = value(forHTTPHeaderField: "Content-Length") else { return nil }
+        // The usual case, one plain number, without splitting.
+        if isContentLength(text[...]) { return nil }
+        let members = text.split(separator: ",", omittingEmptySubsequences: false).map {
+            HTTPHeaders.trimmingBlanks(String($0))
+        }
+        if let first = members.first, isContentLength(first[...]), members.allSatisfy({ $0 == first }) { return nil }
         return URLError(
             .badServerResponse,
             userInfo: [
                 NSLocalizedDescriptionKey:
-                    "the response head has Content-Length values that differ (RFC 9112 section 6.3): where its body "
-                    + "ends is unknown"
+                    "the response head's Content-Length is not one whole number (RFC 9112 section 6.3): where its "
+                    + "body ends is unknown"
             ])
     }
+}
+
+/// Whether the text is a length as `Content-Length` gives one: 1 to 18 digits (a length `Int64` holds, whatever the
+/// digits; no body comes near it).
+private func isContentLength(_ text: Substring) -> Bool {
+    (1...18).contains(text.utf8.count) && text.utf8.allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
 }
 
 extension EngineResponse: ResponseHeadFields {

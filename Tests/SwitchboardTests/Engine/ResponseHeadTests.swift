@@ -120,16 +120,21 @@ import SwitchboardTestSupport
             "\(String(describing: error))")
     }
 
-    /// `Content-Length` values that differ (two fields, or a list in one) fail the exchange on both engines, the same
-    /// way, for an answer, a redirect and a `401`, whether the body is watched (URLSession's delegate) or taken
-    /// whole (its completion handler): both engines read the last value and delivered that many bytes. The same
-    /// value repeated is that value.
+    /// A `Content-Length` that is not one whole number (values that differ, as two fields or a list in one; text
+    /// that is not digits; a number too large for any body) fails the exchange on both engines, the same way, for an
+    /// answer, a redirect and a `401`, whether the body is watched (URLSession's delegate) or taken whole (its
+    /// completion handler): both engines read the last value, or the digits before anything else, and delivered that
+    /// many bytes (for a number too large, whatever came). The same value repeated is that value, and blanks around
+    /// it and leading zeros change nothing. (Each answer here sends its whole body: one cut short after such a head is
+    /// a lost connection on URLSessionEngine's completion-handler path, which URLSession gives no head with an error.)
     @Test(arguments: bothEngines)
-    func contentLengthsThatDifferFailTheExchange(engineName: String) async throws {
+    func aContentLengthThatIsNotOneNumberFailsTheExchange(engineName: String) async throws {
         let center = try FaultTests.center(engineName)
-        for query in [
+        let refused = [
             "fields=5%7C6", "fields=6%7C5", "fields=5,6", "fields=5%7C6&status=302", "fields=5%7C6&status=401",
-        ] {
+            "fields=5abc", "fields=5%206", "fields=%2B5", "fields=99999999999999999999", "fields=5%7C5abc",
+        ]
+        for query in refused {
             let configure: (inout Request) -> Void = { request in
                 request.api = "lengths?" + query
                 request.responseSerializer = .raw
@@ -138,13 +143,15 @@ import SwitchboardTestSupport
             let watched = await center.sendRecording(configure).error
             var whole: HTTPError?
             do { _ = try await center.send(configure) } catch { whole = error }
-            for error in [watched, whole] {
+            for (form, error) in [("watched", watched), ("whole", whole)] {
                 #expect(error?.code == .transport, "\(engineName) \(query): \(String(describing: error))")
-                #expect((error?.underlying as? URLError)?.code == .badServerResponse, "\(engineName) \(query)")
-                #expect(error?.message.contains("Content-Length values that differ") == true, "\(engineName) \(query)")
+                #expect((error?.underlying as? URLError)?.code == .badServerResponse, "\(engineName) \(query) \(form)")
+                #expect(
+                    error?.message.contains("Content-Length is not one whole number") == true,
+                    "\(engineName) \(query) \(form)")
             }
         }
-        for query in ["fields=5%7C5", "fields=5,%205"] {
+        for query in ["fields=5%7C5", "fields=5,%205", "fields=0005", "fields=%205%09"] {
             let response = try await center.send { request in
                 request.api = "lengths?" + query
                 request.responseSerializer = .raw

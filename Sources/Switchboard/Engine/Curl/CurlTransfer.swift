@@ -382,7 +382,7 @@ final class CurlTransfer: @unchecked Sendable {
             var head = EngineResponse(
                 status: status, address: responseAddress, httpVersion: version, headers: ordered, body: Data())
             if !setCookies.isEmpty { head.setCookieFields = setCookies }
-            if let conflict = head.conflictingLengths {
+            if let conflict = head.invalidLength {
                 failure = conflict
                 return 0
             }

@@ -362,7 +362,7 @@ final class SessionTransfer: Sendable {
                 return tooLarge
             }
             // A redirect URLSession did not offer to the delegate (a `Location` it could not read as a URL).
-            if let conflict = Redirects.conflictingLocations(in: response) ?? response.conflictingLengths {
+            if let conflict = Redirects.conflictingLocations(in: response) ?? response.invalidLength {
                 state.body.reset()
                 return conflict
             }
@@ -531,7 +531,7 @@ final class SessionTransfer: Sendable {
         // with the path of a `file:` target, and the current host for `http:///path`.
         // The target is resolved here too (RFC 3986, as on CurlEngine): URLSession on Linux puts a relative path
         // under the root (`../x` from `/a/b` becomes `/../x`, `x` becomes `/x`).
-        if let conflict = Redirects.conflictingLocations(in: response) ?? response.conflictingLengths {
+        if let conflict = Redirects.conflictingLocations(in: response) ?? response.invalidLength {
             stop(.failed(conflict))
             return nil
         }
@@ -632,7 +632,7 @@ final class SessionTransfer: Sendable {
                 // URLSession delivered the 401's body before it raised the challenge.
                 state.sink?.abandon()
                 state.sink = nil
-                if let conflict = state.challengeResponse!.conflictingLengths {
+                if let conflict = state.challengeResponse!.invalidLength {
                     state.body.reset()
                     return .finish(.failure(conflict))
                 }
@@ -811,12 +811,18 @@ final class SessionTransfer: Sendable {
             case .tooManyRedirects:
                 return .finish(.failure(Redirects.tooMany))
             case .failed:
+                // A head with no valid length is that fault, as on every other path, whatever the body did next, when
+                // URLSession lets the head be seen (with an error it hands a completion handler none, and its task
+                // has none before a byte of the body arrived).
+                if let head = (response ?? task?.response) as? HTTPURLResponse, let invalid = head.invalidLength {
+                    return .finish(.failure(invalid))
+                }
                 return .finish(.failure(SessionTransfer.urlError(error!, idleLimit: request.timeout)))
             case .answered, .challenged, .resend:
                 guard let response = response as? HTTPURLResponse else {
                     return .finish(.failure(URLError(.badServerResponse)))
                 }
-                if let conflict = response.conflictingLengths { return .finish(.failure(conflict)) }
+                if let conflict = response.invalidLength { return .finish(.failure(conflict)) }
                 if data?.isEmpty != false, let lost = Self.lostBody(of: response, method: request.method) {
                     return .finish(.failure(lost))
                 }
