@@ -92,7 +92,9 @@ extension Center {
         /// More words that make a name secret in the console log, beside the built-in ones (`token`, `secret`,
         /// `key`, `password`, `passwd`, `session`, `auth`, `signature`, `cookie`, `credential`): a header, query
         /// item, form field, parameter, JSON member, XML element or attribute, property-list key or multipart part
-        /// whose name contains one, without regard to case, is printed as `<redacted>`.
+        /// whose name contains one, without regard to case, is printed as `<redacted>`. (A name is secret too when
+        /// one of its words is `pin`, `otp`, `cvv`, `cvc`, `ssn`, `passcode`, `passphrase`, `pass`, `pwd`, `jwt`,
+        /// `sig`, `card` or `iban`: `user_pin`, `cardNumber`, but not `shipping`.)
         public var consoleLogSecretNames: Set<String> {
             get { fields.consoleLogSecretNames }
             set { storage.unique().value.consoleLogSecretNames = newValue }
@@ -106,9 +108,9 @@ extension Center {
             _modify { yield &storage.unique().value.allowsInsecureRedirects }
         }
         /// Whether header fields with secret names go with a redirect to another origin (another scheme, host or
-        /// port). `false` (the default): a field whose name holds `token`, `secret`, `key`, `password`, `passwd`,
-        /// `session`, `auth`, `signature`, `cookie` or `credential` (the console log's built-in rule: `X-Api-Key`,
-        /// `Private-Token`, `X-Signature`) stays with the origin it was set for, on every engine, as `Authorization`,
+        /// port). `false` (the default): a field whose name is secret by the console log's built-in rule (it holds
+        /// `token`, `secret`, `key`, `password`, `passwd`, `session`, `auth`, `signature`, `cookie` or `credential`,
+        /// or has a word such as `pin` or `otp`: `X-Api-Key`, `Private-Token`, `X-Signature`, `X-OTP`) stays with the origin it was set for, on every engine, as `Authorization`,
         /// `Cookie` and `Proxy-Authorization` always do. Set it for an API that redirects to a sibling host that
         /// needs the same key.
         public var forwardsSecretHeaders: Bool {

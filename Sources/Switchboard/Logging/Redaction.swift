@@ -2,7 +2,8 @@ import Foundation
 
 /// Hides secrets before anything is printed, by one rule for every kind of name: a header, a query item, a form
 /// field, a parameter, a JSON member, an XML element or attribute (`MarkupRedaction`) or a multipart part is secret
-/// when its name contains one of `Redaction.secretWords` (or a word the user added), compared without case. Then, as
+/// when its name contains one of `Redaction.secretWords` (or a word the user added), compared without case, or has one
+/// of `Redaction.secretNameWords` as one of its words. Then, as
 /// a last pass over all the text printed, wherever it came from (an underlying error's description, a body too long
 /// or too broken to parse), every `name=value` (quoted or not), `"name": value` (in JSON text, or escaped in a JSON
 /// string), `Name: value` line, `name = value`, `name => value`, `name%3Dvalue` and multipart part with a secret name,
@@ -14,6 +15,15 @@ struct Redaction: Sendable {
     /// Words that make a name secret wherever they appear in it.
     static let secretWords = [
         "token", "secret", "key", "password", "passwd", "session", "auth", "signature", "cookie", "credential",
+    ]
+
+    /// Words that make a name secret when they are words of it (see `hasSecretWord`), not inside other words, where
+    /// they would hide `shipping` (pin), `design` (sig) or `bypass` (pass): a PIN, a one-time code, a card's number
+    /// or security code, a social security number, a pass phrase, a signature in a query (`sig`, as Azure's shared
+    /// access signatures name it), a JSON Web Token.
+    static let secretNameWords: Set<String> = [
+        "pin", "otp", "totp", "hotp", "cvv", "cvc", "cvv2", "cvc2", "ssn", "passcode", "passphrase", "pass", "pwd",
+        "jwt", "sig", "card", "iban",
     ]
 
     /// The rule with the built-in words only (for `HTTPError.description`).
@@ -31,7 +41,49 @@ struct Redaction: Sendable {
 
     func isSecret(_ name: String) -> Bool {
         let lowered = name.lowercased()
-        return words.contains { lowered.contains($0) }
+        return words.contains { lowered.contains($0) } || Redaction.hasSecretWord(name)
+    }
+
+    /// Whether one of the words of `name` is one of `secretNameWords`, in any case. Words are split where a byte is
+    /// not an ASCII letter or digit (`user_pin`, `X-OTP`), where a lower-case letter meets an upper-case one
+    /// (`cardNumber`), and before the last of a run of upper-case letters that a lower-case one follows
+    /// (`OTPCode`).
+    static func hasSecretWord(_ name: String) -> Bool {
+        var name = name
+        return name.withUTF8 { bytes in
+            func isUpper(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") }
+            func isLower(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z") }
+            func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
+            // The longest word is 10 letters; a word is compared in lower case, in a string of its own (small
+            // enough to need no allocation).
+            func isSecretWord(_ start: Int, _ end: Int) -> Bool {
+                guard (3...10).contains(end - start) else { return false }
+                let word = String(unsafeUninitializedCapacity: end - start) { buffer in
+                    for offset in start..<end {
+                        buffer[offset - start] = isUpper(bytes[offset]) ? bytes[offset] | 0x20 : bytes[offset]
+                    }
+                    return end - start
+                }
+                return secretNameWords.contains(word)
+            }
+            var start = 0
+            for index in bytes.indices {
+                let byte = bytes[index]
+                guard isUpper(byte) || isLower(byte) || isDigit(byte) else {
+                    if isSecretWord(start, index) { return true }
+                    start = index + 1
+                    continue
+                }
+                guard index > start, isUpper(byte) else { continue }
+                let previous = bytes[index - 1]
+                let nextIsLower = index + 1 < bytes.count && isLower(bytes[index + 1])
+                if isLower(previous) || isDigit(previous) || (isUpper(previous) && nextIsLower) {
+                    if isSecretWord(start, index) { return true }
+                    start = index
+                }
+            }
+            return isSecretWord(start, bytes.count)
+        }
     }
 
     func headers(_ headers: HTTPHeaders) -> HTTPHeaders {
@@ -138,16 +190,20 @@ struct Redaction: Sendable {
     private static let pairPattern = try! NSRegularExpression(
         pattern: #"(?<![A-Za-z0-9_.\-\[\]%])([A-Za-z0-9_.\-\[\]%]++)=(?=("[^"]*+"?|'[^']*+'?|[^&\s"',;)<>=]*+))"#)
     /// `"name": value` (JSON, even cut short): a string value may lack its closing quote. A name's quote is never
-    /// escaped (each escaped quote of a long string would otherwise start a scan to its end), and a value that opens
-    /// an object or array is not taken, so that its members are read too.
+    /// escaped (each escaped quote of a long string would otherwise start a scan to its end). A value that opens an
+    /// object or array is not taken (an empty value before it), so that its members are read too; a secret one is
+    /// hidden whole (see `extendBalanced`).
     private static let memberPattern = try! NSRegularExpression(
-        pattern: #"(?<!\\)"((?:[^"\\]++|\\.)*+)"\s*+:\s*+("(?:[^"\\]++|\\.)*+"?|[^,}\]\s"{\[]++)"#)
+        pattern: #"(?<!\\)"((?:[^"\\]++|\\.)*+)"\s*+:\s*+("(?:[^"\\]++|\\.)*+"?|[^,}\]\s"{\[]++|(?=[{\[]))"#)
     /// `\"name\": value`: a JSON member inside a JSON string (a payload or error carried as text), at any depth of
     /// escaping (group 1, the backslashes before each quote). A string value ends at a quote escaped as its opening
-    /// one is; a quote escaped more deeply is part of it.
+    /// one is; a quote escaped more deeply is part of it. The value is read ahead, not taken, so that the members of
+    /// JSON carried one level deeper inside it are read too (they were not: a `password` two levels down printed).
+    /// An object or array value, as in `memberPattern`.
     private static let escapedMemberPattern = try! NSRegularExpression(
         pattern:
-            #"(?<!\\)(\\++)"([^"\\]*+)\1"\s*+:\s*+(\1"(?:[^"\\]++|\\++(?!")|(?!\1")\\++")*+(?:\1")?|[^,}\]\s\\"]++)"#)
+            #"(?<!\\)(\\++)"([^"\\]*+)\1"\s*+:\s*+(?=(\1"(?:[^"\\]++|\\++(?!")|(?!\1")\\++")*+(?:\1")?|[^,}\]\s\\"{\[]++|(?=[{\[])))"#
+    )
     /// A multipart part with a name (`Content-Disposition: form-data; name="password"`): its content, after the
     /// blank line that ends the part's headers, up to the line of the next boundary.
     private static let partPattern = try! NSRegularExpression(
@@ -194,8 +250,10 @@ struct Redaction: Sendable {
         guard result.utf8.contains(UInt8(ascii: "%")) || isSecret(result) else { return result }
         result = replace(Redaction.pairPattern, in: result, toSeparator: true) { isSecret(Redaction.decoded($0)) }
         result = replace(Redaction.encodedPairPattern, in: result) { isSecret(Redaction.decoded($0)) }
-        result = replace(Redaction.memberPattern, in: result) { isSecret($0) }
-        result = replace(Redaction.escapedMemberPattern, in: result, name: 2, values: [3]) { isSecret($0) }
+        result = replace(Redaction.memberPattern, in: result, balanced: true) { isSecret($0) }
+        result = replace(Redaction.escapedMemberPattern, in: result, name: 2, values: [3], balanced: true) {
+            isSecret($0)
+        }
         result = replace(Redaction.partPattern, in: result) { isSecret($0) }
         result = replace(Redaction.linePattern, in: result, name: 2, values: [3], toLineEnd: true) { isSecret($0) }
         return result
@@ -215,10 +273,12 @@ struct Redaction: Sendable {
     /// passes `secret`. A quoted value keeps its quotes, escaped as they were (`"<redacted>"`, `\\"<redacted>\\"`).
     /// A value read ahead may hold the values of later matches: the outer one is hidden whole. `toSeparator`: an
     /// unquoted value is hidden up to the next separator of `name=value` pairs, past any `=` in it. `toLineEnd`: an
-    /// unquoted value is hidden up to the end of its line.
+    /// unquoted value is hidden up to the end of its line. `balanced`: an empty value before `{` or `[` is the object
+    /// or array that starts there, hidden whole (JSON, escaped as group 1 of the match when the pattern has one
+    /// before the name).
     private func replace(
         _ pattern: NSRegularExpression, in text: String, name: Int = 1, values: [Int] = [2], toSeparator: Bool = false,
-        toLineEnd: Bool = false, secret: (String) -> Bool
+        toLineEnd: Bool = false, balanced: Bool = false, secret: (String) -> Bool
     ) -> String {
         let source = text as NSString
         let matches = pattern.matches(in: text, range: NSRange(location: 0, length: source.length))
@@ -250,6 +310,12 @@ struct Redaction: Sendable {
                         extend(&range, in: source)
                     }
                 }
+            }
+            if balanced && range.length == 0 {
+                // A secret object or array: to its closing bracket, its quotes escaped as the name's are.
+                let escapes = name > 1 ? match.range(at: 1).length : 0
+                Redaction.extendBalanced(&range, in: source, escapes: escapes)
+                if range.length == 0 { continue }
             }
             if toLineEnd && quote == nil {
                 extend(&range, in: source, to: Redaction.lineEnds)
@@ -285,6 +351,43 @@ struct Redaction: Sendable {
         while NSMaxRange(range) < source.length, !ends.contains(source.character(at: NSMaxRange(range))) {
             range.length += 1
         }
+    }
+
+    /// Extends an empty range before `{` or `[` over the JSON object or array that starts there, to its closing
+    /// bracket, or to the end of the text when it has none (JSON cut short: more hidden than needed, never less).
+    /// Brackets inside strings do not count. The strings' quotes are escaped by `escapes` backslashes (JSON inside a
+    /// JSON string: 1, inside one more: 3, ...): a quote is one of them when the backslashes before it number
+    /// `escapes` more than a multiple of `2 × (escapes + 1)` (more are the string's own escapes, escaped in turn).
+    private static func extendBalanced(_ range: inout NSRange, in source: NSString, escapes: Int) {
+        let start = range.location
+        guard start < source.length, source.character(at: start) == 0x7B || source.character(at: start) == 0x5B
+        else { return }
+        let period = 2 * (escapes + 1)
+        var depth = 0
+        var inString = false
+        var backslashes = 0
+        var index = start
+        while index < source.length {
+            let character = source.character(at: index)
+            index += 1
+            if character == 0x5C {  // \
+                backslashes += 1
+                continue
+            }
+            defer { backslashes = 0 }
+            if character == 0x22 {  // "
+                if backslashes % period == escapes { inString.toggle() }
+                continue
+            }
+            guard !inString else { continue }
+            if character == 0x7B || character == 0x5B {  // { [
+                depth += 1
+            } else if character == 0x7D || character == 0x5D {  // } ]
+                depth -= 1
+                if depth == 0 { break }
+            }
+        }
+        range.length = index - start
     }
 
     /// Whether a value redacted already starts here: the value is the placeholder itself, or (text redacted twice)

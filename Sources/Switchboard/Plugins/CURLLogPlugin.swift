@@ -6,7 +6,8 @@ import FoundationNetworking
 /// Prints each attempt as a `curl` command line, to replay it from a terminal, with secrets redacted by the same
 /// rule as the console log: headers, query items, form fields, JSON members, XML elements and attributes,
 /// property-list keys and multipart parts whose names contain `token`, `secret`, `key`, `password`, `passwd`,
-/// `session`, `auth`, `signature`, `cookie` or `credential` (and any word you add) show `<redacted>`.
+/// `session`, `auth`, `signature`, `cookie` or `credential` (and any word you add), or have a word such as `pin`,
+/// `otp`, `cvv` or `card` (`user_pin`, `cardNumber`), show `<redacted>`.
 ///
 /// ```swift
 /// Center.shared.setup { $0.plugins.append(CURLLogPlugin()) }

@@ -324,6 +324,54 @@ import SwitchboardTestSupport
         #expect(printed.contains("page=2") || printed.contains("page: 2"))
     }
 
+    /// Short secret words count as words of a name, not as parts of other words: `user_pin` and `cardNumber` are
+    /// secret, `shipping` and `design` are not.
+    @Test func shortSecretWordsCountAsWordsOfAName() {
+        let rule = Redaction.standard
+        let secret = [
+            "pin", "PIN", "user_pin", "userPin", "X-OTP", "otp_code", "OTPCode", "cvv", "cvv2", "CVC", "card",
+            "card_number", "cardNumber", "creditCard", "ssn", "passcode", "passphrase", "pass", "user.pwd", "jwt",
+            "sig", "iban", "Pin-Block",
+        ]
+        for name in secret { #expect(rule.isSecret(name), "\(name)") }
+        let plain = [
+            "shipping", "mapping", "spinner", "design", "signup", "bypass", "passenger", "cards", "cardinal", "pins",
+            "opinion", "message", "page", "user", "sigma", "jwtlike", "",
+        ]
+        for name in plain { #expect(!rule.isSecret(name), "\(name)") }
+    }
+
+    /// A secret member whose value is an object or array is hidden whole in text (JSON cut short, or carried inside a
+    /// JSON string at any depth), as in parsed JSON: only its secret members were hidden, and `"session": {"id":
+    /// "…"}` printed the id (inside a string, the `{` alone was taken for the value). Brackets and quotes inside its
+    /// strings do not end it; one with no end is hidden to the end of the text. Members two levels of strings down
+    /// are read too.
+    @Test func aSecretObjectOrArrayIsHiddenWholeInText() {
+        let rule = Redaction.standard
+        let cases: [(text: String, kept: [String])] = [
+            (#"{"session": {"id": "id-AAA", "note": "a } ] \" {"}, "user": "ada""#, [#""user": "ada""#]),
+            (#"{"tokens": ["tk-BBB", {"v": "tk-CCC"}], "page": 2"#, [#""page": 2"#]),
+            (
+                #"{"data":"{\"session\":{\"id\":\"id-DDD\",\"n\":\"x\\\"}\"},\"user\":\"ada\"}"}"#,
+                [#"\"user\":\"ada\""#]
+            ),
+            (
+                #"{"outer":"{\"inner\":\"{\\\"card\\\":{\\\"number\\\":\\\"4111-EEE\\\"},\\\"u\\\":1}\"}"}"#,
+                [#"\\\"u\\\":1"#]
+            ),
+            (#"{"user": "ada", "session": {"id": "id-FFF", "more": ["#, [#""user": "ada""#]),
+            // A plain secret two levels down: the first level's string value was taken whole, unread.
+            (#"{"o":"{\"i\":\"{\\\"password\\\":\\\"pw-GGG\\\",\\\"u\\\":1}\"}"}"#, [#"\\\"u\\\":1"#]),
+        ]
+        for (text, kept) in cases {
+            let redacted = rule.text(text)
+            for secret in ["AAA", "BBB", "CCC", "DDD", "EEE", "FFF", "GGG"] {
+                #expect(!redacted.contains(secret), "\(secret) in \(redacted)")
+            }
+            for part in kept { #expect(redacted.contains(part), "\(part) lost from \(redacted)") }
+        }
+    }
+
     /// A stub engine whose every request times out, with a `URLError` that names `url` as platforms' errors do
     /// (and says `description`, when given).
     static func timingOut(at url: URL, saying description: String? = nil) -> StubEngine {
@@ -380,6 +428,38 @@ import SwitchboardTestSupport
     /// The same bodies through a real engine over loopback, on both: a property list and a multipart form, each
     /// sent with secret fields and echoed back by the server, are printed with the secrets hidden (in the response
     /// banner), and the rest shown.
+    /// Names with short secret words, in every place a name stands, over loopback on both engines: a PIN, a
+    /// one-time code, a card and its security code, a social security number, a pass code, a JSON Web Token, in a
+    /// JSON body and its echo, a query (`sig`, Azure's signature) and a header. All printed before.
+    @Test(arguments: bothEngines)
+    func namesWithShortSecretWordsAreRedactedOverLoopback(engineName: String) async throws {
+        let log = EventLog()
+        let center = try loopbackCenter(engineName) { config in
+            config.consoleLog = true
+            config.consoleLogHandler = { log.record($0) }
+        }
+        let response = try await center.send { request in
+            request.api = "anything?sig=sig-AAA&page=2"
+            request.method = .post
+            request.requestSerializer = .json
+            request.headers["X-OTP"] = "otp-BBB"
+            request.parameters = [
+                "pin": "pin-CCC", "otp_code": "otp-DDD", "ssn": "ssn-EEE", "passcode": "pc-FFF", "jwt": "jwt-GGG",
+                "card": ["number": "4111111111111111", "cvv": "cvv-HHH"] as [String: any Sendable],
+                "shipping": "ground",
+            ]
+        }
+        #expect(response.json?["json"]?["pin"]?.string == "pin-CCC", "the server saw the values")
+        let printed = log.all.joined()
+        for secret in ["sig-AAA", "otp-BBB", "pin-CCC", "otp-DDD", "ssn-EEE", "pc-FFF", "jwt-GGG", "4111111111111111"] {
+            #expect(!printed.contains(secret), "\(engineName): \(secret) leaked")
+        }
+        #expect(!printed.contains("cvv-HHH"), "\(engineName)")
+        #expect(
+            printed.contains("ground"), "\(engineName): a name that holds a short word inside another is not secret")
+        #expect(printed.contains("page=2"), "\(engineName)")
+    }
+
     @Test(arguments: bothEngines)
     func bodiesEchoedOverLoopbackAreRedacted(engineName: String) async throws {
         let log = EventLog()
