@@ -231,6 +231,14 @@ struct Redaction: Sendable {
     /// A JSON Web Token wherever it stands: three base64url parts, the first two JSON objects (`eyJ`).
     private static let webTokenPattern = try! NSRegularExpression(
         pattern: #"(?<![A-Za-z0-9_\-])eyJ[A-Za-z0-9_\-]{4,}+\.eyJ[A-Za-z0-9_\-]{4,}+\.[A-Za-z0-9_\-]*+"#)
+    /// Keys and tokens whose prefix says what they are, wherever they stand (a URL's path, an error echoing one):
+    /// GitHub's (`ghp_`, `gho_`, `ghu_`, `ghs_`, `ghr_`, `github_pat_`), Slack's (`xoxb-`, `xoxp-`, ...), Stripe's
+    /// secret and restricted keys (`sk_live_`, `rk_test_`, ...), Google's API keys (`AIza`), OpenAI's (`sk-`, 32
+    /// characters or more after it) and private keys in PEM (`-----BEGIN ... PRIVATE KEY-----` to its end).
+    private static let prefixedKeyPattern = try! NSRegularExpression(
+        pattern:
+            #"(?<![A-Za-z0-9_\-])(?:gh[pousr]_[A-Za-z0-9]{30,}+|github_pat_[A-Za-z0-9_]{30,}+|xox[abeoprs]-[A-Za-z0-9\-]{10,}+|[sr]k_(?:live|test)_[A-Za-z0-9]{16,}+|AIza[0-9A-Za-z_\-]{35}|sk-(?:proj-)?[A-Za-z0-9_\-]{32,}+)|-----BEGIN [A-Z ]*PRIVATE KEY-----(?:[^-]++|-(?!----END))*+(?:-----END [A-Z ]*PRIVATE KEY-----)?"#
+    )
     /// `name%3Dvalue`: a pair encoded inside another URL's query (`?next=%2Fhome%3Ftoken%3D…`), whose value runs to
     /// the next `&` or `%26` (group 2, read ahead).
     private static let encodedPairPattern = try! NSRegularExpression(
@@ -245,6 +253,7 @@ struct Redaction: Sendable {
         // Credentials that say what they are, with or without a name before them.
         result = replace(Redaction.schemeCredentialPattern, in: result, values: [1]) { _ in true }
         result = replace(Redaction.webTokenPattern, in: result, name: 0, values: [0]) { _ in true }
+        result = replace(Redaction.prefixedKeyPattern, in: result, name: 0, values: [0]) { _ in true }
         // The passes below hide the values of secret names only: text without a secret word has none (unless a name
         // is percent-encoded, which the `name=value` pass decodes), and is not scanned for them.
         guard result.utf8.contains(UInt8(ascii: "%")) || isSecret(result) else { return result }

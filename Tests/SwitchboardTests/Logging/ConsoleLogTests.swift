@@ -102,14 +102,21 @@ import SwitchboardTestSupport
     }
 
     /// Credentials that say what they are are hidden with no secret name before them (`Bearer …`, `Basic …`, a JSON
-    /// Web Token), a scheme's credential with the scheme (`authorization=Basic …` printed the credential after the
-    /// blank), and a pair encoded inside another URL's query (`next=%2Fhome%3Ftoken%3D…`).
+    /// Web Token, a key with a vendor's prefix: GitHub, Slack, Stripe, Google, OpenAI; a PEM private key), a
+    /// scheme's credential with the scheme (`authorization=Basic …` printed the credential after the blank), and a
+    /// pair encoded inside another URL's query (`next=%2Fhome%3Ftoken%3D…`).
     @Test func credentialsThatSayWhatTheyAreAreHidden() async throws {
         let stub = StubEngine()
         let jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.c2lnbmF0dXJl"
         let text = """
             rejected Bearer tok-AAAAAAAA for user 7; retry with Basic dXNlcjpwYXNz
             the session \(jwt) has expired; authorization=Digest dig-BBBBBBBB
+            keys in the way: ghp_GH0123456789abcdefghijklmnopqrstuv xoxb-SL12345678-abcdef sk_live_ST0123456789abcdef
+            AIzaGO0123456789abcdefghijklmnopqrstuvw sk-proj-OA0123456789abcdefghijklmnopqrstuvwxyz
+            -----BEGIN RSA PRIVATE KEY-----
+            PEMMIIEpAIBAAKCAQEA0123456789
+            -----END RSA PRIVATE KEY-----
+            but not sk-short-slug or ghp_short
             """
         stub.on(nil, "*", reply: .string(text, status: 401))
         let log = EventLog()
@@ -120,10 +127,11 @@ import SwitchboardTestSupport
         let printed = log.all.joined() + String(describing: outcome.error)
         for secret in [
             "tok-AAAAAAAA", "dXNlcjpwYXNz", "eyJhbGciOiJIUzI1NiJ9", "c2lnbmF0dXJl", "dig-BBBBBBBB", "enc-CCC",
+            "GH0123456789", "SL12345678", "ST0123456789", "GO0123456789", "OA0123456789", "PEMMIIEpAIBAAKCAQEA",
         ] {
             #expect(!printed.contains(secret), "\(secret) leaked")
         }
-        for kept in ["for user 7", "has expired", "%26page%3D2&user=ada"] {
+        for kept in ["for user 7", "has expired", "%26page%3D2&user=ada", "sk-short-slug", "ghp_short"] {
             #expect(printed.contains(kept), "\(kept) hidden")
         }
     }
