@@ -64,8 +64,8 @@ enum Redirects {
 
     /// Where a redirect response points: its `Location`, without the blanks around it (not part of a field's value;
     /// URLSession on Linux keeps those after it), resolved against the URL it answered. A `Location` repeated with
-    /// the same value (`a, b` as both engines join repeated fields) is that value; `conflictingLocations` refuses
-    /// one repeated with another value before this is asked.
+    /// the same value (which both engines join into `a, a`) is that value; `conflictingLocations` refuses one
+    /// repeated with another value before this is asked.
     static func target(of location: String?, from: URL?) -> URL? {
         guard let location, let from else { return nil }
         let first = locations(location).first ?? ""

@@ -3,12 +3,12 @@ import Foundation
 /// Hides secrets before anything is printed, by one rule for every kind of name: a header, a query item, a form
 /// field, a parameter, a JSON member, an XML element or attribute (`MarkupRedaction`) or a multipart part is secret
 /// when its name contains one of `Redaction.secretWords` (or a word the user added), compared without case, or has one
-/// of `Redaction.secretNameWords` as one of its words. Then, as
-/// a last pass over all the text printed, wherever it came from (an underlying error's description, a body too long
-/// or too broken to parse), every `name=value` (quoted or not), `"name": value` (in JSON text, or escaped in a JSON
-/// string), `Name: value` line, `name = value`, `name => value`, `name%3Dvalue` and multipart part with a secret name,
-/// every password (or lone user) in a URL, and every credential that says what it is (`Bearer …`, `Basic …`, a JSON
-/// Web Token), is hidden too.
+/// of `Redaction.secretNameWords` as one of its words. Then, as a last pass over all the text printed, wherever it
+/// came from (an underlying error's description, a body too long or too broken to parse), every `name=value` (quoted
+/// or not), `"name": value` (in JSON text, or escaped in a JSON string; an object or array value whole),
+/// `Name: value` line, `name = value`, `name => value`, `name%3Dvalue` and multipart part with a secret name, every
+/// password (or lone user) in a URL, and every credential that says what it is (`Bearer …`, `Basic …`, a JSON Web
+/// Token, a key with a vendor's prefix, a PEM private key), is hidden too.
 struct Redaction: Sendable {
     static let placeholder = "<redacted>"
 
