@@ -625,11 +625,11 @@ extension ResponseHeadFields {
     var invalidLength: URLError? {
         guard let text = value(forHTTPHeaderField: "Content-Length") else { return nil }
         // The usual case, one plain number, without splitting.
-        if isContentLength(text[...]) { return nil }
+        if isContentLength(text) { return nil }
         let members = text.split(separator: ",", omittingEmptySubsequences: false).map {
             HTTPHeaders.trimmingBlanks(String($0))
         }
-        if let first = members.first, isContentLength(first[...]), members.allSatisfy({ $0 == first }) { return nil }
+        if let first = members.first, isContentLength(first), members.allSatisfy({ $0 == first }) { return nil }
         return URLError(
             .badServerResponse,
             userInfo: [
@@ -640,10 +640,10 @@ extension ResponseHeadFields {
     }
 }
 
-/// Whether the text is a length as `Content-Length` gives one: 1 to 18 digits (a length `Int64` holds, whatever the
-/// digits; no body comes near it).
-private func isContentLength(_ text: Substring) -> Bool {
-    (1...18).contains(text.utf8.count) && text.utf8.allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
+/// Whether the text is a length as `Content-Length` gives one (`HTTPHeaders.contentLength` reads it) of at most 18
+/// characters: a length `Int64` holds, whatever the digits; no body comes near it.
+private func isContentLength(_ text: String) -> Bool {
+    text.utf8.count <= 18 && HTTPHeaders.contentLength(text) != nil
 }
 
 extension EngineResponse: ResponseHeadFields {
