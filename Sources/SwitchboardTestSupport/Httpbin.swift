@@ -435,6 +435,9 @@ public enum Httpbin {
     /// - `header-flood?count=N&size=B`: N extra header fields of B bytes each.
     /// - `reset`: a TCP reset as soon as the request is read; `reset?after=N`: after the head and N body bytes.
     /// - `truncated?length=L&after=N`: announces L body bytes, sends N, closes.
+    ///
+    /// `truncated`, `lengths` and `location` also take `cookie=NAME=VALUE`: a `Set-Cookie` field for that cookie, with
+    /// `Path=/`.
     /// - `empty-reply`: closes without a byte.
     /// - `bad-chunk`: a chunked body whose chunk size is not hexadecimal.
     /// - `folded-header`, `utf8-header`, `latin1-header`, `lf-header`: a `200` whose `X-Name` field is folded onto a
@@ -496,7 +499,7 @@ public enum Httpbin {
         case "truncated":
             let length = Int(number("length", 1000))
             var response = ServerResponse(
-                headers: [("Content-Type", "application/octet-stream")],
+                headers: [("Content-Type", "application/octet-stream")] + setCookie(request),
                 body: Data(repeating: UInt8(ascii: "t"), count: length))
             response.truncateAfter = Int(number("after", 500))
             return response
@@ -581,15 +584,22 @@ public enum Httpbin {
             if status == 401 { head += "WWW-Authenticate: Basic realm=\"switchboard\"\r\n" }
             if (300..<400).contains(status) { head += "Location: /get\r\n" }
             for field in fields { head += "Content-Length: \(field)\r\n" }
+            for (name, value) in setCookie(request) { head += "\(name): \(value)\r\n" }
             return raw(head + "Connection: close\r\n\r\n" + String(repeating: "x", count: length))
         case "downgrade", "location":
             var response = ServerResponse(status: Int(number("status", 302)))
             response.headers.append(("Location", request.queryValue("to") ?? "http://127.0.0.1:1/"))
             if let second = request.queryValue("also") { response.headers.append(("Location", second)) }
+            response.headers += setCookie(request)
             return response
         default:
             return notFound()
         }
+    }
+
+    /// The `Set-Cookie` field a fault route adds for its `cookie` query value, if it has one.
+    private static func setCookie(_ request: ServerRequest) -> [(name: String, value: String)] {
+        request.queryValue("cookie").map { [(name: "Set-Cookie", value: $0 + "; Path=/")] } ?? []
     }
 
     /// A response written as is, head and body: `text` in UTF-8.

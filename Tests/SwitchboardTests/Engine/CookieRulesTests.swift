@@ -535,4 +535,41 @@ import SwitchboardTestSupport
         #expect(secure.map { Set($0.components(separatedBy: "; ")) } == ["plain=1", "secure=1"])
         #expect(CookieRules.requestField(for: URL(string: "http://other.example/")!, in: storage) == nil)
     }
+
+    /// A response's cookies are kept when it has arrived whole and its head is sound: a response refused as
+    /// malformed (two `Location` fields that differ, a `Content-Length` that is not one number) keeps none, as
+    /// browsers refuse such a response whole, and neither does one whose body is cut short. The same on both
+    /// engines, and on URLSessionEngine whether or not progress is watched (a completion handler or the delegate):
+    /// CurlEngine kept the cookies of a redirect with differing `Location` fields, and URLSessionEngine those of
+    /// every refused head, and of a body cut short when progress was watched.
+    @Test(arguments: bothEngines)
+    func cookiesAreKeptFromSoundResponsesThatArriveWhole(engineName: String) async throws {
+        let base = LoopbackServer.shared.baseURL
+        let refused = [
+            "/fault/location?status=302&to=%2Fget&also=%2Fanything", "/fault/lengths?fields=5%7C6",
+            "/fault/lengths?fields=5%7C6&status=302", "/fault/lengths?fields=5abc&status=401",
+            "/fault/truncated?length=1000&after=500",
+        ]
+        for observesProgress in [false, true] {
+            for path in refused {
+                let storage = privateCookieStorage()
+                let engine = try Self.engine(engineName, cookies: storage)
+                var request = EngineRequest(url: URL(string: base + path + "&cookie=refused%3D1")!)
+                request.observesProgress = observesProgress
+                let context = "\(engineName), progress \(observesProgress): \(path)"
+                await #expect(throws: (any Error).self, "\(context)") {
+                    _ = try await engine.perform(request) { _ in }
+                }
+                #expect(storage.cookies?.isEmpty != false, "\(context): \(storage.cookies ?? [])")
+            }
+            // A sound `401` is an answer, and keeps its cookies.
+            let storage = privateCookieStorage()
+            let engine = try Self.engine(engineName, cookies: storage)
+            var request = EngineRequest(url: URL(string: base + "/fault/lengths?fields=5&status=401&cookie=ok%3D1")!)
+            request.observesProgress = observesProgress
+            let answer = try await engine.perform(request) { _ in }
+            #expect(answer.status == 401, "\(engineName), progress \(observesProgress)")
+            #expect((storage.cookies ?? []).map(\.name) == ["ok"], "\(engineName), progress \(observesProgress)")
+        }
+    }
 }

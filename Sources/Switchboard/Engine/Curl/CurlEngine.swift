@@ -130,10 +130,11 @@ public final class CurlEngine: Engine {
                 response = try await exchange(sent, progress: progress, after: stale)
             }
             if redirects > 0 { Self.shiftMetrics(of: &response, by: began - start, redirects: redirects) }
+            // The response arrived whole, and its head is sound (the transfer refused one that is not): its cookies
+            // are kept. An exchange that failed keeps none, on either engine.
             if let cookies, let fields = response.setCookieFields, let url = response.url {
                 CookieRules.store(fields, for: url, in: cookies)
             }
-            if let conflict = Redirects.conflictingLocations(in: response) { throw conflict }
             guard let next = Redirects.next(after: response, for: current) else { return response }
             if let refusal = Redirects.refusal(from: current.url, to: next.url, for: current) { throw refusal }
             request.onEvent?(.redirected(status: response.status, from: current.url, to: next.url))

@@ -382,8 +382,9 @@ final class CurlTransfer: @unchecked Sendable {
             var head = EngineResponse(
                 status: status, address: responseAddress, httpVersion: version, headers: ordered, body: Data())
             if !setCookies.isEmpty { head.setCookieFields = setCookies }
-            if let conflict = head.invalidLength {
-                failure = conflict
+            // A head that is not sound HTTP is refused whole (its cookies are not kept), as browsers refuse it.
+            if let refusal = head.invalidLength ?? Redirects.conflictingLocations(in: head) {
+                failure = refusal
                 return 0
             }
             self.head = head

@@ -331,6 +331,12 @@ final class SessionTransfer: Sendable {
     /// `set-cookie`, as every HTTP/2 server and many HTTP/1.1 ones spell it (CurlEngine stored them), and gave a cookie
     /// without a `Path` the path `/`. Its response has the fields' values joined under one name: `CookieRules` reads
     /// each cookie's text apart again.
+    /// Why a response head is refused whole as not sound HTTP (two `Location` fields that differ on a redirect, a
+    /// `Content-Length` that is not one number), or `nil` when it is sound.
+    private static func refusal(of response: HTTPURLResponse) -> URLError? {
+        Redirects.conflictingLocations(in: response) ?? response.invalidLength
+    }
+
     private func storeCookies(from response: HTTPURLResponse) {
         guard let storage, let url = response.url else { return }
         // The fields are looked through where they are: this runs in URLSession's work queue, for every response,
@@ -349,7 +355,9 @@ final class SessionTransfer: Sendable {
 
     func received(_ response: URLResponse) {
         guard let response = response as? HTTPURLResponse else { return }
-        storeCookies(from: response)
+        // A head that is not sound HTTP is refused whole. (Its cookies are kept when the answer has arrived whole:
+        // see `finish`.)
+        let refusal = Self.refusal(of: response)
         let failure = state.withLock { state -> (any Error)? in
             state.sink?.abandon()
             state.response = response
@@ -357,14 +365,16 @@ final class SessionTransfer: Sendable {
             state.headArrived = (.now, state.bytesReceived)
             state.counter = DownloadCounter(response: response)
             state.streaming = false
+            // Checked first, as on CurlEngine: a `Content-Length` too large for the limit may be no number at all.
+            // (`conflictingLocations`: a redirect URLSession did not offer to the delegate, a `Location` it could not
+            // read as a URL.)
+            if let refusal {
+                state.body.reset()
+                return refusal
+            }
             if let tooLarge = request.tooLargeHead(status: response.statusCode, bodyLength: state.counter.bodyLength) {
                 state.body.reset()
                 return tooLarge
-            }
-            // A redirect URLSession did not offer to the delegate (a `Location` it could not read as a URL).
-            if let conflict = Redirects.conflictingLocations(in: response) ?? response.invalidLength {
-                state.body.reset()
-                return conflict
             }
             if let receiver = request.receiver, receiver.accepts(EngineResponse(response: response, body: Data())) {
                 state.streaming = true
@@ -531,10 +541,13 @@ final class SessionTransfer: Sendable {
         // with the path of a `file:` target, and the current host for `http:///path`.
         // The target is resolved here too (RFC 3986, as on CurlEngine): URLSession on Linux puts a relative path
         // under the root (`../x` from `/a/b` becomes `/../x`, `x` becomes `/x`).
-        if let conflict = Redirects.conflictingLocations(in: response) ?? response.invalidLength {
-            stop(.failed(conflict))
+        if let refusal = Self.refusal(of: response) {
+            stop(.failed(refusal))
             return nil
         }
+        // The redirect has arrived, and its head is sound: its cookies are kept whether or not it is followed, as on
+        // CurlEngine.
+        storeCookies(from: response)
         let from = response.url ?? request.url
         let target = Redirects.target(of: response.value(forHTTPHeaderField: "Location"), from: from)
         // URLSession on Linux also follows a `305` and a `306`, which are answers (see `Redirects.follows`).
@@ -562,9 +575,8 @@ final class SessionTransfer: Sendable {
                 next.setValue(nil, forHTTPHeaderField: name)
             }
         }
-        // URLSession on Linux does not send cookies that the redirect response itself set: store them, and send what
+        // URLSession on Linux does not send cookies that the redirect response itself set (kept above): send what
         // the cookie rules choose for the next URL (unless the caller set its own `Cookie` field).
-        storeCookies(from: response)
         if let cookies, let to = target {
             next.setValue(CookieRules.requestField(for: to, in: cookies), forHTTPHeaderField: "Cookie")
         }
@@ -776,7 +788,6 @@ final class SessionTransfer: Sendable {
 
     /// The end of a quick task (see `State.quick`): the same decisions as `completed`, on the whole body at once.
     private func quickCompleted(data: Data?, response: URLResponse?, error: (any Error)?) {
-        if let response = response as? HTTPURLResponse { storeCookies(from: response) }
         enum Next {
             case finish(Result<EngineResponse, any Error>)
             case again(URLRequest)
@@ -846,6 +857,10 @@ final class SessionTransfer: Sendable {
     }
 
     private func finish(_ result: Result<EngineResponse, any Error>) {
+        // The answer has arrived whole: its cookies are kept (a redirect's were, in `redirect`). An exchange that
+        // fails keeps none of its answer's, as on CurlEngine; a completion handler could not do otherwise, since
+        // URLSession hands it no head with an error.
+        if case .success(let response) = result { storeCookies(from: response.response) }
         var result = result
         let (continuation, spooled) = state.withLock {
             state -> (UnsafeContinuation<EngineResponse, any Error>?, URL?) in
