@@ -572,4 +572,37 @@ import SwitchboardTestSupport
             #expect((storage.cookies ?? []).map(\.name) == ["ok"], "\(engineName), progress \(observesProgress)")
         }
     }
+
+    /// URLSessionEngine keeps and sends cookies by its configuration's settings, as URLSession does: with
+    /// `httpShouldSetCookies` off it sends none but keeps what responses set (by the same rules as ever: a
+    /// `set-cookie` field too, which URLSession on Linux dropped); with a `httpCookieAcceptPolicy` of `.never` it keeps
+    /// none but sends what is stored (the engine kept them regardless).
+    @Test func urlSessionEngineFollowsTheConfigurationsCookieSettings() async throws {
+        let base = LoopbackServer.shared.baseURL
+        func names(_ storage: HTTPCookieStorage) -> Set<String> { Set((storage.cookies ?? []).map(\.name)) }
+
+        let unsent = privateCookieStorage()
+        let quiet = URLSessionConfiguration.ephemeral
+        quiet.httpCookieStorage = unsent
+        quiet.httpShouldSetCookies = false
+        let quietCenter = testCenter { $0.engine = URLSessionEngine(configuration: quiet) }
+        _ = try await quietCenter.send {
+            $0.url = base + "/fault/lowercase-cookies"
+            $0.responseSerializer = .raw
+        }
+        #expect(names(unsent) == ["lower", "other"])
+        let none = try await quietCenter.send { $0.url = base + "/cookies" }
+        #expect(Self.received(none).isEmpty)
+
+        let kept = privateCookieStorage()
+        kept.setCookie(HTTPCookie(properties: [.name: "plain", .value: "1", .domain: "127.0.0.1", .path: "/"])!)
+        let closed = URLSessionConfiguration.ephemeral
+        closed.httpCookieStorage = kept
+        closed.httpCookieAcceptPolicy = .never
+        let closedCenter = testCenter { $0.engine = URLSessionEngine(configuration: closed) }
+        _ = try await closedCenter.send { $0.url = base + "/response-headers?Set-Cookie=new%3D1%3B%20Path%3D%2F" }
+        #expect(names(kept) == ["plain"])
+        let sent = try await closedCenter.send { $0.url = base + "/cookies" }
+        #expect(Self.received(sent) == ["plain"])
+    }
 }

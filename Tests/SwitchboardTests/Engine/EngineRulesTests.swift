@@ -569,6 +569,7 @@ import SwitchboardTestSupport
         request.allowsInsecureRedirects = allowed
         let transfer = SessionTransfer(
             request: request, progress: { _ in }, session: URLSession.shared, delegate: SessionDelegate(), cookies: nil,
+            keeping: nil,
             segmentSize: nil, connections: HostQueue(limit: 1))
         let response = try #require(
             HTTPURLResponse(

@@ -75,7 +75,8 @@ final class SessionTransfer: Sendable {
     /// Where each request of the exchange takes its cookies from (see `URLSessionEngine.cookies`); `nil` when the
     /// request carries its own `Cookie` field.
     private let cookies: HTTPCookieStorage?
-    /// Where the cookies responses set are kept (the engine's storage, whatever the request's own fields).
+    /// Where the cookies responses set are kept (see `URLSessionEngine.keptCookies`), whatever the request's own
+    /// fields.
     private let storage: HTTPCookieStorage?
     /// The engine's per-host queue, which knows the origins that answered before (see `sendAgain`).
     private let connections: HostQueue
@@ -83,7 +84,8 @@ final class SessionTransfer: Sendable {
 
     init(
         request: EngineRequest, progress: @escaping @Sendable (TransferProgress) -> Void, session: URLSession,
-        delegate: SessionDelegate, cookies: HTTPCookieStorage?, segmentSize: Int?, connections: HostQueue
+        delegate: SessionDelegate, cookies: HTTPCookieStorage?, keeping storage: HTTPCookieStorage?,
+        segmentSize: Int?, connections: HostQueue
     ) {
         self.request = request
         self.progress = progress
@@ -91,7 +93,7 @@ final class SessionTransfer: Sendable {
         self.delegate = delegate
         self.connections = connections
         self.cookies = request.headers["Cookie"] == nil ? cookies : nil
-        storage = cookies
+        self.storage = storage
         let quick =
             request.destination == .memory && !request.observesProgress && request.body == .none
             && (request.method == .get || request.method == .head) && request.headHandler == nil

@@ -23,8 +23,11 @@ public final class URLSessionEngine: Engine {
     /// Where the engine takes each request's cookies from itself (see `CookieRules`), or `nil` when URLSession does
     /// (Apple platforms) or nobody does (`httpShouldSetCookies` off).
     private let cookies: HTTPCookieStorage?
-    /// Whether it keeps and sends cookies itself (for `dump`; on Apple platforms URLSession does).
-    var keepsCookies: Bool { cookies != nil }
+    /// Where the engine keeps the cookies responses set itself, or `nil` when URLSession does (Apple platforms) or
+    /// nobody does (no storage, or a `httpCookieAcceptPolicy` of `.never`).
+    private let keptCookies: HTTPCookieStorage?
+    /// Whether it keeps or sends cookies itself (for `dump`; on Apple platforms URLSession does).
+    var keepsCookies: Bool { cookies != nil || keptCookies != nil }
     private let delegate: SessionDelegate
     let downloadSegmentSize: Int?
     private let queue: HostQueue
@@ -62,11 +65,21 @@ public final class URLSessionEngine: Engine {
         // replaces a request's own `Cookie` field with them: the engine chooses them instead. It stores the cookies
         // responses set itself too (see `CookieRules.store`): URLSession gave a cookie without a `Path` the path `/`,
         // and dropped those of fields spelled `set-cookie`.
-        cookies = configuration.httpShouldSetCookies ? configuration.httpCookieStorage : nil
+        // It keeps them by the configuration's settings, as URLSession would: sent unless `httpShouldSetCookies` is
+        // off, kept unless the policy is `.never` (URLSession on Linux kept them while sending none).
+        let storage = configuration.httpCookieStorage
+        cookies = configuration.httpShouldSetCookies ? storage : nil
+        keptCookies = configuration.httpCookieAcceptPolicy == .never ? nil : storage
         configuration.httpShouldSetCookies = false
-        if cookies != nil { configuration.httpCookieStorage = nil }
+        configuration.httpCookieStorage = nil
+        // Without a policy of `.never`, URLSession reads every line of every response head as a cookie (a string made
+        // of the line, split, trimmed through NSString, handed to `HTTPCookie`) before it finds no storage to put it
+        // in: about 7% of a small GET's CPU, in the work queue every transfer of the process shares. It reads the
+        // policy nowhere else.
+        configuration.httpCookieAcceptPolicy = .never
         #else
         cookies = nil
+        keptCookies = nil
         #endif
         delegate = SessionDelegate()
         session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: Self.delegateQueue())
@@ -147,6 +160,7 @@ public final class URLSessionEngine: Engine {
     ) async throws -> EngineResponse {
         let transfer = SessionTransfer(
             request: request, progress: progress, session: session, delegate: delegate, cookies: cookies,
+            keeping: keptCookies,
             segmentSize: downloadSegmentSize, connections: queue)
         return try await request.withCancellationHandler {
             // Unchecked: `finish` takes it out under the transfer's lock before resuming it, so it is resumed
