@@ -502,7 +502,7 @@ public struct EngineResponse: Sendable {
     /// Creates an engine response to an address (an engine's, which may be the request's text).
     init(
         status: Int, address: URLAddress, httpVersion: String? = nil, headers: HTTPHeaders, body: Data,
-        fileLength: Int64? = nil
+        fileLength: Int64? = nil, setCookieFields: [String]? = nil
     ) {
         self.status = status
         self.address = address
@@ -510,6 +510,7 @@ public struct EngineResponse: Sendable {
         self.fields = headers
         self.body = body
         self.fileLength = fileLength
+        self.setCookieFields = setCookieFields
     }
 
     /// Creates an engine response from a Foundation response; `headers`, when given, are the fields as they arrived

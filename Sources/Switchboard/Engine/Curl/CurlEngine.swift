@@ -135,7 +135,7 @@ public final class CurlEngine: Engine {
             if let cookies, let fields = response.setCookieFields, let url = response.url {
                 CookieRules.store(fields, for: url, in: cookies)
             }
-            guard let next = Redirects.next(after: response, for: current) else { return response }
+            guard let next = Redirects.next(after: response, for: current) else { return consume response }
             if let refusal = Redirects.refusal(from: current.url, to: next.url, for: current) { throw refusal }
             request.onEvent?(.redirected(status: response.status, from: current.url, to: next.url))
             current = next
