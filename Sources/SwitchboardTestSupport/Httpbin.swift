@@ -301,7 +301,7 @@ public enum Httpbin {
             text += "id: \(last + 1)\(newline)data: cut off"
         }
         var response = ServerResponse(
-            headers: [("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache")],
+            headers: [("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache")] + setCookie(request),
             body: Data(text.utf8))
         response.closeDelimited = true
         let pieces = last - after
@@ -436,8 +436,8 @@ public enum Httpbin {
     /// - `reset`: a TCP reset as soon as the request is read; `reset?after=N`: after the head and N body bytes.
     /// - `truncated?length=L&after=N`: announces L body bytes, sends N, closes.
     ///
-    /// `truncated`, `lengths` and `location` also take `cookie=NAME=VALUE`: a `Set-Cookie` field for that cookie, with
-    /// `Path=/`.
+    /// `truncated`, `lengths` and `location` (and `/sse`) also take `cookie=NAME=VALUE`: a `Set-Cookie` field for that
+    /// cookie, with `Path=/`.
     /// - `empty-reply`: closes without a byte.
     /// - `bad-chunk`: a chunked body whose chunk size is not hexadecimal.
     /// - `folded-header`, `utf8-header`, `latin1-header`, `lf-header`: a `200` whose `X-Name` field is folded onto a

@@ -27,6 +27,12 @@ public final class BodyReceiver: Sendable {
         channel.open(head)
     }
 
+    /// Whether `accepts(_:)` would take a head with this status now: the built-in engines keep a stream's cookies
+    /// before its reader hears of it.
+    func wouldAccept(status: Int) -> Bool {
+        channel.wouldOpen(status: status)
+    }
+
     /// Offers the next chunk of an accepted body. `true`: taken. `false`: the consumer's buffer is full and the
     /// chunk was not taken; offer it again after `resume` is called, which happens once, from another thread, when
     /// there is room (or the stream ended: the exchange is then being cancelled).

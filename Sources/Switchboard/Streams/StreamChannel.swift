@@ -55,10 +55,20 @@ final class StreamChannel: Sendable {
 
     // MARK: - Engine side
 
+    /// Whether a head with this status would open the stream now (`open` would take it).
+    func wouldOpen(status: Int) -> Bool {
+        opens(status) && state.withLock { $0.head == nil && $0.end == nil }
+    }
+
+    /// Whether the stream opens with a head of this status: an acceptable one, never a redirect's.
+    private func opens(_ status: Int) -> Bool {
+        !(300..<400).contains(status) && isAcceptable(status)
+    }
+
     /// Opens the stream with an acceptable head (once); refuses any other.
     func open(_ response: EngineResponse) -> Bool {
         let status = response.status
-        guard !(300..<400).contains(status), isAcceptable(status) else { return false }
+        guard opens(status) else { return false }
         let head = Head(
             status: status, headers: response.headers ?? [:], url: response.url, httpVersion: response.httpVersion)
         let waiter = state.withLock { state -> CheckedContinuation<Head, any Error>?? in

@@ -605,4 +605,21 @@ import SwitchboardTestSupport
         let sent = try await closedCenter.send { $0.url = base + "/cookies" }
         #expect(Self.received(sent) == ["plain"])
     }
+
+    /// A stream's answer is its head (its body is the reader's): its cookies are kept as it opens, while it runs
+    /// (an app may send requests that need them), and stay kept when the reader leaves early, on both engines.
+    /// CurlEngine kept them only when the stream ended on its own.
+    @Test(arguments: bothEngines)
+    func aStreamsCookiesAreKeptAsItOpens(engineName: String) async throws {
+        let storage = privateCookieStorage()
+        let engine = try Self.engine(engineName, cookies: storage)
+        let center = testCenter { $0.engine = engine }
+        let stream = try await center.stream {
+            $0.url = LoopbackServer.shared.baseURL + "/sse?count=20&interval=0.2&cookie=live%3D1"
+        }
+        #expect(stream.status == 200)
+        #expect((storage.cookies ?? []).map(\.name) == ["live"], "\(engineName): kept once the stream opened")
+        for try await _ in stream.events { break }
+        #expect((storage.cookies ?? []).map(\.name) == ["live"], "\(engineName): kept after the reader left")
+    }
 }

@@ -131,7 +131,7 @@ public final class CurlEngine: Engine {
             }
             if redirects > 0 { Self.shiftMetrics(of: &response, by: began - start, redirects: redirects) }
             // The response arrived whole, and its head is sound (the transfer refused one that is not): its cookies
-            // are kept. An exchange that failed keeps none, on either engine.
+            // are kept (a stream's were, as it opened). An exchange that failed keeps none, on either engine.
             if let cookies, let fields = response.setCookieFields, let url = response.url {
                 CookieRules.store(fields, for: url, in: cookies)
             }
@@ -155,7 +155,7 @@ public final class CurlEngine: Engine {
         _ request: EngineRequest, progress: @escaping @Sendable (TransferProgress) -> Void,
         after stale: StaleConnection? = nil
     ) async throws -> EngineResponse {
-        let transfer = CurlTransfer(request: request, tls: tls, worker: worker, progress: progress)
+        let transfer = CurlTransfer(request: request, tls: tls, cookies: cookies, worker: worker, progress: progress)
         if let stale { transfer.sendAgain(after: stale) }
         let worker = worker
         // Cancelled by the task or by the request's signal, whichever comes first; both may come, and the worker

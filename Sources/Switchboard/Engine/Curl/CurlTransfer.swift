@@ -14,6 +14,9 @@ final class CurlTransfer: @unchecked Sendable {
     // passed `inout`, no mutating method of one calls back into the transfer).
     let request: EngineRequest
     let tls: CurlEngine.TLS
+    /// Where a stream's cookies are kept as it opens (see `received(header:)`); any other response's are kept by
+    /// `CurlEngine.follow` once it has arrived whole.
+    let cookies: HTTPCookieStorage?
     let progress: @Sendable (TransferProgress) -> Void
     @exclusivity(unchecked) var continuation: UnsafeContinuation<EngineResponse, any Error>?
     @exclusivity(unchecked) var cancelledEarly = false
@@ -90,11 +93,12 @@ final class CurlTransfer: @unchecked Sendable {
     private let worker: CurlWorker
 
     init(
-        request: EngineRequest, tls: CurlEngine.TLS, worker: CurlWorker,
+        request: EngineRequest, tls: CurlEngine.TLS, cookies: HTTPCookieStorage?, worker: CurlWorker,
         progress: @escaping @Sendable (TransferProgress) -> Void
     ) {
         self.request = request
         self.tls = tls
+        self.cookies = cookies
         self.worker = worker
         self.progress = progress
     }
@@ -379,10 +383,13 @@ final class CurlTransfer: @unchecked Sendable {
             lastFieldName = nil
             guard status >= 200 else { return line.count }
             let ordered = headers
+            // A stream's answer has arrived with its head (its body is its reader's): its cookies are kept now, before
+            // the reader hears of it, and not again at the end.
+            let opensStream = request.receiver?.wouldAccept(status: status) == true
             // A constant: a variable was copied for each call that reads it.
             let head = EngineResponse(
                 status: status, address: responseAddress, httpVersion: version, headers: ordered, body: Data(),
-                setCookieFields: setCookies.isEmpty ? nil : setCookies)
+                setCookieFields: setCookies.isEmpty || opensStream ? nil : setCookies)
             // A head that is not sound HTTP is refused whole (its cookies are not kept), as browsers refuse it.
             if let refusal = head.invalidLength {
                 failure = refusal
@@ -402,6 +409,9 @@ final class CurlTransfer: @unchecked Sendable {
             if limitsBody, let tooLarge = request.tooLargeHead(status: status, bodyLength: counter.bodyLength) {
                 failure = tooLarge
                 return 0
+            }
+            if opensStream, let cookies, !setCookies.isEmpty, let url = head.url {
+                CookieRules.store(setCookies, for: url, in: cookies)
             }
             if let receiver = request.receiver, receiver.accepts(head) {
                 streaming = true

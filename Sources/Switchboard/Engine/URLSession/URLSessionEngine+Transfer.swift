@@ -360,6 +360,11 @@ final class SessionTransfer: Sendable {
         // A head that is not sound HTTP is refused whole. (Its cookies are kept when the answer has arrived whole:
         // see `finish`.)
         let refusal = Self.refusal(of: response)
+        // A stream's answer has arrived with its head (its body is its reader's): its cookies are kept now, before the
+        // reader hears of it, and not again at the end (`finish`).
+        if refusal == nil, request.receiver?.wouldAccept(status: response.statusCode) == true {
+            storeCookies(from: response)
+        }
         let failure = state.withLock { state -> (any Error)? in
             state.sink?.abandon()
             state.response = response
@@ -859,10 +864,12 @@ final class SessionTransfer: Sendable {
     }
 
     private func finish(_ result: Result<EngineResponse, any Error>) {
-        // The answer has arrived whole: its cookies are kept (a redirect's were, in `redirect`). An exchange that
-        // fails keeps none of its answer's, as on CurlEngine; a completion handler could not do otherwise, since
-        // URLSession hands it no head with an error.
-        if case .success(let response) = result { storeCookies(from: response.response) }
+        // The answer has arrived whole: its cookies are kept (a redirect's were, in `redirect`, and a stream's as it
+        // opened, in `received`). An exchange that fails keeps none of its answer's, as on CurlEngine; a completion
+        // handler could not do otherwise, since URLSession hands it no head with an error.
+        if case .success(let response) = result, !state.withLock({ $0.streaming }) {
+            storeCookies(from: response.response)
+        }
         var result = result
         let (continuation, spooled) = state.withLock {
             state -> (UnsafeContinuation<EngineResponse, any Error>?, URL?) in
