@@ -399,8 +399,6 @@ final class CurlTransfer: @unchecked Sendable {
                 failure = refusal
                 return 0
             }
-            // Kept in `self.head` at its last use, so that it moves there: kept first and read after, it was copied, a
-            // reference counted up and down for each of its parts.
             counter = DownloadCounter(response: head)
             request.onEvent?(.responseHead(status: status, headers: ordered))
             // A redirect that will be followed is not the answer: its body is dropped, and not held to the limit
@@ -427,6 +425,8 @@ final class CurlTransfer: @unchecked Sendable {
             }
             body.reset(expectedLength: sink == nil ? counter.bodyLength : nil)
             if let handler = request.headHandler { handler(head.response) }
+            // Kept at its last use, so that it moves here (kept first and read after, it was copied: a reference
+            // counted up and down for each of its parts).
             self.head = head
         } else if let colon = text.firstIndex(of: UInt8(ascii: ":")) {
             // Spaces before the colon are not part of the name (RFC 9112 section 5.1 has a proxy remove them).

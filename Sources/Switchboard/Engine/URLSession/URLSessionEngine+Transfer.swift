@@ -328,17 +328,17 @@ final class SessionTransfer: Sendable {
         }
     }
 
-    /// Keeps the cookies a response sets, and applies their `Max-Age` to the storage (see `CookieRules.store`), in
-    /// place of URLSession (Linux): it stored those of fields spelled `Set-Cookie` alone, and dropped those of a
-    /// `set-cookie`, as every HTTP/2 server and many HTTP/1.1 ones spell it (CurlEngine stored them), and gave a cookie
-    /// without a `Path` the path `/`. Its response has the fields' values joined under one name: `CookieRules` reads
-    /// each cookie's text apart again.
     /// Why a response head is refused whole as not sound HTTP (two `Location` fields that differ on a redirect, a
     /// `Content-Length` that is not one number), or `nil` when it is sound.
     private static func refusal(of response: HTTPURLResponse) -> URLError? {
         Redirects.conflictingLocations(in: response) ?? response.invalidLength
     }
 
+    /// Keeps the cookies a response sets, and applies their `Max-Age` to the storage (see `CookieRules.store`), in
+    /// place of URLSession (Linux): it stored those of fields spelled `Set-Cookie` alone, and dropped those of a
+    /// `set-cookie`, as every HTTP/2 server and many HTTP/1.1 ones spell it (CurlEngine stored them), and gave a cookie
+    /// without a `Path` the path `/`. Its response has the fields' values joined under one name: `CookieRules` reads
+    /// each cookie's text apart again.
     private func storeCookies(from response: HTTPURLResponse) {
         guard let storage, let url = response.url else { return }
         // The fields are looked through where they are: this runs in URLSession's work queue, for every response,
