@@ -51,7 +51,9 @@ public final class URLSessionEngine: Engine {
     ///     size on a distant one. `nil` fetches each download in one request. 16 MiB by default.
     ///
     /// Set `httpMaximumConnectionsPerHost` on the configuration to change how many exchanges run with one host at a
-    /// time (see `maximumConnectionsPerHost`).
+    /// time (see `maximumConnectionsPerHost`). Cookies live in its `httpCookieStorage`: sent unless
+    /// `httpShouldSetCookies` is off, kept from responses unless `httpCookieAcceptPolicy` is `.never` (on Linux the
+    /// engine chooses and keeps them itself, by RFC 6265, in place of URLSession).
     public init(configuration: URLSessionConfiguration = .default, downloadSegmentSize: Int? = 16 << 20) {
         self.downloadSegmentSize = downloadSegmentSize
         let configuration = configuration.copy() as! URLSessionConfiguration
