@@ -340,7 +340,12 @@ final class SessionTransfer: Sendable {
     /// without a `Path` the path `/`. Its response has the fields' values joined under one name: `CookieRules` reads
     /// each cookie's text apart again.
     private func storeCookies(from response: HTTPURLResponse) {
-        guard let storage, let url = response.url else { return }
+        // Most responses set no cookie: one look for the field (any spelling) first. `allHeaderFields` makes a new
+        // dictionary of boxed keys and values on each read (1.6 us for six fields, against 0.25 for the look), in the
+        // work queue every transfer shares.
+        guard let storage, let url = response.url, response.value(forHTTPHeaderField: "Set-Cookie") != nil else {
+            return
+        }
         // The fields are looked through where they are: this runs in URLSession's work queue, for every response,
         // and a dictionary of them as strings (`headerFields`) cost more than the rest of a small response there.
         var values: [String] = []
