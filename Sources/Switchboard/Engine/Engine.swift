@@ -641,6 +641,16 @@ extension ResponseHeadFields {
     }
 }
 
+extension ResponseHeadFields {
+    /// Why both engines refuse a response head whole as not sound HTTP, the same error in the same order on each: a
+    /// `Content-Length` that is not one number (`invalidLength`), then `Location` fields that differ on a redirect
+    /// (`Redirects.conflictingLocations`); `nil` for a sound head. Nothing of a refused head is kept, its cookies
+    /// neither.
+    var headRefusal: URLError? {
+        invalidLength ?? Redirects.conflictingLocations(in: self)
+    }
+}
+
 /// Whether the text is a length as `Content-Length` gives one (`HTTPHeaders.contentLength` reads it) of at most 18
 /// characters: a length `Int64` holds, whatever the digits; no body comes near it.
 private func isContentLength(_ text: String) -> Bool {

@@ -391,11 +391,7 @@ final class CurlTransfer: @unchecked Sendable {
                 status: status, address: responseAddress, httpVersion: version, headers: ordered, body: Data(),
                 setCookieFields: setCookies.isEmpty || opensStream ? nil : setCookies)
             // A head that is not sound HTTP is refused whole (its cookies are not kept), as browsers refuse it.
-            if let refusal = head.invalidLength {
-                failure = refusal
-                return 0
-            }
-            if let refusal = Redirects.conflictingLocations(in: head) {
+            if let refusal = head.headRefusal {
                 failure = refusal
                 return 0
             }

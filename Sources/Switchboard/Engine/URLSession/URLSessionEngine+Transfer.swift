@@ -328,12 +328,6 @@ final class SessionTransfer: Sendable {
         }
     }
 
-    /// Why a response head is refused whole as not sound HTTP (two `Location` fields that differ on a redirect, a
-    /// `Content-Length` that is not one number), or `nil` when it is sound.
-    private static func refusal(of response: HTTPURLResponse) -> URLError? {
-        Redirects.conflictingLocations(in: response) ?? response.invalidLength
-    }
-
     /// Keeps the cookies a response sets, and applies their `Max-Age` to the storage (see `CookieRules.store`), in
     /// place of URLSession (Linux): it stored those of fields spelled `Set-Cookie` alone, and dropped those of a
     /// `set-cookie`, as every HTTP/2 server and many HTTP/1.1 ones spell it (CurlEngine stored them), and gave a cookie
@@ -364,7 +358,7 @@ final class SessionTransfer: Sendable {
         guard let response = response as? HTTPURLResponse else { return }
         // A head that is not sound HTTP is refused whole. (Its cookies are kept when the answer has arrived whole:
         // see `finish`.)
-        let refusal = Self.refusal(of: response)
+        let refusal = response.headRefusal
         // A stream's answer has arrived with its head (its body is its reader's): its cookies are kept now, before the
         // reader hears of it, and not again at the end (`finish`).
         if refusal == nil, request.receiver?.wouldAccept(status: response.statusCode) == true {
@@ -553,7 +547,7 @@ final class SessionTransfer: Sendable {
         // with the path of a `file:` target, and the current host for `http:///path`.
         // The target is resolved here too (RFC 3986, as on CurlEngine): URLSession on Linux puts a relative path
         // under the root (`../x` from `/a/b` becomes `/../x`, `x` becomes `/x`).
-        if let refusal = Self.refusal(of: response) {
+        if let refusal = response.headRefusal {
             stop(.failed(refusal))
             return nil
         }
@@ -656,7 +650,7 @@ final class SessionTransfer: Sendable {
                 // URLSession delivered the 401's body before it raised the challenge.
                 state.sink?.abandon()
                 state.sink = nil
-                if let conflict = state.challengeResponse!.invalidLength {
+                if let conflict = state.challengeResponse!.headRefusal {
                     state.body.reset()
                     return .finish(.failure(conflict))
                 }
@@ -837,7 +831,7 @@ final class SessionTransfer: Sendable {
                 // A head with no valid length is that fault, as on every other path, whatever the body did next, when
                 // URLSession lets the head be seen (with an error it hands a completion handler none, and its task
                 // has none before a byte of the body arrived).
-                if let head = (response ?? task?.response) as? HTTPURLResponse, let invalid = head.invalidLength {
+                if let head = (response ?? task?.response) as? HTTPURLResponse, let invalid = head.headRefusal {
                     return .finish(.failure(invalid))
                 }
                 return .finish(.failure(SessionTransfer.urlError(error!, idleLimit: request.timeout)))
@@ -845,7 +839,7 @@ final class SessionTransfer: Sendable {
                 guard let response = response as? HTTPURLResponse else {
                     return .finish(.failure(URLError(.badServerResponse)))
                 }
-                if let conflict = response.invalidLength { return .finish(.failure(conflict)) }
+                if let conflict = response.headRefusal { return .finish(.failure(conflict)) }
                 if data?.isEmpty != false, let lost = Self.lostBody(of: response, method: request.method) {
                     return .finish(.failure(lost))
                 }
@@ -869,22 +863,21 @@ final class SessionTransfer: Sendable {
     }
 
     private func finish(_ result: Result<EngineResponse, any Error>) {
-        // The answer has arrived whole: its cookies are kept (a redirect's were, in `redirect`, and a stream's as it
-        // opened, in `received`). An exchange that fails keeps none of its answer's, as on CurlEngine; a completion
-        // handler could not do otherwise, since URLSession hands it no head with an error.
-        if case .success(let response) = result, !state.withLock({ $0.streaming }) {
-            storeCookies(from: response.response)
-        }
         var result = result
-        let (continuation, spooled) = state.withLock {
-            state -> (UnsafeContinuation<EngineResponse, any Error>?, URL?) in
+        let (continuation, spooled, streamed) = state.withLock {
+            state -> (UnsafeContinuation<EngineResponse, any Error>?, URL?, Bool) in
             defer { state.continuation = nil; state.task = nil; state.spooled = nil }
             if case .success(var response) = result {
                 response.metrics = metrics(of: response, state)
                 result = .success(response)
             }
-            return (state.continuation, state.spooled)
+            return (state.continuation, state.spooled, state.streaming)
         }
+        // The answer has arrived whole: its cookies are kept, before the caller hears of it (a redirect's were, in
+        // `redirect`, and a stream's as it opened, in `received`). An exchange that fails keeps none of its answer's,
+        // as on CurlEngine; a completion handler could not do otherwise, since URLSession hands it no head with an
+        // error.
+        if case .success(let response) = result, !streamed { storeCookies(from: response.response) }
         if let spooled { try? FileManager.default.removeItem(at: spooled) }
         continuation?.resume(with: result)
     }
