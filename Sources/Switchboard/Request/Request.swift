@@ -540,14 +540,10 @@ extension Request {
             merged.headers = headers
         }
         if useGeneralParameters && !configuration.parameters.isEmpty {
-            merged.parameters =
-                parameters.isEmpty
-                ? configuration.parameters : configuration.parameters.merging(parameters) { _, own in own }
+            merged.parameters = Self.overlaying(parameters, on: configuration.parameters)
         }
         if !configuration.userInfo.isEmpty {
-            merged.userInfo =
-                userInfo.isEmpty
-                ? configuration.userInfo : configuration.userInfo.merging(userInfo) { _, own in own }
+            merged.userInfo = Self.overlaying(userInfo, on: configuration.userInfo)
         }
         merged.server = server(in: configuration)
         merged.timeout = timeout ?? configuration.timeout
@@ -555,6 +551,18 @@ extension Request {
         merged.acceptableStatusCodes = acceptableStatusCodes ?? configuration.acceptableStatusCodes
         // Set only when the center has one: a request without changes the shared box of defaults for nothing.
         if maxResponseBytes == nil, let limit = configuration.maxResponseBytes { merged.maxResponseBytes = limit }
+        return merged
+    }
+
+    /// The center's entries with the request's own over them. Built at its final size: merging into a copy of the
+    /// center's dictionary made that copy, then grew it (hashing every key again) as soon as the request added a key.
+    private static func overlaying(
+        _ own: [String: any Sendable], on general: [String: any Sendable]
+    ) -> [String: any Sendable] {
+        guard !own.isEmpty else { return general }
+        var merged = [String: any Sendable](minimumCapacity: general.count + own.count)
+        for (key, value) in general { merged[key] = value }
+        for (key, value) in own { merged[key] = value }
         return merged
     }
 
