@@ -155,16 +155,11 @@ enum RequestEncoding {
             return (bytes.count, hasQuery, bytes.last)
         }
         let separator = !hasQuery ? "?" : last == UInt8(ascii: "?") || last == UInt8(ascii: "&") ? "" : "&"
+        // The URL up to any fragment, the separator, the query, then the fragment: one string, written once.
         let utf8 = text.utf8
-        let hasFragment = headLength < utf8.count
         let split = utf8.index(utf8.startIndex, offsetBy: headLength)
-        // Without a fragment (the usual case) the query goes at the end, and nothing needs slicing.
-        var combined = hasFragment ? String(Substring(utf8[..<split])) : text
-        combined.reserveCapacity(utf8.count + 1 + FormEncoding.estimatedLength(parameters))
-        combined += separator
-        // The query is written straight after the URL: no text of its own to copy in.
-        FormEncoding.append(parameters, to: &combined)
-        if hasFragment { combined += Substring(utf8[split...]) }
+        let combined = FormEncoding.written(
+            parameters, prefix: Substring(utf8[..<split]), separator: separator, suffix: Substring(utf8[split...]))
         do {
             return try URLComposition.validate(combined, for: request)
         } catch {
@@ -252,38 +247,137 @@ enum RequestEncoding {
 
 /// `application/x-www-form-urlencoded` text, with nested values as `key[]` and `key[member]`.
 enum FormEncoding {
+    /// The members as form text (`a=1&b=2`).
     static func encode(_ members: [(key: String, value: ParameterValue)]) -> String {
-        var text = ""
-        text.reserveCapacity(estimatedLength(members))
-        append(members, to: &text)
-        return text
+        written(members)
     }
 
-    /// Room for the usual case (short plain values, little to escape), so that the text grows once, not per pair.
-    static func estimatedLength(_ members: [(key: String, value: ParameterValue)]) -> Int {
-        members.reduce(0) { $0 + $1.key.utf8.count + 24 }
-    }
-
-    /// Appends the members as form text (`a=1&b=2`) to `text`, which may already hold something (a URL and its `?`).
-    static func append(_ members: [(key: String, value: ParameterValue)], to text: inout String) {
-        var first = true
+    /// `prefix` and `separator`, then the members as form text, then `suffix`, made as one string: the text of a URL
+    /// with its query (the URL up to any fragment, the query's separator, the query, the fragment).
+    ///
+    /// Written byte by byte into a string allocated once, at most the length of the worst case (every byte
+    /// escaped): appending the pieces one by one (a name, `=`, a value, `&`) checked and grew the string at each,
+    /// the largest part of encoding a small request.
+    static func written(
+        _ members: [(key: String, value: ParameterValue)], prefix: Substring = "", separator: String = "",
+        suffix: Substring = ""
+    ) -> String {
+        var flattened: [(name: String, value: String)]?
+        let fixed = prefix.utf8.count + separator.utf8.count + suffix.utf8.count
+        var capacity = fixed
         for member in members {
             switch member.value {
             case .array, .object:
-                for (name, value) in pairs([member]) { append(name, value, first: &first, to: &text) }
-            default:
-                // A plain value is its own pair: no array of pairs to build for it.
-                append(member.key, member.value.formText, first: &first, to: &text)
+                // Nested values become several pairs (`list[]`, `map[key]`): the pairs path, for every member.
+                flattened = pairs(members)
+            case .string(let text), .literal(let text):
+                capacity += 3 * (member.key.utf8.count + text.utf8.count) + 2
+            case .int, .uint, .double, .bool, .null:
+                // A number's text is at most 24 bytes (`-2.2250738585072014e-308`), each escaped at most to 3.
+                capacity += 3 * (member.key.utf8.count + 24) + 2
             }
+            if flattened != nil { break }
+        }
+        if let flattened {
+            capacity = fixed
+            for pair in flattened { capacity += 3 * (pair.name.utf8.count + pair.value.utf8.count) + 2 }
+        }
+        return String(unsafeUninitializedCapacity: capacity) { buffer in
+            var writer = Writer(buffer)
+            writer.write(prefix.utf8)
+            writer.write(Substring(separator).utf8)
+            var first = true
+            func separate() {
+                if !first { writer.write(UInt8(ascii: "&")) }
+                first = false
+            }
+            if let flattened {
+                for pair in flattened {
+                    separate()
+                    writer.writeEscaped(pair.name)
+                    writer.write(UInt8(ascii: "="))
+                    writer.writeEscaped(pair.value)
+                }
+            } else {
+                for member in members {
+                    separate()
+                    writer.writeEscaped(member.key)
+                    writer.write(UInt8(ascii: "="))
+                    switch member.value {
+                    // Digits and `-` are never escaped: written as they are, without a string made for them.
+                    case .int(let value): writer.write(value)
+                    case .uint(let value): writer.write(value)
+                    default: writer.writeEscaped(member.value.formText)
+                    }
+                }
+            }
+            writer.write(suffix.utf8)
+            return writer.count
         }
     }
 
-    private static func append(_ name: String, _ value: String, first: inout Bool, to text: inout String) {
-        if !first { text += "&" }
-        first = false
-        appendEscaped(name, to: &text)
-        text += "="
-        appendEscaped(value, to: &text)
+    /// Writes bytes into a buffer that has room for them (the caller sized it for the worst case).
+    private struct Writer {
+        let buffer: UnsafeMutableBufferPointer<UInt8>
+        var count = 0
+
+        init(_ buffer: UnsafeMutableBufferPointer<UInt8>) {
+            self.buffer = buffer
+        }
+
+        mutating func write(_ byte: UInt8) {
+            buffer[count] = byte
+            count += 1
+        }
+
+        mutating func write(_ bytes: Substring.UTF8View) {
+            if bytes.withContiguousStorageIfAvailable({ write($0) }) == nil {
+                for byte in bytes { write(byte) }
+            }
+        }
+
+        mutating func write(_ bytes: UnsafeBufferPointer<UInt8>) {
+            guard let source = bytes.baseAddress, !bytes.isEmpty else { return }
+            (buffer.baseAddress! + count).update(from: source, count: bytes.count)
+            count += bytes.count
+        }
+
+        /// `string`'s bytes, escaped as `FormEncoding.escape` escapes them.
+        mutating func writeEscaped(_ string: String) {
+            var string = string
+            string.withUTF8 { bytes in
+                for byte in bytes {
+                    if isAllowed(byte) {
+                        write(byte)
+                    } else {
+                        write(UInt8(ascii: "%"))
+                        write(hexDigit(byte >> 4))
+                        write(hexDigit(byte & 0x0F))
+                    }
+                }
+            }
+        }
+
+        /// The decimal digits of an integer, with `-` before a negative one.
+        mutating func write(_ value: Int64) {
+            if value < 0 { write(UInt8(ascii: "-")) }
+            write(value.magnitude)
+        }
+
+        mutating func write(_ value: UInt64) {
+            var digits = 1
+            var rest = value / 10
+            while rest > 0 {
+                digits += 1
+                rest /= 10
+            }
+            var value = value
+            for offset in stride(from: digits - 1, through: 0, by: -1) {
+                buffer[count + offset] = UInt8(ascii: "0") + UInt8(value % 10)
+                value /= 10
+            }
+            count += digits
+        }
     }
 
     /// The parameters as flat name-value pairs (`list[]`, `map[key]`), unescaped: for forms and multipart fields.
@@ -310,33 +404,11 @@ enum FormEncoding {
     /// RFC 3986 query escaping: everything but unreserved characters and `/` `?` is percent-encoded (as UTF-8,
     /// with upper-case hex digits).
     static func escape(_ string: String) -> String {
-        var escaped = ""
-        appendEscaped(string, to: &escaped)
-        return escaped
-    }
-
-    /// Appends `string` escaped as `escape` does.
-    static func appendEscaped(_ string: String, to text: inout String) {
-        var string = string
-        let escaped = string.withUTF8 { bytes -> String? in
-            guard bytes.contains(where: { !isAllowed($0) }) else { return nil }
-            return String(unsafeUninitializedCapacity: bytes.count * 3) { buffer in
-                var count = 0
-                for byte in bytes {
-                    if isAllowed(byte) {
-                        buffer[count] = byte
-                        count += 1
-                    } else {
-                        buffer[count] = UInt8(ascii: "%")
-                        buffer[count + 1] = hexDigit(byte >> 4)
-                        buffer[count + 2] = hexDigit(byte & 0x0F)
-                        count += 3
-                    }
-                }
-                return count
-            }
+        String(unsafeUninitializedCapacity: 3 * string.utf8.count) { buffer in
+            var writer = Writer(buffer)
+            writer.writeEscaped(string)
+            return writer.count
         }
-        text += escaped ?? string
     }
 
     /// An upper-case hex digit for a value below 16.

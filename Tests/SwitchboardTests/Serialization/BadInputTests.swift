@@ -259,6 +259,30 @@ import Testing
         #expect(request.body == .none)
     }
 
+    @Test func formTextHoldsEveryKindOfValueExactly() throws {
+        let parameters: [String: any Sendable] = [
+            "a": Int.min, "b": UInt64.max, "c": 0, "d": -0.0, "e": 1e20, "f": true, "g": JSON.null,
+            "h": [1, "x y"] as [any Sendable], "i": ["k": "v&w"], "ü": "é", "n": -42, "o": 0.5,
+        ]
+        let text =
+            "a=-9223372036854775808&b=18446744073709551615&c=0&d=-0.0&e=1e%2B20&f=true&g="
+            + "&h%5B%5D=1&h%5B%5D=x%20y&i%5Bk%5D=v%26w&n=-42&o=0.5&%C3%BC=%C3%A9"
+        let query = try encoded {
+            $0.url = "http://x.com/p?q#top"; $0.parameters = parameters
+        }
+        #expect(query.url?.absoluteString == "http://x.com/p?q&" + text + "#top")
+        let form = try encoded {
+            $0.url = "http://x.com/p"; $0.method = .post; $0.parameters = parameters
+        }
+        #expect(body(form) == text)
+        // Plain values alone take the path that writes numbers without making their text first.
+        let plain = try encoded {
+            $0.url = "http://x.com/p"; $0.parameters = ["a": Int.min, "b": UInt64.max, "c": 7, "d": "é&"]
+        }
+        #expect(
+            plain.url?.absoluteString == "http://x.com/p?a=-9223372036854775808&b=18446744073709551615&c=7&d=%C3%A9%26")
+    }
+
     @Test func jsonEncodingIsDeterministicAndExact() throws {
         let request = try encoded { request in
             request.url = "http://x.com/p"
