@@ -1,4 +1,5 @@
 import Foundation
+import SwitchboardTestSupport
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -108,7 +109,7 @@ func runChildCase<T: Decodable>(_ arguments: [String], as type: T.Type, what: St
     child.arguments = arguments
     let output = Pipe()
     child.standardOutput = output
-    try child.run()
+    try ProcessLaunch.run(child)
     let data = output.fileHandleForReading.readDataToEndOfFile()
     child.waitUntilExit()
     guard child.terminationStatus == 0, let result = try? JSONDecoder().decode(T.self, from: data) else {

@@ -82,7 +82,7 @@ public final class ChildProcess: @unchecked Sendable {
         supervisor.standardOutput = output
         supervisor.standardError = error
         do {
-            try supervisor.run()
+            try ProcessLaunch.run(supervisor)
         } catch {
             close(ends[1])
             throw error
@@ -103,6 +103,25 @@ public final class ChildProcess: @unchecked Sendable {
         guard end >= 0 else { return }
         close(end)
         supervisor.waitUntilExit()
+    }
+}
+
+/// Starts processes one at a time.
+///
+/// Foundation's `Process` on Linux learns that its program ended when a socket it hands the program closes. It makes
+/// that socket without close-on-exec, and closes its own copy only once the program has started, so a program another
+/// thread starts in that moment inherits it; the first program's end then goes unnoticed while the second runs:
+/// `waitUntilExit()` spins on (and a `terminationHandler` never runs) for a program already gone. Every process the
+/// suites and the benchmark start goes through here; `ChildProcess`'s supervisor also closes any descriptor it
+/// inherited anyway.
+public enum ProcessLaunch {
+    private static let lock = NSLock()
+
+    /// Runs `process` (`Process.run()`), while no other process is being started through here.
+    public static func run(_ process: Process) throws {
+        lock.lock()
+        defer { lock.unlock() }
+        try process.run()
     }
 }
 

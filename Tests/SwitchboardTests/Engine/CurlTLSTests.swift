@@ -111,7 +111,7 @@ final class TLSServer: @unchecked Sendable {
         let output = Pipe()
         shell.standardOutput = output
         shell.standardError = FileHandle.nullDevice
-        try shell.run()
+        try ProcessLaunch.run(shell)
         let data = output.fileHandleForReading.readDataToEndOfFile()
         shell.waitUntilExit()
         return String(decoding: data, as: UTF8.self)

@@ -31,7 +31,7 @@ enum URLSessionHTTP2Child {
         probe.arguments = ["-m", "--propagation", "private", "/bin/true"]
         probe.standardOutput = FileHandle.nullDevice
         probe.standardError = FileHandle.nullDevice
-        guard (try? probe.run()) != nil else { return false }
+        guard (try? ProcessLaunch.run(probe)) != nil else { return false }
         probe.waitUntilExit()
         return probe.terminationStatus == 0
     }()

@@ -288,7 +288,7 @@ private struct Recorder: Plugin {
         let shell = Process()
         shell.executableURL = URL(fileURLWithPath: "/bin/sh")
         shell.arguments = ["-n", "-c", command]
-        try shell.run()
+        try ProcessLaunch.run(shell)
         shell.waitUntilExit()
         #expect(shell.terminationStatus == 0, "\(command)")
         #expect(command.hasPrefix("curl -X 'PATCH'\\''$' 'https://api.example.com/v1/login?"))

@@ -56,6 +56,47 @@ struct ChildProcessTests {
         #expect(!pids.contains(where: isAlive), "still running: \(pids.filter(isAlive))")
     }
 
+    /// Processes started at the same moment from several threads each stop on their own, promptly. Foundation's
+    /// `Process` on Linux learns that its program ended when a socket it gave the program closes; that socket is made
+    /// without close-on-exec, so a program another thread started meanwhile inherited it, and its end went unnoticed
+    /// while that other program ran: `stop()` then waited for a program already gone (a zombie), on a thread of the
+    /// pool, and two such waits held up the whole suite.
+    @Test func processesStartedTogetherEachStopOnTheirOwn() throws {
+        // As in a full run of the suites, many descriptors are open: Foundation then lists each to be closed in the
+        // new process, which widens the moment in which another thread's start inherits the socket.
+        // (Leaving room under the limit on open descriptors for what the test itself opens.)
+        var limit = rlimit()
+        getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        let count = max(0, min(1500, Int(clamping: limit.rlim_cur) - 512))
+        let held = (0..<count).map { _ in open("/dev/null", O_RDONLY | O_CLOEXEC) }
+        defer { for descriptor in held where descriptor >= 0 { close(descriptor) } }
+        for _ in 0..<5 {
+            let started = StartedProcesses()
+            DispatchQueue.concurrentPerform(iterations: 8) { _ in
+                guard let process = try? ChildProcess("/bin/sleep", ["300"]) else { return }
+                started.append(process)
+            }
+            let processes = started.all
+            try #require(processes.count == 8)
+            // Last started first: a program that inherited another's socket started while that other was starting,
+            // so before that other's start returned.
+            for (index, process) in processes.enumerated().reversed() {
+                let stopped = DispatchSemaphore(value: 0)
+                Thread.detachNewThread {
+                    process.stop()
+                    stopped.signal()
+                }
+                guard stopped.wait(timeout: .now() + 10) == .success else {
+                    Issue.record("process \(index) of 8 did not stop within 10 s while the others ran")
+                    // The others hold what it waits for: stopping them lets it end (or at least the suite go on).
+                    for other in processes { other.stop() }
+                    _ = stopped.wait(timeout: .now() + 30)
+                    return
+                }
+            }
+        }
+    }
+
     /// The check the benchmark runs at its end (and `.ci/run` runs in Python): it names what is still running with
     /// the run's marker, and nothing once it has stopped.
     @Test func leftoversAreFoundByTheMarkerTheyInherited() async throws {
@@ -81,5 +122,20 @@ struct ChildProcessTests {
         #expect(LeftoverProcesses.find(name: "SWITCHBOARD_CHILD_PROCESS_TEST", value: "other").isEmpty)
         process.stop()
         #expect(LeftoverProcesses.find(name: "SWITCHBOARD_CHILD_PROCESS_TEST", value: marker).isEmpty)
+    }
+}
+
+/// Processes started from several threads, in the order their starts returned.
+private final class StartedProcesses: @unchecked Sendable {
+    // Safety: `processes` is read and written only while `lock` is held.
+    private let lock = NSLock()
+    private var processes: [ChildProcess] = []
+
+    func append(_ process: ChildProcess) {
+        lock.withLock { processes.append(process) }
+    }
+
+    var all: [ChildProcess] {
+        lock.withLock { processes }
     }
 }

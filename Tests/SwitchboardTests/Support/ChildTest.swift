@@ -28,7 +28,7 @@ enum ChildTest {
             exited.continuation.yield(process.terminationStatus)
             exited.continuation.finish()
         }
-        try child.run()
+        try ProcessLaunch.run(child)
         let deadline = Task {
             try await Task.sleep(for: .seconds(120))
             child.terminate()
