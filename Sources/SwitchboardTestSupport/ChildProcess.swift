@@ -112,8 +112,9 @@ public final class ChildProcess: @unchecked Sendable {
 /// that socket without close-on-exec, and closes its own copy only once the program has started, so a program another
 /// thread starts in that moment inherits it; the first program's end then goes unnoticed while the second runs:
 /// `waitUntilExit()` spins on (and a `terminationHandler` never runs) for a program already gone. Every process the
-/// suites and the benchmark start goes through here; `ChildProcess`'s supervisor also closes any descriptor it
-/// inherited anyway.
+/// suites and the benchmark start goes through here. (A started program cannot just close what it inherited: the
+/// socket Foundation handed it is among those, and Foundation takes its closing for the program's end, then waits
+/// for that end on the one thread that watches every process.)
 public enum ProcessLaunch {
     private static let lock = NSLock()
 
