@@ -316,7 +316,8 @@ enum FormEncoding {
         }
     }
 
-    /// Writes bytes into a buffer that has room for them (the caller sized it for the worst case).
+    /// Writes bytes into a buffer that has room for them (the caller sized it for the worst case; a write past its
+    /// end stops the process rather than overwrite memory, in release builds too).
     private struct Writer {
         let buffer: UnsafeMutableBufferPointer<UInt8>
         var count = 0
@@ -326,6 +327,7 @@ enum FormEncoding {
         }
 
         mutating func write(_ byte: UInt8) {
+            precondition(count < buffer.count)
             buffer[count] = byte
             count += 1
         }
@@ -338,6 +340,7 @@ enum FormEncoding {
 
         mutating func write(_ bytes: UnsafeBufferPointer<UInt8>) {
             guard let source = bytes.baseAddress, !bytes.isEmpty else { return }
+            precondition(count + bytes.count <= buffer.count)
             (buffer.baseAddress! + count).update(from: source, count: bytes.count)
             count += bytes.count
         }
@@ -371,6 +374,7 @@ enum FormEncoding {
                 digits += 1
                 rest /= 10
             }
+            precondition(count + digits <= buffer.count)
             var value = value
             for offset in stride(from: digits - 1, through: 0, by: -1) {
                 buffer[count + offset] = UInt8(ascii: "0") + UInt8(value % 10)
