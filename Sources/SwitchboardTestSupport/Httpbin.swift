@@ -435,9 +435,6 @@ public enum Httpbin {
     /// - `header-flood?count=N&size=B`: N extra header fields of B bytes each.
     /// - `reset`: a TCP reset as soon as the request is read; `reset?after=N`: after the head and N body bytes.
     /// - `truncated?length=L&after=N`: announces L body bytes, sends N, closes.
-    ///
-    /// `truncated`, `lengths` and `location` (and `/sse`) also take `cookie=NAME=VALUE`: a `Set-Cookie` field for that
-    /// cookie, with `Path=/`.
     /// - `empty-reply`: closes without a byte.
     /// - `bad-chunk`: a chunked body whose chunk size is not hexadecimal.
     /// - `folded-header`, `utf8-header`, `latin1-header`, `lf-header`: a `200` whose `X-Name` field is folded onto a
@@ -465,6 +462,9 @@ public enum Httpbin {
     ///   of body as the largest value's leading digits say, after any `+` (none when they pass `Int.max`).
     /// - `location?to=REFERENCE&status=S[&also=REFERENCE]`: the same redirect, for a `Location` that is a relative
     ///   reference; with `also`, a second `Location` field after the first.
+    ///
+    /// `truncated`, `lengths` and `location` (and `/sse`) also take `cookie=NAME=VALUE`: a `Set-Cookie` field for that
+    /// cookie, with `Path=/`.
     private static func fault(_ name: String, request: ServerRequest) -> ServerResponse {
         let number = { (key: String, fallback: Double) in Double(request.queryValue(key) ?? "") ?? fallback }
         let body = Data((0..<64).map { UInt8(ascii: "a") + UInt8($0 % 26) })
