@@ -556,14 +556,35 @@ extension Request {
 
     /// The center's entries with the request's own over them. Built at its final size: merging into a copy of the
     /// center's dictionary made that copy, then grew it (hashing every key again) as soon as the request added a key.
+    /// Made by `Dictionary(_:uniquingKeysWith:)`, which is compiled here for these types (`minimumCapacity:` is not,
+    /// and looked its storage's type up in the runtime's table at every call).
     private static func overlaying(
         _ own: [String: any Sendable], on general: [String: any Sendable]
     ) -> [String: any Sendable] {
         guard !own.isEmpty else { return general }
-        var merged = [String: any Sendable](minimumCapacity: general.count + own.count)
-        for (key, value) in general { merged[key] = value }
-        for (key, value) in own { merged[key] = value }
-        return merged
+        return [String: any Sendable](BothEntries(first: general, then: own), uniquingKeysWith: { _, own in own })
+    }
+
+    /// Every entry of one dictionary, then every entry of another: as many elements as both hold (a key in both
+    /// comes twice, the second dictionary's last).
+    private struct BothEntries: Sequence {
+        let first: [String: any Sendable]
+        let then: [String: any Sendable]
+
+        var underestimatedCount: Int { first.count + then.count }
+
+        func makeIterator() -> Iterator {
+            Iterator(first: first.makeIterator(), then: then.makeIterator())
+        }
+
+        struct Iterator: IteratorProtocol {
+            var first: [String: any Sendable].Iterator
+            var then: [String: any Sendable].Iterator
+
+            mutating func next() -> (String, any Sendable)? {
+                if let entry = first.next() ?? then.next() { (entry.key, entry.value) } else { nil }
+            }
+        }
     }
 
     /// The server `api` resolves against: the request's own, else its node's, else the center's (unless
