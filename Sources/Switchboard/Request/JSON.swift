@@ -93,7 +93,14 @@ public enum JSON: Sendable, Hashable, Codable, CustomStringConvertible {
     ///
     /// - Throws: `HTTPError` with code `.decoding` when the data is not JSON.
     public init(data: Data) throws(HTTPError) {
-        if !JSON.isUTF8(data) {
+        let result = data.withUnsafeBytes { bytes in Result { () throws(HTTPError) in try JSON(bytes, of: data) } }
+        self = try result.get()
+    }
+
+    /// Parses JSON text read in place from `bytes`, which are `data`'s (for a caller that reads them already: each
+    /// access to a `Data`'s bytes is checked for exclusive access at run time).
+    init(_ bytes: UnsafeRawBufferPointer, of data: Data) throws(HTTPError) {
+        if !JSON.isUTF8(bytes) {
             // UTF-16 or UTF-32 text (RFC 8259 asks for UTF-8; older servers differ): Foundation reads those.
             do {
                 let object = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
@@ -106,7 +113,7 @@ public enum JSON: Sendable, Hashable, Codable, CustomStringConvertible {
             return
         }
         do {
-            self = try JSONParser.parse(data)
+            self = try JSONParser.parse(bytes)
         } catch {
             throw HTTPError(.decoding, "the body is not valid JSON: \(error)", underlying: error)
         }
@@ -114,10 +121,10 @@ public enum JSON: Sendable, Hashable, Codable, CustomStringConvertible {
 
     /// Whether JSON text is UTF-8 rather than UTF-16 or UTF-32: no byte order mark of those, and no zero byte among
     /// the first two (JSON text starts with an ASCII character).
-    private static func isUTF8(_ data: Data) -> Bool {
-        guard data.count >= 2 else { return true }
-        let first = data[data.startIndex]
-        let second = data[data.startIndex + 1]
+    private static func isUTF8(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard bytes.count >= 2 else { return true }
+        let first = bytes[0]
+        let second = bytes[1]
         if (first == 0xFE && second == 0xFF) || (first == 0xFF && second == 0xFE) { return false }
         return first != 0 && second != 0
     }

@@ -19,12 +19,9 @@ struct JSONParser {
     private var depth = 0
 
     /// Parses one JSON value, with optional whitespace (and a UTF-8 byte order mark) around it.
-    static func parse(_ data: Data) throws(Failure) -> JSON {
-        let result: Result<JSON, Failure> = data.withUnsafeBytes { buffer in
-            var parser = JSONParser(bytes: buffer)
-            return Result { () throws(Failure) -> JSON in try parser.parseDocument() }
-        }
-        return try result.get()
+    static func parse(_ bytes: UnsafeRawBufferPointer) throws(Failure) -> JSON {
+        var parser = JSONParser(bytes: bytes)
+        return try parser.parseDocument()
     }
 
     /// Whether the text is one JSON number and nothing else.

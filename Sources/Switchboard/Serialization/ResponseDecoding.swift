@@ -5,9 +5,11 @@ enum ResponseDecoding {
     /// Whether a body holds nothing but JSON's whitespace (spaces, tabs, CR and LF). Stops at the first other byte,
     /// read from the bytes in place (`Data`'s own iteration cost more than the rest of this check).
     static func isBlank(_ data: Data) -> Bool {
-        data.withUnsafeBytes { bytes in
-            bytes.allSatisfy { $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }
-        }
+        data.withUnsafeBytes(isBlank)
+    }
+
+    static func isBlank(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        bytes.allSatisfy { $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }
     }
 
     /// The decoded value. An empty body is `.empty` whatever the serializer (a `HEAD`, a `204` are successes).
@@ -22,8 +24,13 @@ enum ResponseDecoding {
                 return .data(data)
             case .json:
                 // Only spaces and line breaks (what some servers send for "no content"): no value, as an empty body.
-                if isBlank(data) { return .empty }
-                return .json(try JSON(data: data))
+                // The bytes are read in place once, for both.
+                let parsed = data.withUnsafeBytes { bytes in
+                    Result { () throws(HTTPError) -> Response.Value in
+                        try isBlank(bytes) ? .empty : .json(JSON(bytes, of: data))
+                    }
+                }
+                return try parsed.get()
             case .plist:
                 let object: Any
                 do {
