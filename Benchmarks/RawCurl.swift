@@ -40,6 +40,12 @@ final class RawCurl: @unchecked Sendable {
         thread.start()
     }
 
+    /// Closes the connections the multi handle keeps and frees it, once the loop has ended (its thread holds this
+    /// object until then) and no caller is still in `stop` or `get`, which wake the multi handle.
+    deinit {
+        sb_multi_cleanup(multi)
+    }
+
     /// One GET of the URL: its status and body length.
     func get() async throws -> (status: Int, bytes: Int) {
         try await withCheckedThrowingContinuation { continuation in

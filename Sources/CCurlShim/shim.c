@@ -47,6 +47,7 @@ static struct {
     void *(*slist_append)(void *, const char *);
     void (*slist_free_all)(void *);
     void *(*multi_init)(void);
+    int (*multi_cleanup)(void *);
     int (*multi_setopt)(void *, int, ...);
     int (*multi_add_handle)(void *, void *);
     int (*multi_remove_handle)(void *, void *);
@@ -91,6 +92,7 @@ int sb_curl_load(char *error, size_t error_length) {
     RESOLVE(slist_append, "curl_slist_append");
     RESOLVE(slist_free_all, "curl_slist_free_all");
     RESOLVE(multi_init, "curl_multi_init");
+    RESOLVE(multi_cleanup, "curl_multi_cleanup");
     RESOLVE(multi_setopt, "curl_multi_setopt");
     RESOLVE(multi_add_handle, "curl_multi_add_handle");
     RESOLVE(multi_remove_handle, "curl_multi_remove_handle");
@@ -142,6 +144,7 @@ SBCurlList *sb_slist_append(SBCurlList *list, const char *text) { return curl.sl
 void sb_slist_free_all(SBCurlList *list) { curl.slist_free_all(list); }
 
 SBCurlMulti *sb_multi_init(void) { return curl.multi_init(); }
+void sb_multi_cleanup(SBCurlMulti *multi) { curl.multi_cleanup(multi); }
 int sb_multi_setopt_long(SBCurlMulti *multi, int option, long value) { return curl.multi_setopt(multi, option, value); }
 int sb_multi_add_handle(SBCurlMulti *multi, SBCurl *easy) { return curl.multi_add_handle(multi, easy); }
 int sb_multi_remove_handle(SBCurlMulti *multi, SBCurl *easy) { return curl.multi_remove_handle(multi, easy); }

@@ -58,6 +58,11 @@ public final class LoopbackServer: Sendable {
         accepted.withLock { $0 }
     }
 
+    /// How many connections are open now: accepted and not yet closed by either side.
+    public var openConnections: Int {
+        connections.withLock { $0.count }
+    }
+
     /// How many connections the server dropped instead of answering (`ServerResponse.dropWithoutAnswer`).
     public var droppedConnections: Int {
         dropped.withLock { $0 }

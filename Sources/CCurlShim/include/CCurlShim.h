@@ -49,6 +49,8 @@ SBCurlList *sb_slist_append(SBCurlList *list, const char *text);
 void sb_slist_free_all(SBCurlList *list);
 
 SBCurlMulti *sb_multi_init(void);
+/// Closes the multi handle's connections and frees it; every easy handle must have been removed from it first.
+void sb_multi_cleanup(SBCurlMulti *multi);
 int sb_multi_setopt_long(SBCurlMulti *multi, int option, long value);
 int sb_multi_add_handle(SBCurlMulti *multi, SBCurl *easy);
 int sb_multi_remove_handle(SBCurlMulti *multi, SBCurl *easy);

@@ -174,3 +174,31 @@ import SwitchboardTestSupport
         #expect(opened <= bound, "\(engineName): 2,500 requests, 32 at a time, opened \(opened) connections")
     }
 }
+
+/// An engine that is let go closes the connections it kept for reuse. A CurlEngine kept them (up to 128, with two
+/// more descriptors of libcurl's own) for the life of the process: its multi handle was never freed.
+@Suite struct ReleasedEngineTests {
+    @Test(arguments: bothEngines)
+    func anEngineLetGoClosesTheConnectionsItKept(engineName: String) async throws {
+        let server = try LoopbackServer()
+        defer { server.stop() }
+        try await Self.sendThrough(engineName, to: server)
+        #expect(server.acceptedConnections == 1, "the requests shared one kept connection")
+        // The engine and its center are gone; the server sees the connection close.
+        let deadline = ContinuousClock.now + .seconds(10)
+        while server.openConnections > 0, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(server.openConnections == 0)
+    }
+
+    /// Three requests on one kept connection, through a center and engine that exist only in this call.
+    private static func sendThrough(_ engineName: String, to server: LoopbackServer) async throws {
+        let center = try loopbackCenter(engineName, server: server)
+        for _ in 0..<3 {
+            let response = try await center.send { $0.api = "get" }
+            #expect(response.status == 200)
+        }
+        #expect(server.openConnections == 1, "the connection is kept open between requests")
+    }
+}

@@ -209,6 +209,13 @@ final class CurlWorker: @unchecked Sendable {
         thread.start()
     }
 
+    /// Closes the connections the multi handle keeps for reuse, and frees it. Here, not at the end of the loop: the
+    /// worker is released only once its loop has ended (its thread holds it until then) and no other thread is in
+    /// `post`, which may still be about to wake the multi handle after the loop has seen `stop`.
+    deinit {
+        sb_multi_cleanup(multi)
+    }
+
     func start(_ transfer: CurlTransfer) {
         post { $0.starts.append(transfer) }
     }
