@@ -877,7 +877,8 @@ final class SessionTransfer: Sendable {
         // `redirect`, and a stream's as it opened, in `received`). An exchange that fails keeps none of its answer's,
         // as on CurlEngine; a completion handler could not do otherwise, since URLSession hands it no head with an
         // error.
-        if case .success(let response) = result, !streamed { storeCookies(from: response.response) }
+        // Only with a storage: `response.response` makes a Foundation response for one that has none underneath.
+        if storage != nil, case .success(let response) = result, !streamed { storeCookies(from: response.response) }
         if let spooled { try? FileManager.default.removeItem(at: spooled) }
         continuation?.resume(with: result)
     }
