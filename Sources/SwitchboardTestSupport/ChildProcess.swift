@@ -12,21 +12,29 @@ import Darwin
 /// already need). The supervisor reads a pipe whose only writer is this process: when `stop()` closes it, or when
 /// this process ends in any way (a failed test, a time limit, Ctrl-C, a crash, `SIGKILL`), the read ends and the
 /// supervisor kills the whole group, including any worker processes the program forked, and waits until the group
-/// is gone (on Linux it is their subreaper, so it reaps the workers itself instead of waiting for `init` to). A `SIGINT`, `SIGTERM` or `SIGHUP` sent to the supervisor does the same.
+/// is gone (on Linux it is their subreaper, so it reaps the workers itself instead of waiting for `init` to). A
+/// `SIGINT`, `SIGTERM` or `SIGHUP` sent to the supervisor does the same.
+///
+/// The supervisor is started with `posix_spawn` (`ProcessLaunch.spawn`), not Foundation's `Process`, and waited for
+/// with `waitpid`: see `ProcessLaunch` for what `Process` does on Linux when many descriptors are open.
 public final class ChildProcess: @unchecked Sendable {
-    // Safety: `supervisor` and `pipe` are set in `init`; `pipe` is only read and changed under `lock`, in `stop()`.
-    private let supervisor = Process()
+    // Safety: `supervisor` is set in `init` and never changed; `pipe` and `reaped` are only read and changed under
+    // `lock`.
+    private let supervisor: pid_t
     private let lock = NSLock()
     private var pipe: Int32
+    private var reaped = false
 
-    /// The supervisor: starts the program in a new session, then reads its standard input until it ends.
+    /// The supervisor: starts the program (`argv[2:]`, in the directory `argv[1]` unless it is empty) in a new
+    /// session, then reads its standard input until it ends.
     static let script = """
         import ctypes, os, signal, subprocess, sys, time
         try:
             ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER: the group's orphans are reaped here
         except Exception:
             pass
-        child = subprocess.Popen(sys.argv[1:], start_new_session=True, stdin=subprocess.DEVNULL)
+        child = subprocess.Popen(
+            sys.argv[2:], cwd=sys.argv[1] or None, start_new_session=True, stdin=subprocess.DEVNULL)
         def end(*_):
             try:
                 os.killpg(child.pid, signal.SIGKILL)
@@ -71,18 +79,15 @@ public final class ChildProcess: @unchecked Sendable {
         }
         #endif
         guard made == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EMFILE) }
+        // The read end becomes the supervisor's standard input; this process keeps only the write end.
+        defer { close(ends[0]) }
         pipe = ends[1]
-        supervisor.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        supervisor.arguments = ["python3", "-c", Self.script, executable] + arguments
-        if let environment { supervisor.environment = environment }
-        if let directory { supervisor.currentDirectoryURL = directory }
-        // The read end becomes the supervisor's standard input (a dup2, which leaves it open across exec); the
-        // write end is close-on-exec, so no other child of this process holds it open.
-        supervisor.standardInput = FileHandle(fileDescriptor: ends[0], closeOnDealloc: true)
-        supervisor.standardOutput = output
-        supervisor.standardError = error
+        let environment = environment ?? ProcessInfo.processInfo.environment
         do {
-            try ProcessLaunch.run(supervisor)
+            supervisor = try ProcessLaunch.spawn(
+                "/usr/bin/env", ["python3", "-c", Self.script, directory?.path ?? "", executable] + arguments,
+                environment: environment, input: FileHandle(fileDescriptor: ends[0], closeOnDealloc: false),
+                output: output, error: error)
         } catch {
             close(ends[1])
             throw error
@@ -91,8 +96,13 @@ public final class ChildProcess: @unchecked Sendable {
 
     deinit { stop() }
 
+    /// The supervisor's process id (the program runs under it, in a process group of its own).
+    public var supervisorID: pid_t { supervisor }
+
     /// Whether the supervisor (and so the program's group) is still running.
-    public var isRunning: Bool { supervisor.isRunning }
+    public var isRunning: Bool {
+        lock.withLock { !reap(waiting: false) }
+    }
 
     /// Ends the program and every process in its group, and waits until they are gone. Safe to call more than once.
     public func stop() {
@@ -102,28 +112,146 @@ public final class ChildProcess: @unchecked Sendable {
         }
         guard end >= 0 else { return }
         close(end)
-        supervisor.waitUntilExit()
+        lock.withLock { _ = reap(waiting: true) }
+    }
+
+    /// Collects the supervisor's exit status once it has ended (waiting for that with `waiting`); returns whether it
+    /// has ended. Called under `lock`.
+    private func reap(waiting: Bool) -> Bool {
+        while !reaped {
+            var status: Int32 = 0
+            let result = waitpid(supervisor, &status, waiting ? 0 : WNOHANG)
+            if result == supervisor || (result < 0 && errno == ECHILD) {
+                reaped = true
+            } else if result < 0 && errno == EINTR {
+                continue
+            } else {
+                return false
+            }
+        }
+        return true
     }
 }
 
-/// Starts processes one at a time.
+/// Starts the processes the suites and the benchmark start, one at a time, with `posix_spawn`.
 ///
-/// Foundation's `Process` on Linux learns that its program ended when a socket it hands the program closes. It makes
-/// that socket without close-on-exec, and closes its own copy only once the program has started, so a program another
-/// thread starts in that moment inherits it; the first program's end then goes unnoticed while the second runs:
-/// `waitUntilExit()` spins on (and a `terminationHandler` never runs) for a program already gone. Every process the
-/// suites and the benchmark start goes through here. (A started program cannot just close what it inherited: the
-/// socket Foundation handed it is among those, and Foundation takes its closing for the program's end, then waits
-/// for that end on the one thread that watches every process.)
+/// Not with Foundation's `Process`, which on Linux has two faults here. It learns that its program ended when a
+/// socket it hands the program closes, made without close-on-exec and closed on its side only once the program has
+/// started, so a program another thread started in that moment inherited it, and the first program's end went
+/// unnoticed while the second ran (`waitUntilExit()` spun on for a program already gone). And `Process.run()` lists
+/// `/proc/self/fd` to close every descriptor in the new process, copying 256 bytes of each entry's name: past about
+/// 1,360 open descriptors one read of that directory fills glibc's buffer, and the copy of its last entry runs past
+/// the buffer's end (a crash inside `Process.run`, seen once in CI).
 public enum ProcessLaunch {
     private static let lock = NSLock()
 
-    /// Runs `process` (`Process.run()`), while no other process is being started through here.
-    public static func run(_ process: Process) throws {
+    /// Starts the program at `path` with `arguments` (after `argv[0]`, which is `path`) and `environment` (this
+    /// process's unless given), while no other process is being started through here, and returns its process id
+    /// (for `exitStatus(of:)`). Its standard input, output and error are `input`, `output` and `error` (the null
+    /// device unless given); no other descriptor of this process's is left open in it, and no signal is blocked.
+    public static func spawn(
+        _ path: String, _ arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment,
+        input: FileHandle = .nullDevice, output: FileHandle = .nullDevice, error: FileHandle = .nullDevice
+    ) throws -> pid_t {
         lock.lock()
         defer { lock.unlock() }
-        try process.run()
+        // Each source is a copy numbered 10 or above, so that none is also a target (a descriptor duplicated onto
+        // itself would keep its close-on-exec flag), closed here once the program has started.
+        var sources: [Int32] = []
+        defer { for source in sources { close(source) } }
+        func source(_ descriptor: Int32) throws -> Int32 {
+            let copy = fcntl(descriptor, F_DUPFD_CLOEXEC, 10)
+            guard copy >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EBADF) }
+            sources.append(copy)
+            return copy
+        }
+        func source(_ handle: FileHandle) throws -> Int32 {
+            guard handle === FileHandle.nullDevice || handle.fileDescriptor < 0 else {
+                return try source(handle.fileDescriptor)
+            }
+            let null = open("/dev/null", O_RDWR | O_CLOEXEC)
+            guard null >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .ENOENT) }
+            defer { close(null) }
+            return try source(null)
+        }
+        let standard = [try source(input), try source(output), try source(error)]
+
+        #if canImport(Glibc)
+        var actions = posix_spawn_file_actions_t()
+        var attributes = posix_spawnattr_t()
+        #else
+        var actions: posix_spawn_file_actions_t?
+        var attributes: posix_spawnattr_t?
+        #endif
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        for (target, descriptor) in standard.enumerated() {
+            posix_spawn_file_actions_adddup2(&actions, descriptor, Int32(target))
+        }
+        // No signal blocked in the program, as Foundation's `Process` leaves it. The calling thread's mask is
+        // inherited otherwise, and a thread of Swift's pool (of libdispatch's) blocks nearly every signal: the
+        // supervisor's handlers for `SIGINT`, `SIGTERM` and `SIGHUP` would never run.
+        var unblocked = sigset_t()
+        sigemptyset(&unblocked)
+        posix_spawnattr_setsigmask(&attributes, &unblocked)
+        #if canImport(Glibc)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
+        try closeTheRest(&actions)
+        #else
+        // Every descriptor not duplicated onto 0, 1 or 2 is closed in the program.
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_CLOEXEC_DEFAULT))
+        #endif
+
+        let argv = ([path] + arguments).map { strdup($0) } + [nil]
+        defer { for argument in argv { free(argument) } }
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { for variable in envp { free(variable) } }
+        var pid: pid_t = 0
+        let result = posix_spawn(&pid, path, &actions, &attributes, argv, envp)
+        guard result == 0 else { throw POSIXError(POSIXErrorCode(rawValue: result) ?? .ENOEXEC) }
+        return pid
     }
+
+    /// Waits until the program started as `pid` (by `spawn`) ends, and returns its exit status: the code it exited
+    /// with, or 128 plus the number of the signal that ended it.
+    public static func exitStatus(of pid: pid_t) -> Int32 {
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 {
+            guard errno == EINTR else { return -1 }
+        }
+        let signal = status & 0x7F
+        return signal == 0 ? (status >> 8) & 0xFF : 128 + signal
+    }
+
+    #if canImport(Glibc)
+    /// Closes every descriptor above 2 in the program: with glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34
+    /// and later; Swift's Glibc module does not show it, so it is looked up), else one close for each descriptor open
+    /// now, read from `/proc/self/fd` (no other process starts meanwhile, and descriptors opened meanwhile by other
+    /// threads are close-on-exec or not this program's business).
+    private static func closeTheRest(_ actions: inout posix_spawn_file_actions_t) throws {
+        typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+        if let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") {
+            let closeFrom = unsafeBitCast(symbol, to: CloseFrom.self)
+            let result = closeFrom(&actions, 3)
+            guard result == 0 else { throw POSIXError(POSIXErrorCode(rawValue: result) ?? .EINVAL) }
+            return
+        }
+        guard let directory = opendir("/proc/self/fd") else { return }
+        defer { closedir(directory) }
+        let own = dirfd(directory)
+        while let entry = readdir(directory) {
+            // The name is read where it stands, up to its terminating zero (never as a 256-byte copy).
+            let name = withUnsafePointer(to: &entry.pointee.d_name) {
+                $0.withMemoryRebound(to: CChar.self, capacity: 1) { String(cString: $0) }
+            }
+            if let descriptor = Int32(name), descriptor > 2, descriptor != own {
+                posix_spawn_file_actions_addclose(&actions, descriptor)
+            }
+        }
+    }
+    #endif
 }
 
 /// Processes still alive that carry a marker in their environment: what a run started (its children inherit the

@@ -105,15 +105,12 @@ final class TLSServer: @unchecked Sendable {
 
     @discardableResult
     static func run(_ command: String) throws -> String {
-        let shell = Process()
-        shell.executableURL = URL(fileURLWithPath: "/bin/sh")
-        shell.arguments = ["-c", command]
         let output = Pipe()
-        shell.standardOutput = output
-        shell.standardError = FileHandle.nullDevice
-        try ProcessLaunch.run(shell)
+        let shell = try ProcessLaunch.spawn("/bin/sh", ["-c", command], output: output.fileHandleForWriting)
+        // The shell has its own copy: the read below ends when it ends.
+        try output.fileHandleForWriting.close()
         let data = output.fileHandleForReading.readDataToEndOfFile()
-        shell.waitUntilExit()
+        _ = ProcessLaunch.exitStatus(of: shell)
         return String(decoding: data, as: UTF8.self)
     }
 }

@@ -26,14 +26,9 @@ enum URLSessionHTTP2Child {
         guard server == nil, getuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare"),
             FileManager.default.fileExists(atPath: systemBundle)
         else { return false }
-        let probe = Process()
-        probe.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
-        probe.arguments = ["-m", "--propagation", "private", "/bin/true"]
-        probe.standardOutput = FileHandle.nullDevice
-        probe.standardError = FileHandle.nullDevice
-        guard (try? ProcessLaunch.run(probe)) != nil else { return false }
-        probe.waitUntilExit()
-        return probe.terminationStatus == 0
+        guard let probe = try? ProcessLaunch.spawn("/usr/bin/unshare", ["-m", "--propagation", "private", "/bin/true"])
+        else { return false }
+        return ProcessLaunch.exitStatus(of: probe) == 0
     }()
 
     /// Runs the child test with the bundle that trusts `certificate`, and returns its report.

@@ -285,12 +285,8 @@ private struct Recorder: Plugin {
         #expect(command.contains("&x=1"))
         #expect(command.contains("&y=2"))
         // The shell reads it: the words are those printed, unbroken by a quote.
-        let shell = Process()
-        shell.executableURL = URL(fileURLWithPath: "/bin/sh")
-        shell.arguments = ["-n", "-c", command]
-        try ProcessLaunch.run(shell)
-        shell.waitUntilExit()
-        #expect(shell.terminationStatus == 0, "\(command)")
+        let shell = try ProcessLaunch.spawn("/bin/sh", ["-n", "-c", command])
+        #expect(ProcessLaunch.exitStatus(of: shell) == 0, "\(command)")
         #expect(command.hasPrefix("curl -X 'PATCH'\\''$' 'https://api.example.com/v1/login?"))
     }
 

@@ -56,22 +56,62 @@ struct ChildProcessTests {
         #expect(!pids.contains(where: isAlive), "still running: \(pids.filter(isAlive))")
     }
 
-    /// Processes started at the same moment from several threads each stop on their own, promptly. Foundation's
-    /// `Process` on Linux learns that its program ended when a socket it gave the program closes; that socket is made
-    /// without close-on-exec, so a program another thread started meanwhile inherited it, and its end went unnoticed
-    /// while that other program ran: `stop()` then waited for a program already gone (a zombie), on a thread of the
-    /// pool, and two such waits held up the whole suite.
-    @Test func processesStartedTogetherEachStopOnTheirOwn() throws {
-        // With more descriptors open, Foundation takes longer to list each to be closed in the new process, which
-        // widens the moment in which another thread's start inherits the socket: up to 400 more are held open (alone,
-        // the test then failed in 3 of 6 runs before the fix). Not past about 900 in all: beyond what one read of
-        // /proc/self/fd returns (about 1,000 entries), Foundation's listing (`findMaximumOpenFromProcSelfFD`) copies
-        // 256 bytes of each entry's name, and at the end of a full read that runs past its buffer (a crash in
-        // `Process.run`, seen once when this test held 1,500).
-        let held = (0..<max(0, min(400, 900 - Self.openDescriptors()))).map { _ in
-            open("/dev/null", O_RDONLY | O_CLOEXEC)
+    /// A `SIGTERM` sent to the supervisor ends the program and its workers, as stopping does: the supervisor starts
+    /// with no signal blocked (started from a thread of Swift's pool, which blocks nearly all, it would inherit that
+    /// mask unless told otherwise, and the signal would stay pending for good).
+    @Test func aSignalToTheSupervisorEndsTheGroup() throws {
+        let (process, pids) = try startGroup()
+        defer { process.stop() }
+        try #require(pids.count == 2)
+        // Sent once the supervisor has set its handler (right after it started the program).
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !Self.handles(SIGTERM, process.supervisorID), ContinuousClock.now < deadline { usleep(10_000) }
+        try #require(Self.handles(SIGTERM, process.supervisorID))
+        kill(process.supervisorID, SIGTERM)
+        while pids.contains(where: isAlive), ContinuousClock.now < deadline + .seconds(10) { usleep(20_000) }
+        #expect(!pids.contains(where: isAlive), "still running: \(pids.filter(isAlive))")
+    }
+
+    /// Whether a process has a handler set for `signal` (`SigCgt` in its `/proc` status).
+    private static func handles(_ signal: Int32, _ pid: pid_t) -> Bool {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("SigCgt:") }),
+            let mask = UInt64(line.dropFirst("SigCgt:".count).trimmingCharacters(in: .whitespaces), radix: 16)
+        else { return false }
+        return mask & (1 << UInt64(signal - 1)) != 0
+    }
+
+    /// The supervisor starts with standard input, output and error and nothing else of this process's: a
+    /// descriptor left open across `exec` (here a file opened without close-on-exec) would keep, say, a connection
+    /// open in it after this process closed its end.
+    @Test func aStartedProgramHoldsNoneOfThisProcesssDescriptors() throws {
+        let scratch = Scratch()
+        let marker = scratch.file("held-open")
+        try Data("x".utf8).write(to: marker)
+        let inherited = open(marker.path, O_RDONLY)
+        try #require(inherited >= 0)
+        defer { close(inherited) }
+        let process = try ChildProcess("/bin/sleep", ["300"])
+        defer { process.stop() }
+        // `posix_spawn` returns once the supervisor has been started with its descriptors as they stay.
+        let directory = "/proc/\(process.supervisorID)/fd"
+        let descriptors = try FileManager.default.contentsOfDirectory(atPath: directory)
+        let targets = descriptors.compactMap {
+            try? FileManager.default.destinationOfSymbolicLink(atPath: "\(directory)/\($0)")
         }
-        defer { for descriptor in held where descriptor >= 0 { close(descriptor) } }
+        #expect(descriptors.count == targets.count)
+        #expect(Set(descriptors).isSuperset(of: ["0", "1", "2"]))
+        #expect(!targets.contains(marker.path), "the supervisor holds \(marker.path): \(targets)")
+    }
+
+    /// Processes started at the same moment from several threads each stop on their own, promptly: none may hold
+    /// what tells another's supervisor that it is to stop (the write end of that one's pipe), or what tells this
+    /// process that another ended. With Foundation's `Process` on Linux, a program started by another thread at the
+    /// wrong moment inherited the socket by which `Process` learns that its program ended; its end then went
+    /// unnoticed while that other program ran, and `stop()` waited for a program already gone (a zombie), on a
+    /// thread of the pool: two such waits held up the whole suite. (`ChildProcess` now starts its supervisor with
+    /// `posix_spawn`, closing every other descriptor in it.)
+    @Test func processesStartedTogetherEachStopOnTheirOwn() throws {
         for _ in 0..<10 {
             let started = StartedProcesses()
             DispatchQueue.concurrentPerform(iterations: 8) { _ in
@@ -97,15 +137,6 @@ struct ChildProcessTests {
                 }
             }
         }
-    }
-
-    /// How many descriptors this process has open, counted from /proc/self/fd (names not read).
-    private static func openDescriptors() -> Int {
-        guard let directory = opendir("/proc/self/fd") else { return 0 }
-        defer { closedir(directory) }
-        var count = 0
-        while readdir(directory) != nil { count += 1 }
-        return count
     }
 
     /// The check the benchmark runs at its end (and `.ci/run` runs in Python): it names what is still running with

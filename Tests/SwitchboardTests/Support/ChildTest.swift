@@ -15,26 +15,20 @@ enum ChildTest {
         _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         let binary = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
         let arguments = command + [binary.path, "--testing-library", "swift-testing", "--filter", test]
-        let child = Process()
-        child.executableURL = URL(fileURLWithPath: arguments[0])
-        child.arguments = Array(arguments.dropFirst())
-        child.environment = ProcessInfo.processInfo.environment.merging(environment) { _, own in own }
         let output = try FileHandle(forWritingTo: log)
         defer { try? output.close() }
-        child.standardOutput = output
-        child.standardError = output
-        let exited = AsyncStream<Int32>.makeStream()
-        child.terminationHandler = { process in
-            exited.continuation.yield(process.terminationStatus)
-            exited.continuation.finish()
-        }
-        try ProcessLaunch.run(child)
+        let child = try ProcessLaunch.spawn(
+            arguments[0], Array(arguments.dropFirst()),
+            environment: ProcessInfo.processInfo.environment.merging(environment) { _, own in own },
+            output: output, error: output)
         let deadline = Task {
             try await Task.sleep(for: .seconds(120))
-            child.terminate()
+            kill(child, SIGTERM)
         }
-        var status: Int32 = -1
-        for await code in exited.stream { status = code }
+        // Waited for on a thread of its own: `waitpid` blocks, and a thread of Swift's pool must not.
+        let status = await withCheckedContinuation { (continuation: CheckedContinuation<Int32, Never>) in
+            Thread.detachNewThread { continuation.resume(returning: ProcessLaunch.exitStatus(of: child)) }
+        }
         deadline.cancel()
         guard status == 0 else {
             let transcript = String(decoding: (try? Data(contentsOf: log)) ?? Data(), as: UTF8.self)
