@@ -101,7 +101,14 @@ public final class ChildProcess: @unchecked Sendable {
 
     /// Whether the supervisor (and so the program's group) is still running.
     public var isRunning: Bool {
-        lock.withLock { !reap(waiting: false) }
+        lock.withLock {
+            if !reaped {
+                // Its id once it has ended (its status collected), 0 while it runs.
+                let result = waitpid(supervisor, nil, WNOHANG)
+                reaped = result == supervisor || (result < 0 && errno == ECHILD)
+            }
+            return !reaped
+        }
     }
 
     /// Ends the program and every process in its group, and waits until they are gone. Safe to call more than once.
@@ -112,24 +119,11 @@ public final class ChildProcess: @unchecked Sendable {
         }
         guard end >= 0 else { return }
         close(end)
-        lock.withLock { _ = reap(waiting: true) }
-    }
-
-    /// Collects the supervisor's exit status once it has ended (waiting for that with `waiting`); returns whether it
-    /// has ended. Called under `lock`.
-    private func reap(waiting: Bool) -> Bool {
-        while !reaped {
-            var status: Int32 = 0
-            let result = waitpid(supervisor, &status, waiting ? 0 : WNOHANG)
-            if result == supervisor || (result < 0 && errno == ECHILD) {
-                reaped = true
-            } else if result < 0 && errno == EINTR {
-                continue
-            } else {
-                return false
-            }
+        lock.withLock {
+            guard !reaped else { return }
+            _ = ProcessLaunch.exitStatus(of: supervisor)
+            reaped = true
         }
-        return true
     }
 }
 
