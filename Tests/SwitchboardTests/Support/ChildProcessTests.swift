@@ -93,13 +93,14 @@ struct ChildProcessTests {
         defer { close(inherited) }
         let process = try ChildProcess("/bin/sleep", ["300"])
         defer { process.stop() }
-        // `posix_spawn` returns once the supervisor has been started with its descriptors as they stay.
+        // `posix_spawn` returns once the supervisor has been started, with whatever it inherited already in place.
         let directory = "/proc/\(process.supervisorID)/fd"
+        // The supervisor (Python) opens and closes descriptors of its own as it loads and starts the program, so one
+        // listed may be gone by the time it is read; the file held here, inherited, would stay for its whole life.
         let descriptors = try FileManager.default.contentsOfDirectory(atPath: directory)
         let targets = descriptors.compactMap {
             try? FileManager.default.destinationOfSymbolicLink(atPath: "\(directory)/\($0)")
         }
-        #expect(descriptors.count == targets.count)
         #expect(Set(descriptors).isSuperset(of: ["0", "1", "2"]))
         #expect(!targets.contains(marker.path), "the supervisor holds \(marker.path): \(targets)")
     }
