@@ -94,6 +94,10 @@ public final class Center: Sendable {
     /// once, never `onSuccess`), or its `async` call throws it. A group cancels every running member and starts no
     /// other, then finishes once as cancelled; members that had finished keep their responses. `onCancel` runs on the
     /// callback queue with what was cancelled, or `nil` when nothing with this identifier was running.
+    ///
+    /// A download can be cancelled until its file takes its final name; from then on it is done (the file is in
+    /// place and replaced any there before), a cancel does not reach it (`onCancel` gets `nil`), and it ends with
+    /// its response. A cancelled download never leaves a file at its destination.
     public func cancel(_ id: RequestID, onCancel: (@Sendable (AnyRequest?) -> Void)? = nil) {
         let cancelled = registry.cancel(id)
         if let onCancel {

@@ -108,8 +108,30 @@ final class Registry: Sendable {
 
     /// Removes finished work; returns whether it had been cancelled.
     func finish(_ id: RequestID) -> Bool {
+        finishing(id) == .cancelled
+    }
+
+    /// How finished work stood when it was removed.
+    enum Ending {
+        /// A cancel reached it.
+        case cancelled
+        /// It had passed the point of no return (`commit`): its outcome is its own, whatever cancels came after.
+        case committed
+        /// Neither, or it was not running.
+        case finished
+    }
+
+    /// Removes finished work; returns how it stood.
+    func finishing(_ id: RequestID) -> Ending {
         // The entry is released here, after the lock.
-        stripe(id).withLock { $0.finish(id) }?.cancelled ?? false
+        guard let entry = stripe(id).withLock({ $0.finish(id) }) else { return .finished }
+        return entry.cancelled ? .cancelled : entry.committed ? .committed : .finished
+    }
+
+    /// Marks running work past the point of no return, unless a cancel came first; returns whether it did (see
+    /// `RegistryState.commit`).
+    func commit(_ id: RequestID) -> Bool {
+        stripe(id).withLock { $0.commit(id) }
     }
 
     /// The running work with this identifier.

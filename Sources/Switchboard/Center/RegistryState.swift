@@ -22,6 +22,8 @@ struct RegistryState {
         var work: AnyRequest
         var stop: Stop?
         var cancelled = false
+        /// Past the point of no return (a download's file is in place): a cancel no longer reaches it.
+        var committed = false
         /// Kept apart from `work`, which `update` replaces: what `cancel(tag:)` and the owner check look at.
         let tag: String?
         let owner: WeakOwner?
@@ -66,7 +68,7 @@ struct RegistryState {
     /// Marks running work cancelled; returns it and its way to stop (to call outside the lock), or `nil` when it is
     /// not running or was cancelled already.
     mutating func cancel(_ id: RequestID) -> (work: AnyRequest, stop: Stop?)? {
-        guard let entry = entries[id], !entry.cancelled else { return nil }
+        guard let entry = entries[id], !entry.cancelled, !entry.committed else { return nil }
         entries[id]!.cancelled = true
         return (entry.work, entry.stop)
     }
@@ -74,7 +76,7 @@ struct RegistryState {
     /// Marks the running entries that match cancelled; returns them and their ways to stop.
     mutating func cancel(where matches: (Entry) -> Bool) -> [(work: AnyRequest, stop: Stop?)] {
         var found: [(work: AnyRequest, stop: Stop?)] = []
-        for (id, entry) in entries where !entry.cancelled && matches(entry) {
+        for (id, entry) in entries where !entry.cancelled && !entry.committed && matches(entry) {
             entries[id]!.cancelled = true
             found.append((entry.work, entry.stop))
         }
@@ -83,7 +85,18 @@ struct RegistryState {
 
     /// Whether running work that is not cancelled has an owner, so that owners must still be watched.
     var hasOwners: Bool {
-        entries.values.contains { $0.owner != nil && !$0.cancelled }
+        entries.values.contains { $0.owner != nil && !$0.cancelled && !$0.committed }
+    }
+
+    /// Marks running work past the point of no return, unless a cancel came first; returns whether it did. From then
+    /// on a cancel does not reach the work, and it finishes with its own outcome: what it did cannot be undone (a
+    /// download's file replaced the one at its destination), so it must not be reported as cancelled. Work that is
+    /// not running has nothing to refuse.
+    mutating func commit(_ id: RequestID) -> Bool {
+        guard let index = entries.index(forKey: id) else { return true }
+        if entries.values[index].cancelled { return false }
+        entries.values[index].committed = true
+        return true
     }
 
     /// Removes finished work; returns its entry (for the caller to release after the lock, as with `update`), or

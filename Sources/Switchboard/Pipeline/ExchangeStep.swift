@@ -111,7 +111,20 @@ extension Center {
     ) async throws(HTTPError) -> Response? {
         var response = response
         if download.isComplete(after: response) || (acceptable(response, for: request) && response.status != 416) {
-            response.fileURL = try await download.complete(response)
+            // The file gets its final name only if no cancel came first, and once it has, no cancel undoes it: a
+            // cancel of the request or of its task meanwhile is decided in the registry, under one lock, before or
+            // after the rename, so the outcome always says whether the file is there.
+            let id = request.id!
+            let placed: Result<URL, HTTPError> = await withTaskCancellationHandler {
+                do throws(HTTPError) {
+                    return .success(try await download.complete(response) { [registry] in registry.commit(id) })
+                } catch {
+                    return .failure(error)
+                }
+            } onCancel: { [registry] in
+                _ = registry.cancel(id)
+            }
+            response.fileURL = try placed.get()
             return response
         }
         if response.status == 416 && mayStartOver && download.offset > 0 {

@@ -21,7 +21,8 @@ extension Center {
     /// Runs one request to its final outcome.
     ///
     /// The request must have been registered by the launcher. On return it has been removed from the registry; a
-    /// cancel that was requested before that makes the outcome `.cancelled`, whatever the transfer did.
+    /// cancel that was requested before that makes the outcome `.cancelled`, whatever the transfer did, unless the
+    /// work had committed first (a download gives its file its final name only if no cancel came before).
     ///
     /// The outcomes come in order: for `.cacheThenNetwork`, the cached response (when there is one) goes to
     /// `interim` as soon as the cache step finds it, and the network's outcome is returned.
@@ -107,7 +108,13 @@ extension Center {
             }
         }
         if !plugins.isEmpty { result = await plugins.process(result, for: current) }
-        let cancelled = registry.finish(id) || isCancelled()
+        let cancelled =
+            switch registry.finishing(id) {
+            case .cancelled: true
+            // A download whose file is in place ends with it, even if its task was cancelled after that.
+            case .committed: false
+            case .finished: isCancelled()
+            }
         if cancelled, result.failureCode != .cancelled {
             result = .failure(HTTPError(.cancelled, "the request was cancelled", request: current))
         }

@@ -134,15 +134,20 @@ struct DownloadPlan: Sendable {
     /// (`BlockingWork`), not in the calling task nor on a dispatch queue: a gigabyte's checksum takes seconds, and a
     /// thread of the shared pool would wait that long.
     ///
+    /// `commit` is asked just before the rename whether the file may take its name: `false` (the request was
+    /// cancelled) leaves it as an interrupted download is left.
+    ///
     /// - Throws: `.fileSystem` when the file is shorter or longer than announced or fails its checksum; a resumable
-    ///   download keeps a short file to continue from, and drops a corrupt one.
-    func complete(_ response: Response) async throws(HTTPError) -> URL {
+    ///   download keeps a short file to continue from, and drops a corrupt one. `.cancelled` when `commit` refused.
+    func complete(_ response: Response, commit: @escaping @Sendable () -> Bool) async throws(HTTPError) -> URL {
         let plan = self
-        let result = await BlockingWork.run { Result { () throws(HTTPError) in try plan.completeNow(response) } }
+        let result = await BlockingWork.run {
+            Result { () throws(HTTPError) in try plan.completeNow(response, commit: commit) }
+        }
         return try result.get()
     }
 
-    private func completeNow(_ response: Response) throws(HTTPError) -> URL {
+    private func completeNow(_ response: Response, commit: () -> Bool) throws(HTTPError) -> URL {
         let length = DownloadPlan.size(of: partial) ?? 0
         let range = response.status == 206 ? ContentRange(response.headers["Content-Range"]) : nil
         if let range, let mismatch = range.bodyMismatch(received: length - offset) {
@@ -187,6 +192,10 @@ struct DownloadPlan: Sendable {
         if let handle = try? FileHandle(forWritingTo: partial) {
             try? handle.synchronize()
             try? handle.close()
+        }
+        guard commit() else {
+            interrupted()
+            throw HTTPError(.cancelled, "the request was cancelled", request: request)
         }
         let named: URL
         do {

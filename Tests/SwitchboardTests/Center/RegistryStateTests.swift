@@ -40,6 +40,36 @@ import Testing
         #expect(!attachedLate, "nothing to stop once finished")
     }
 
+    @Test func committedWorkIsOutOfACancelsReach() {
+        var state = RegistryState()
+        let (id, request) = work(11, tag: "files")
+        _ = state.insert(id, request)
+        let committed = state.commit(id)
+        #expect(committed, "not cancelled: it may commit")
+        let cancel = state.cancel(id)
+        #expect(cancel == nil, "committed: the cancel finds nothing to stop")
+        let cancelAll = state.cancel { _ in true }
+        #expect(cancelAll.isEmpty, "nor does a cancel of everything")
+        #expect(state.work(for: id) != nil, "still running, and found")
+        let entry = state.finish(id)
+        #expect(entry?.cancelled == false)
+        #expect(entry?.committed == true, "it ends with its own outcome")
+    }
+
+    @Test func cancelledWorkCannotCommit() {
+        var state = RegistryState()
+        let (id, request) = work(12)
+        _ = state.insert(id, request)
+        let cancel = state.cancel(id)
+        #expect(cancel != nil)
+        let committed = state.commit(id)
+        #expect(!committed, "the cancel came first: it wins")
+        let wasCancelled = state.finish(id)?.cancelled
+        #expect(wasCancelled == true)
+        let notRunning = state.commit(RequestID(rawValue: 13))
+        #expect(notRunning, "work that is not running has nothing to refuse")
+    }
+
     @Test func aSecondCancelFindsNothing() {
         var state = RegistryState()
         let (id, request) = work(3)
