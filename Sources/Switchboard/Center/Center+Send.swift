@@ -92,9 +92,11 @@ extension Center {
         // Callbacks for the center's private queue with nothing to keep in order before them: the request runs on
         // that queue (Linux), and its callbacks are made where it ends, without waking another thread for them.
         let executor = relay == nil && queue === privateQueue ? privateExecutor : nil
-        _ = launcher.start(.single(request), registration: registration, detached: true, on: executor) {
-            [self, queue, interim] in
-            let result = await run(request, configuration, progress: relay?.report, interim: interim)
+        // Stopped through a signal of its own when the engine honours one (as an `async` request in its caller's task
+        // is), else through its task, attached to the registry.
+        let body: @Sendable (EngineCancellation?) async -> Void = { [self, queue, interim] cancellation in
+            let result = await run(
+                request, configuration, progress: relay?.report, interim: interim, cancellation: cancellation)
             relay?.finish()
             registry.remember(
                 id, failure: result.isSuccess ? nil : .single(request, callbacks),
@@ -105,6 +107,13 @@ extension Center {
             }
             // On the private queue already (called in place: no closure made), or handed to the callback queue.
             if executor != nil { deliver() } else { queue.async(execute: deliver) }
+        }
+        if registration == .new, Center.runsInline(request, configuration) {
+            launcher.startSignalled(.single(request), on: executor, body)
+        } else {
+            _ = launcher.start(.single(request), registration: registration, detached: true, on: executor) {
+                await body(nil)
+            }
         }
     }
 

@@ -91,6 +91,22 @@ struct Launcher: Sendable {
         return task
     }
 
+    /// Registers new work with the signal that stops it and runs `body` in a detached task of its own, not attached
+    /// to the registry: `Center.cancel(_:)` fires the signal, which the engine and the pipeline's waits honour, as for
+    /// work in its caller's task. For callback forms on an engine that honours `EngineCancellation`: one trip through
+    /// the registry's lock fewer than `start`, and no closure to keep the task.
+    func startSignalled<T: Sendable>(
+        _ work: AnyRequest, on queue: QueueExecutor? = nil,
+        _ body: @escaping @Sendable (EngineCancellation) async -> T
+    ) {
+        let cancellation = registerInline(work)
+        #if canImport(Darwin)
+        Task.detached(priority: Task.currentPriority) { await body(cancellation) }
+        #else
+        Task.detached(executorPreference: queue, priority: Task.currentPriority) { await body(cancellation) }
+        #endif
+    }
+
     /// Registers work that runs in its caller's task (no task of its own): `Center.cancel(_:)` fires the returned
     /// signal, which the engine and the pipeline's waits honour.
     func registerInline(_ work: AnyRequest) -> EngineCancellation {
