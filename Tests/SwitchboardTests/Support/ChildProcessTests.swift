@@ -136,7 +136,9 @@ struct ChildProcessTests {
     /// thread of the pool: two such waits held up the whole suite. (`ChildProcess` now starts its supervisor with
     /// `posix_spawn`, closing every other descriptor in it.)
     @Test func processesStartedTogetherEachStopOnTheirOwn() async throws {
-        for _ in 0..<10 {
+        // Three rounds, not more: each starts eight Python supervisors (about half a second of CPU), beside the rest
+        // of the suite on two cores.
+        for _ in 0..<3 {
             let failure = try await offPool { Self.startTogetherAndStop(8) }
             if let failure {
                 Issue.record("\(failure)")
