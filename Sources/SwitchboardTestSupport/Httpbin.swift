@@ -649,12 +649,12 @@ public enum Httpbin {
     private static let arrivals = ServerLock<[String: [Double]]>([:])
 
     /// `/arrivals/KEY?delay=S` (loopback only): notes when the request arrived, then answers after S seconds (at most
-    /// 30).
+    /// 120).
     private static func arrival(key: String, request: ServerRequest) -> ServerResponse {
         let now = Double(DispatchTime.now().uptimeNanoseconds) / 1e9
         arrivals.withLock { $0[key, default: []].append(now) }
         var response = ServerResponse.json(["key": key])
-        response.delay = min(Double(request.queryValue("delay") ?? "") ?? 0, 30)
+        response.delay = min(Double(request.queryValue("delay") ?? "") ?? 0, 120)
         return response
     }
 
