@@ -79,16 +79,21 @@ struct Launcher: Sendable {
         case .retried: registry.update(id, work)
         case .registered: break
         }
-        #if canImport(Darwin)
-        let task = detached ? Task.detached(priority: Task.currentPriority, operation: body) : Task(operation: body)
-        #else
-        let task =
-            detached
-            ? Task.detached(executorPreference: queue, priority: Task.currentPriority, operation: body)
-            : Task(operation: body)
-        #endif
+        let task = detached ? Self.detachedTask(on: queue, body) : Task(operation: body)
         registry.attach(task, to: id)
         return task
+    }
+
+    /// A detached task at the caller's priority, on `queue` (Linux; see `QueueExecutor`) or Swift's pool.
+    @discardableResult
+    private static func detachedTask<T: Sendable>(
+        on queue: QueueExecutor?, _ body: @escaping @Sendable () async -> T
+    ) -> Task<T, Never> {
+        #if canImport(Darwin)
+        Task.detached(priority: Task.currentPriority, operation: body)
+        #else
+        Task.detached(executorPreference: queue, priority: Task.currentPriority, operation: body)
+        #endif
     }
 
     /// Registers new work with the signal that stops it and runs `body` in a detached task of its own, not attached
@@ -100,11 +105,7 @@ struct Launcher: Sendable {
         _ body: @escaping @Sendable (EngineCancellation) async -> T
     ) {
         let cancellation = registerInline(work)
-        #if canImport(Darwin)
-        Task.detached(priority: Task.currentPriority) { await body(cancellation) }
-        #else
-        Task.detached(executorPreference: queue, priority: Task.currentPriority) { await body(cancellation) }
-        #endif
+        Self.detachedTask(on: queue) { await body(cancellation) }
     }
 
     /// Registers work that runs in its caller's task (no task of its own): `Center.cancel(_:)` fires the returned
