@@ -104,14 +104,9 @@ extension Duration {
 /// Runs this benchmark binary again with `arguments` (one case in a process of its own) and decodes the JSON it
 /// prints; `what` names the case in the error when it fails.
 func runChildCase<T: Decodable>(_ arguments: [String], as type: T.Type, what: String) throws -> T {
-    let output = Pipe()
-    let child = try ProcessLaunch.spawn(
-        URL(fileURLWithPath: CommandLine.arguments[0]).path, arguments, output: output.fileHandleForWriting,
-        error: .standardError)
-    // The child has its own copy: the read below ends when it ends.
-    try output.fileHandleForWriting.close()
-    let data = output.fileHandleForReading.readDataToEndOfFile()
-    guard ProcessLaunch.exitStatus(of: child) == 0, let result = try? JSONDecoder().decode(T.self, from: data) else {
+    let (status, data) = try ProcessLaunch.output(
+        of: URL(fileURLWithPath: CommandLine.arguments[0]).path, arguments, error: .standardError)
+    guard status == 0, let result = try? JSONDecoder().decode(T.self, from: data) else {
         throw URLError(.unknown, userInfo: [NSLocalizedDescriptionKey: "\(what) failed"])
     }
     return result

@@ -208,6 +208,19 @@ public enum ProcessLaunch {
         return pid
     }
 
+    /// Runs the program at `path` with `arguments` to its end (see `spawn`), and returns its exit status and what it
+    /// wrote to its standard output; its standard error goes to `error`. Blocks until the program ends.
+    public static func output(
+        of path: String, _ arguments: [String], error: FileHandle = .nullDevice
+    ) throws -> (status: Int32, output: Data) {
+        let output = Pipe()
+        let program = try spawn(path, arguments, output: output.fileHandleForWriting, error: error)
+        // The program has its own copy: the read below ends when it ends.
+        try output.fileHandleForWriting.close()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        return (exitStatus(of: program), data)
+    }
+
     /// Waits until the program started as `pid` (by `spawn`) ends, and returns its exit status: the code it exited
     /// with, or 128 plus the number of the signal that ended it.
     public static func exitStatus(of pid: pid_t) -> Int32 {

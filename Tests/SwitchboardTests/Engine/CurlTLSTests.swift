@@ -105,13 +105,7 @@ final class TLSServer: @unchecked Sendable {
 
     @discardableResult
     static func run(_ command: String) throws -> String {
-        let output = Pipe()
-        let shell = try ProcessLaunch.spawn("/bin/sh", ["-c", command], output: output.fileHandleForWriting)
-        // The shell has its own copy: the read below ends when it ends.
-        try output.fileHandleForWriting.close()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        _ = ProcessLaunch.exitStatus(of: shell)
-        return String(decoding: data, as: UTF8.self)
+        String(decoding: try ProcessLaunch.output(of: "/bin/sh", ["-c", command]).output, as: UTF8.self)
     }
 }
 

@@ -25,10 +25,8 @@ enum ChildTest {
             try await Task.sleep(for: .seconds(120))
             kill(child, SIGTERM)
         }
-        // Waited for on a thread of its own: `waitpid` blocks, and a thread of Swift's pool must not.
-        let status = await withCheckedContinuation { (continuation: CheckedContinuation<Int32, Never>) in
-            Thread.detachNewThread { continuation.resume(returning: ProcessLaunch.exitStatus(of: child)) }
-        }
+        // `waitpid` blocks, and a thread of Swift's pool must not.
+        let status = try await offPool { ProcessLaunch.exitStatus(of: child) }
         deadline.cancel()
         guard status == 0 else {
             let transcript = String(decoding: (try? Data(contentsOf: log)) ?? Data(), as: UTF8.self)

@@ -59,6 +59,23 @@ extension Center {
 }
 
 extension Center {
+    /// Sends with callbacks, cancels the request by identifier at the first progress report for which `cancelWhen`
+    /// holds (and at any after it), and returns the outcome `onFinished` delivered. A cancel tied to progress, not to
+    /// a delay, lands while the transfer runs however long a busy run keeps a task waiting.
+    func sendCancelling(
+        _ configure: (inout Request) -> Void, when cancelWhen: @escaping @Sendable (TransferProgress) -> Bool
+    ) async -> Result<Response, HTTPError> {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Result<Response, HTTPError>, Never>) in
+            let id = Locked<RequestID?>(nil)
+            let newID = send(configure) { [self] progress in
+                if cancelWhen(progress), let id = id.snapshot { cancel(id) }
+            } onFinished: {
+                continuation.resume(returning: $0)
+            }
+            id.withLock { $0 = newID }
+        }
+    }
+
     /// Sends with callbacks and returns the response with every progress report, in the order delivered.
     func sendCollectingProgress(
         _ configure: (inout Request) -> Void

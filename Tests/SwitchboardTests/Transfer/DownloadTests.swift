@@ -275,16 +275,7 @@ import SwitchboardTestSupport
             request.destination = .file(destination)
             request.resumable = true
         }
-        let outcome = await withCheckedContinuation {
-            (continuation: CheckedContinuation<Result<Response, HTTPError>, Never>) in
-            let id = Locked<RequestID?>(nil)
-            let newID = center.send(configure) { progress in
-                if progress.completed >= Int64(pauseAt), let id = id.snapshot { center.cancel(id) }
-            } onFinished: {
-                continuation.resume(returning: $0)
-            }
-            id.withLock { $0 = newID }
-        }
+        let outcome = await center.sendCancelling(configure) { $0.completed >= Int64(pauseAt) }
         guard case .failure(let error) = outcome else { Issue.record("expected a cancellation"); return }
         #expect(error.code == .cancelled)
         #expect(scratch.contents == ["cancelled.bin.switchboard-partial", "cancelled.bin.switchboard-resume"])

@@ -37,20 +37,13 @@ import SwitchboardTestSupport
         // Cancelled once the first bytes are in: at the limit the rest takes 15 s, so the cancel lands on the way
         // however busy the machine (a cancel after a fixed delay came after the whole file when a busy run held up
         // the task that sent it, and then had nothing left to cancel).
-        let outcome = await withCheckedContinuation {
-            (continuation: CheckedContinuation<Result<Response, HTTPError>, Never>) in
-            let id = Locked<RequestID?>(nil)
-            let newID = center.send { request in
-                request.kind = .download
-                request.api = "files/\(length)"
-                request.destination = .file(destination)
-                request.maxBytesPerSecond = 64 << 10  // 16 seconds for the file
-            } onProgress: { progress in
-                if progress.completed > 0, let id = id.snapshot { center.cancel(id) }
-            } onFinished: {
-                continuation.resume(returning: $0)
-            }
-            id.withLock { $0 = newID }
+        let outcome = await center.sendCancelling { request in
+            request.kind = .download
+            request.api = "files/\(length)"
+            request.destination = .file(destination)
+            request.maxBytesPerSecond = 64 << 10  // 16 seconds for the file
+        } when: {
+            $0.completed > 0
         }
         #expect(outcome.failureCode == .cancelled, "\(engineName)")
         #expect(!FileManager.default.fileExists(atPath: destination.path))
