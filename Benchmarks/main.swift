@@ -47,8 +47,8 @@ let usage = """
       --json            the results as JSON
       --requests-only   only the request comparisons (raw URLSession, each engine, the Center on each)
       --stability-only  only the stability runs (memory and descriptors over 100,000 and 300,000 requests)
-      --overhead-only   only the Center's own cost, through an engine that answers at once, and opening a full
-                    disk cache
+      --overhead-only   only the Center's own cost, through an engine that answers at once, opening a full disk
+                    cache, and parsing JSON bodies
       --transfers-only  only the large downloads and uploads (1 GiB; 256 MiB with --quick)
       --streams-only    only server-sent events through the Center on each engine (events/s, CPU per event)
       --only TEXT       only the request contenders whose "family: name" contains TEXT, beside raw URLSession
@@ -121,10 +121,12 @@ func runBenchmarks(baseURL: String) async throws {
     }
     if onlyOverhead {
         let cache = onlyContenders.map { "Response cache: opening".contains($0) } ?? true
+        let parsing = onlyContenders.map { "JSON parsing".contains($0) } ?? true
         print(
             Report.table(
                 try await OverheadBenchmarks(count: overheadCount, rounds: rounds, only: onlyContenders).run()
-                    + (cache ? try await CacheBenchmarks.run(rounds: rounds) : []),
+                    + (cache ? try await CacheBenchmarks.run(rounds: rounds) : [])
+                    + (parsing ? try await ParsingBenchmarks.run(rounds: rounds) : []),
                 requests: overheadCount,
                 rounds: rounds))
         return
@@ -146,6 +148,7 @@ func runBenchmarks(baseURL: String) async throws {
     }
     rows += try await OverheadBenchmarks(count: overheadCount, rounds: rounds).run()
     rows += try await CacheBenchmarks.run(rounds: rounds)
+    rows += try await ParsingBenchmarks.run(rounds: rounds)
     rows += try await StreamBenchmarks(baseURL: baseURL, count: eventCount, rounds: rounds).run()
     let stability = try StabilityBenchmarks.run(
         baseURL: baseURL, checkpoints: quick ? [10_000, 30_000] : [100_000, 300_000])

@@ -17,6 +17,9 @@ struct JSONParser {
     private let bytes: UnsafeRawBufferPointer
     private var index = 0
     private var depth = 0
+    /// The bytes of a string with escapes, as they are unescaped: one buffer for the whole parse, emptied for each
+    /// such string, not an array made for each.
+    private var unescaped: [UInt8] = []
 
     /// Parses one JSON value, with optional whitespace (and a UTF-8 byte order mark) around it.
     static func parse(_ bytes: UnsafeRawBufferPointer) throws(Failure) -> JSON {
@@ -230,7 +233,11 @@ struct JSONParser {
             guard byte >= 0x20 else { throw fail("control character in a string") }
             index += 1
         }
-        var scalars: [UInt8] = Array(bytes[start..<index])
+        var scalars = unescaped
+        unescaped = []
+        scalars.removeAll(keepingCapacity: true)
+        scalars.append(contentsOf: bytes[start..<index])
+        defer { unescaped = scalars }
         while index < bytes.count {
             let byte = bytes[index]
             switch byte {
@@ -249,7 +256,7 @@ struct JSONParser {
                 case UInt8(ascii: "n"): scalars.append(0x0A)
                 case UInt8(ascii: "r"): scalars.append(0x0D)
                 case UInt8(ascii: "t"): scalars.append(0x09)
-                case UInt8(ascii: "u"): scalars.append(contentsOf: try parseUnicodeEscape())
+                case UInt8(ascii: "u"): try parseUnicodeEscape(into: &scalars)
                 default: throw fail("invalid escape in a string")
                 }
             default:
@@ -261,8 +268,11 @@ struct JSONParser {
         throw fail("unterminated string")
     }
 
-    /// The scalar of `\uXXXX` (or a surrogate pair of them), as UTF-8; `index` is past the `u`.
-    private mutating func parseUnicodeEscape() throws(Failure) -> [UInt8] {
+    /// Appends the scalar of `\uXXXX` (or a surrogate pair of them) as UTF-8; `index` is past the `u`.
+    ///
+    /// Encoded in place: a string and an array made for each escape cost more than the rest of the parse in text
+    /// whose every letter is escaped (as servers that escape all non-ASCII text write Chinese).
+    private mutating func parseUnicodeEscape(into scalars: inout [UInt8]) throws(Failure) {
         var value = try hex4()
         if (0xD800...0xDBFF).contains(value) {
             guard index + 1 < bytes.count, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u")
@@ -275,7 +285,7 @@ struct JSONParser {
             throw fail("unpaired surrogate in a string")
         }
         guard let scalar = Unicode.Scalar(value) else { throw fail("invalid \\u escape") }
-        return Array(String(Character(scalar)).utf8)
+        UTF8.encode(scalar) { scalars.append($0) }
     }
 
     private mutating func hex4() throws(Failure) -> UInt32 {
@@ -290,26 +300,38 @@ struct JSONParser {
             case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
             default: throw fail("invalid \\u escape")
             }
-            value = value << 4 | UInt32(digit)
+            value = value &<< 4 | UInt32(digit)
             index += 1
         }
         return value
     }
 
     private func utf8(_ start: Int, _ end: Int) throws(Failure) -> String {
-        let slice = UnsafeRawBufferPointer(rebasing: bytes[start..<end])
-        // ASCII is valid UTF-8 as it is: the specialised decoding path, without the generic validation's run-time
-        // type lookups (most strings in JSON are ASCII).
-        if slice.allSatisfy({ $0 < 0x80 }) { return String(decoding: slice, as: UTF8.self) }
-        guard let text = String(validating: slice, as: UTF8.self) else {
+        guard let text = Self.validUTF8(UnsafeRawBufferPointer(rebasing: bytes[start..<end])) else {
             throw Failure(message: "invalid UTF-8 in a string", offset: start)
         }
         return text
     }
 
     private func utf8(of scalars: [UInt8]) throws(Failure) -> String {
-        guard let text = String(validating: scalars, as: UTF8.self) else { throw fail("invalid UTF-8 in a string") }
+        guard let text = scalars.withUnsafeBytes({ Self.validUTF8($0) }) else {
+            throw fail("invalid UTF-8 in a string")
+        }
         return text
+    }
+
+    /// The text of bytes that are valid UTF-8; `nil` when they are not.
+    ///
+    /// Decoded on the standard library's specialised path, which repairs what is invalid, then compared with the
+    /// bytes: valid UTF-8 comes out as it went in, and anything repaired differs. (`String(validating:as:)` is
+    /// generic over the encoding and, compiled so, looked its types up at run time for every non-ASCII string.)
+    static func validUTF8(_ bytes: UnsafeRawBufferPointer) -> String? {
+        var text = String(decoding: bytes, as: UTF8.self)
+        let same = text.withUTF8 { decoded in
+            decoded.count == bytes.count
+                && (bytes.isEmpty || memcmp(decoded.baseAddress!, bytes.baseAddress!, bytes.count) == 0)
+        }
+        return same ? text : nil
     }
 
     /// A number, checked against the JSON grammar: `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`.
@@ -323,18 +345,30 @@ struct JSONParser {
         } else {
             skipDigits()
         }
+        var isInteger = true
         if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
+            isInteger = false
             index += 1
             guard index < bytes.count, isDigit(bytes[index]) else { throw fail("invalid number") }
             skipDigits()
         }
         if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
+            isInteger = false
             index += 1
             if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") {
                 index += 1
             }
             guard index < bytes.count, isDigit(bytes[index]) else { throw fail("invalid number") }
             skipDigits()
+        }
+        // An integer of up to 18 digits fits an `Int64` whatever its digits: read from them, with no text made.
+        // `-0` keeps its text, as every other number outside this case does.
+        let negative = bytes[start] == UInt8(ascii: "-")
+        let digitsStart = negative ? start + 1 : start
+        if isInteger, index - digitsStart <= 18, !(negative && bytes[digitsStart] == UInt8(ascii: "0")) {
+            var value: Int64 = 0
+            for offset in digitsStart..<index { value = value &* 10 &+ Int64(bytes[offset] &- UInt8(ascii: "0")) }
+            return JSON.Number(negative ? -value : value)
         }
         let text = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
         return JSON.Number(validText: text)

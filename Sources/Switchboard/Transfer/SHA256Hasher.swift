@@ -47,10 +47,13 @@ public struct SHA256Hasher: Sendable {
             pending.withUnsafeBytes { compress(UnsafeRawBufferPointer(rebasing: $0[...])) }
             pending.removeAll(keepingCapacity: true)
         }
-        while input.count >= 64 {
-            compress(UnsafeRawBufferPointer(rebasing: input.prefix(64)))
-            input = input.dropFirst(64)
+        // Whole blocks straight from the caller's bytes, by offset: no slice is made per block.
+        var start = input.startIndex
+        while input.endIndex &- start >= 64 {
+            compress(UnsafeRawBufferPointer(rebasing: bytes[start..<(start &+ 64)]))
+            start &+= 64
         }
+        input = input[start...]
         pending += input
     }
 
@@ -135,13 +138,16 @@ public struct SHA256Hasher: Sendable {
     private mutating func compress(_ block: UnsafeRawBufferPointer) {
         withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 64) { w in
             for i in 0..<16 {
+                let at = i &* 4
                 w[i] =
-                    UInt32(block[i * 4]) << 24 | UInt32(block[i * 4 + 1]) << 16
-                    | UInt32(block[i * 4 + 2]) << 8 | UInt32(block[i * 4 + 3])
+                    UInt32(block[at]) &<< 24 | UInt32(block[at &+ 1]) &<< 16 | UInt32(block[at &+ 2]) &<< 8
+                    | UInt32(block[at &+ 3])
             }
             for i in 16..<64 {
-                let s0 = w[i - 15].rotatedRight(7) ^ w[i - 15].rotatedRight(18) ^ (w[i - 15] >> 3)
-                let s1 = w[i - 2].rotatedRight(17) ^ w[i - 2].rotatedRight(19) ^ (w[i - 2] >> 10)
+                let x = w[i - 15]
+                let y = w[i - 2]
+                let s0 = x.rotatedRight(7) ^ x.rotatedRight(18) ^ (x &>> 3)
+                let s1 = y.rotatedRight(17) ^ y.rotatedRight(19) ^ (y &>> 10)
                 w[i] = w[i - 16] &+ s0 &+ w[i - 7] &+ s1
             }
             var (a, b, c, d, e, f, g, h) = state
@@ -165,8 +171,13 @@ public struct SHA256Hasher: Sendable {
 }
 
 extension UInt32 {
+    /// Rotated right by `count` bits (1 through 31).
+    ///
+    /// With the masking shifts (`&>>`, `&<<`), which are inlined even where nothing is optimized: the plain shifts
+    /// are generic over the shift's type and, unoptimized, were called as such at every use, so that a debug build
+    /// hashed at about 3.5 MB/s (a test suite uploading and checking files spent half of its CPU time here).
     @inline(__always)
     func rotatedRight(_ count: UInt32) -> UInt32 {
-        (self >> count) | (self << (32 - count))
+        (self &>> count) | (self &<< (32 &- count))
     }
 }

@@ -14,6 +14,8 @@ import Testing
         #"{"nested":{"list":[{"a":null},{"b":false}],"empty":{},"none":[]}}"#,
         #""escapes \" \\ \/ \b \f \n \r \t \u0041 \u00e9 \u20ac \ud83c\udf89""#,
         #"{"unicode":"ümlaut ß 日本語 🎉","key with spaces":"v"}"#,
+        // Escaped keys and values one after another, long and short (each is unescaped in the same buffer).
+        #"{"\u5f20\u4e09\u674e\u56db\u738b\u4e94":"\u5317","b\n":["x\ty","\ud83d\ude00 ok","\u0000","plain"],"c":"\/"}"#,
         #"{"dup":1,"dup":2}"#,
         "42", "true", "null", #""""#, "[]", "{}", "\u{FEFF}{\"bom\":1}",
     ]
@@ -40,11 +42,18 @@ import Testing
         }
     }
 
-    @Test func invalidUTF8InAStringIsRefused() {
-        var bytes = Array(#"{"a":"x"#.utf8)
-        bytes += [0xC3, 0x28]
-        bytes += Array(#""}"#.utf8)
-        #expect(throws: HTTPError.self) { try JSON(data: Data(bytes)) }
+    /// Invalid sequences (a broken pair, a truncated one, an overlong `/`, a surrogate, a lone continuation byte,
+    /// past U+10FFFF), in a plain string and in one with an escape; and a replacement character sent as such is kept.
+    @Test(arguments: [
+        [0xC3, 0x28], [0xE5, 0xBC], [0xC0, 0xAF], [0xED, 0xA0, 0x80], [0x80], [0xF4, 0x90, 0x80, 0x80],
+    ])
+    func invalidUTF8InAStringIsRefused(sequence: [UInt8]) throws {
+        for prefix in [#"{"a":"x"#, #"{"a":"x\n"#] {
+            let bytes = Array(prefix.utf8) + sequence + Array(#""}"#.utf8)
+            #expect(throws: HTTPError.self) { try JSON(data: Data(bytes)) }
+        }
+        let replacement = Array(#"{"a":"x\#u{FFFD}y"}"#.utf8)
+        #expect(try JSON(data: Data(replacement))["a"]?.string == "x\u{FFFD}y")
     }
 
     @Test func deepNestingFailsInsteadOfOverflowingTheStack() {
