@@ -18,6 +18,8 @@ struct Sample {
     var wall: Duration
     var latencies: [Duration]
     var cpu: Duration
+    /// Context switches of the process's threads (a thread that waited, or was put aside) during the run.
+    var switches: Int = 0
 
     var requestsPerSecond: Double { Double(requests) / wall.seconds }
     var cpuPerRequest: Duration { cpu / requests }
@@ -40,6 +42,13 @@ func processCPU() -> Duration {
     return duration(usage.ru_utime) + duration(usage.ru_stime)
 }
 
+/// Context switches of the process's threads so far, voluntary (a thread that waited) and not.
+func processSwitches() -> Int {
+    var usage = rusage()
+    getrusage(rusageSelf, &usage)
+    return Int(usage.ru_nvcsw + usage.ru_nivcsw)
+}
+
 /// The peak resident set size of the process, in bytes.
 func peakMemory() -> Int {
     var usage = rusage()
@@ -57,6 +66,7 @@ func measure(
 ) async throws -> Sample {
     let clock = ContinuousClock()
     let cpuStart = processCPU()
+    let switchesStart = processSwitches()
     let start = clock.now
     let latencies = try await withThrowingTaskGroup(of: [Duration].self) { group in
         let perWorker = count / concurrency
@@ -77,7 +87,9 @@ func measure(
         return all
     }
     let wall = clock.now - start
-    return Sample(requests: latencies.count, wall: wall, latencies: latencies, cpu: processCPU() - cpuStart)
+    return Sample(
+        requests: latencies.count, wall: wall, latencies: latencies, cpu: processCPU() - cpuStart,
+        switches: processSwitches() - switchesStart)
 }
 
 /// The median of several samples by throughput: the round least disturbed by a noisy machine in either direction.
@@ -86,9 +98,10 @@ func measure(
 func median(_ samples: [Sample]) -> Sample {
     let walls = samples.map(\.wall).sorted()
     let cpus = samples.map(\.cpu).sorted()
+    let switches = samples.map(\.switches).sorted()
     return Sample(
         requests: samples[0].requests, wall: walls[walls.count / 2], latencies: samples.flatMap(\.latencies),
-        cpu: cpus[cpus.count / 2])
+        cpu: cpus[cpus.count / 2], switches: switches[switches.count / 2])
 }
 
 extension Duration {

@@ -318,6 +318,21 @@ struct OverheadBenchmarks {
                 Task.detached(priority: Task.currentPriority) { floorQueue.async { continuation.resume() } }
             }
         }
+        // The same request sent by the `async` form from a task of its own, whose end the caller hears: what any
+        // callback form must do at least (the request's work, in a task apart from the caller's). Beside the
+        // callback send, it shows what the callback form costs over that; beside the async send, what running the
+        // work in a task of its own costs (a thread woken for the caller when the work ends, once the work lasts
+        // longer than an idle thread waits before it sleeps).
+        let asyncInTask: @Sendable (Int) async throws -> Void = { index in
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                Task.detached(priority: Task.currentPriority) {
+                    _ = try? await center.send {
+                        $0.api = "items"; $0.parameters = ["page": index]
+                    }
+                    continuation.resume()
+                }
+            }
+        }
         _ = try await measure(count: 1000, concurrency: 1, asyncSend)
         var rows: [Row] = []
         let wanted = { (name: String) in only.map { name.contains($0) } ?? true }
@@ -330,6 +345,7 @@ struct OverheadBenchmarks {
             ("null engine, async send, engine without EngineCancellation", taskSend),
             ("null engine, callback send", callbackSend),
             ("floor of a callback form: a task, then a hop to a queue, no work", callbackFloor),
+            ("null engine, async send in a task of its own, caller resumed at its end", asyncInTask),
         ].filter { wanted("\($0.0), sequential") }
         // Rounds interleaved, in alternating order, as the request comparisons are.
         var samples = Array(repeating: [Sample](), count: sends.count)
@@ -343,7 +359,10 @@ struct OverheadBenchmarks {
             rows.append(
                 Row(
                     family: "Center overhead", name: "\(name), sequential", sample: sample, ratio: nil,
-                    note: String(format: "%.1f µs per request", sample.wall.microseconds / Double(sample.requests))))
+                    note: String(
+                        format: "%.1f µs per request, %.2f thread switches",
+                        sample.wall.microseconds / Double(sample.requests),
+                        Double(sample.switches) / Double(sample.requests))))
         }
         return rows
     }
