@@ -57,6 +57,76 @@ enum ParsingBenchmarks {
                         name: "\(data.count / 1000) KB, \(kind): \(name)", sample: sample, ratio: nil, note: note))
             }
         }
+        rows += try await typedRows(rounds: rounds)
         return rows
+    }
+
+    /// A record of the documents, as an app declares it.
+    struct Record: Decodable, Sendable {
+        let id: Int
+        let name: String
+        let city: String
+        let note: String
+        let score: Int64
+    }
+
+    /// Answers every request with `body`, as JSON.
+    struct BodyEngine: Engine {
+        let body: Data
+        func perform(
+            _ request: EngineRequest, progress: @escaping @Sendable (TransferProgress) -> Void
+        ) async throws -> EngineResponse {
+            EngineResponse(
+                status: 200, url: request.url!, headers: ["Content-Type": "application/json"], body: body)
+        }
+    }
+
+    /// `center.send([Record].self)` over the UTF-8 document: decoded from the body the center parsed when it
+    /// arrived (a `JSONDecoder` at its defaults), beside the same send with a decoder that has a `userInfo` entry,
+    /// which decodes the body's bytes itself (as every typed send did before).
+    static func typedRows(rounds: Int) async throws -> [Row] {
+        let data = document(escaped: false)
+        let center = Center { config in
+            config.engine = BodyEngine(body: data)
+            config.server = "http://parsing.invalid/"
+        }
+        let plain: @Sendable () -> JSONDecoder = { JSONDecoder() }
+        let withSetting: @Sendable () -> JSONDecoder = {
+            let decoder = JSONDecoder()
+            decoder.userInfo[CodingUserInfoKey(rawValue: "benchmark")!] = true
+            return decoder
+        }
+        let sends: [(String, @Sendable (Int) async throws -> Void)] = [
+            (
+                "decoded from the parsed body",
+                { _ in
+                    let records = try await center.send([Record].self, decoder: plain) { $0.api = "records" }
+                    guard records.count == ParsingBenchmarks.records else { throw URLError(.cannotParseResponse) }
+                }
+            ),
+            (
+                "decoded from the bytes by JSONDecoder",
+                { _ in
+                    let records = try await center.send([Record].self, decoder: withSetting) { $0.api = "records" }
+                    guard records.count == ParsingBenchmarks.records else { throw URLError(.cannotParseResponse) }
+                }
+            ),
+        ]
+        var samples = Array(repeating: [Sample](), count: sends.count)
+        for round in 0..<rounds {
+            for index in round % 2 == 0 ? Array(sends.indices) : sends.indices.reversed() {
+                samples[index].append(try await measure(count: parses, concurrency: 1, sends[index].1))
+            }
+        }
+        let medians = samples.map(median)
+        return sends.enumerated().map { index, send in
+            let sample = medians[index]
+            var note = String(format: "%.2f ms a send", sample.wall.seconds * 1000 / Double(parses))
+            if index == 0 { note += String(format: ", %.2f× the time of JSONDecoder's", sample.wall / medians[1].wall) }
+            return Row(
+                family: "JSON parsing",
+                name: "typed send of \(records) records (\(data.count / 1000) KB): \(send.0)", sample: sample,
+                ratio: nil, note: note)
+        }
     }
 }

@@ -368,7 +368,8 @@ public final class ResponseCache: Sendable {
         else { return nil }
         let length = prefix.suffix(4).reduce(0) { $0 << 8 | Int($1) }
         guard length <= size - prefixLength, let json = try? handle.read(upToCount: length), json.count == length,
-            var entry = try? JSONDecoder().decode(Entry.self, from: json), let bodyLength = entry.bodyLength,
+            var entry = try? JSONValueDecoder.decode(Entry.self, from: JSON(data: json)),
+            let bodyLength = entry.bodyLength,
             size == prefixLength + length + bodyLength
         else { return nil }
         if body {

@@ -170,6 +170,12 @@ public struct Response: Sendable {
     ///
     /// `EmptyBody` decodes from any response, with or without a body (`HEAD`, `204`, `205`).
     ///
+    /// A JSON body that Switchboard parsed when it arrived (the `.json` serializer, the default) is decoded from that
+    /// value, not parsed a second time, when `decoder` is a `JSONDecoder` with every setting at its default: the
+    /// same values and errors as `JSONDecoder`'s, except that a number whose fraction is not zero never decodes as an
+    /// integer, and `JSON` comes back exactly as parsed (every number as it was written). A decoder with a strategy,
+    /// an option or `userInfo` of its own decodes the body's bytes itself.
+    ///
     /// - Throws: `HTTPError` with code `.decoding`, naming the type and what did not match, or the status when the
     ///   body is empty.
     public func decode<T: Decodable>(_ type: T.Type = T.self, using decoder: JSONDecoder = JSONDecoder())
@@ -189,6 +195,9 @@ public struct Response: Sendable {
         do {
             if request.responseSerializer == .plist {
                 return try PropertyListDecoder().decode(T.self, from: data)
+            }
+            if case .json(let parsed) = value, JSONValueDecoder.standsIn(for: decoder) {
+                return try JSONValueDecoder.decode(T.self, from: parsed)
             }
             return try decoder.decode(T.self, from: data)
         } catch {

@@ -140,7 +140,9 @@ extension ResponseStream {
     /// for try await item in stream.jsonLines(Item.self) { print(item) }
     /// ```
     ///
-    /// A line that does not decode ends the iteration with `HTTPError` `.decoding`, naming the line's number.
+    /// A line that does not decode ends the iteration with `HTTPError` `.decoding`, naming the line's number. With a
+    /// `JSONDecoder` at its defaults, each line is parsed by Switchboard and decoded as `Response.decode(_:using:)`
+    /// decodes a body.
     public func jsonLines<T: Decodable>(_ type: T.Type, decoder: JSONDecoder = JSONDecoder()) -> JSONLines<T> {
         JSONLines(stream: self, decoder: decoder)
     }
@@ -201,7 +203,12 @@ extension ResponseStream {
                     number += 1
                     guard line.contains(where: { !$0.isWhitespace }) else { continue }
                     do {
-                        return try decoder.decode(T.self, from: Data(line.utf8))
+                        // Parsed by Switchboard and decoded from that, as a response body is, unless the decoder has
+                        // settings of its own (see `Response.decode(_:using:)`).
+                        guard JSONValueDecoder.standsIn(for: decoder) else {
+                            return try decoder.decode(T.self, from: Data(line.utf8))
+                        }
+                        return try JSONValueDecoder.decode(T.self, from: JSON(data: Data(line.utf8)))
                     } catch {
                         throw HTTPError(
                             .decoding, "line \(number) of the stream is not a \(T.self): \(error)", underlying: error)
