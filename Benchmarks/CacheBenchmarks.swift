@@ -11,23 +11,13 @@ enum CacheBenchmarks {
     static let entries = 640
     static let body = Data(repeating: UInt8(ascii: "c"), count: 100 * 1024)
 
-    /// Answers every request at once with `body`, storable.
-    struct BodyEngine: Engine {
-        func perform(
-            _ request: EngineRequest, progress: @escaping @Sendable (TransferProgress) -> Void
-        ) async throws -> EngineResponse {
-            EngineResponse(
-                status: 200, url: request.url!, headers: ["Content-Type": "application/octet-stream"], body: body)
-        }
-    }
-
     static func run(rounds: Int) async throws -> [Row] {
         let directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("switchboard-benchmark-cache-\(getpid())")
         defer { try? FileManager.default.removeItem(at: directory) }
         try? FileManager.default.removeItem(at: directory)
         let filled = Center { config in
-            config.engine = BodyEngine()
+            config.engine = BodyEngine(body: body, contentType: "application/octet-stream")
             config.server = "http://cache.invalid/"
             config.cache = ResponseCache(directory: directory)
         }
@@ -44,7 +34,7 @@ enum CacheBenchmarks {
         }
         // The cache opened holds the entries: the first one is answered from the disk, with its body whole.
         let opened = Center { config in
-            config.engine = BodyEngine()
+            config.engine = BodyEngine(body: body, contentType: "application/octet-stream")
             config.server = "http://cache.invalid/"
             config.cache = ResponseCache(directory: directory)
         }

@@ -1,4 +1,5 @@
 import Foundation
+import Switchboard
 import SwitchboardTestSupport
 #if canImport(Glibc)
 import Glibc
@@ -123,4 +124,16 @@ func runChildCase<T: Decodable>(_ arguments: [String], as type: T.Type, what: St
         throw URLError(.unknown, userInfo: [NSLocalizedDescriptionKey: "\(what) failed"])
     }
     return result
+}
+
+/// An engine that answers every request at once with `body` (status 200, the given `Content-Type`).
+struct BodyEngine: Engine {
+    let body: Data
+    let contentType: String
+
+    func perform(
+        _ request: EngineRequest, progress: @escaping @Sendable (TransferProgress) -> Void
+    ) async throws -> EngineResponse {
+        EngineResponse(status: 200, url: request.url!, headers: ["Content-Type": contentType], body: body)
+    }
 }

@@ -70,24 +70,13 @@ enum ParsingBenchmarks {
         let score: Int64
     }
 
-    /// Answers every request with `body`, as JSON.
-    struct BodyEngine: Engine {
-        let body: Data
-        func perform(
-            _ request: EngineRequest, progress: @escaping @Sendable (TransferProgress) -> Void
-        ) async throws -> EngineResponse {
-            EngineResponse(
-                status: 200, url: request.url!, headers: ["Content-Type": "application/json"], body: body)
-        }
-    }
-
     /// `center.send([Record].self)` over the UTF-8 document: decoded from the body the center parsed when it
     /// arrived (a `JSONDecoder` at its defaults), beside the same send with a decoder that has a `userInfo` entry,
     /// which decodes the body's bytes itself (as every typed send did before).
     static func typedRows(rounds: Int) async throws -> [Row] {
         let data = document(escaped: false)
         let center = Center { config in
-            config.engine = BodyEngine(body: data)
+            config.engine = BodyEngine(body: data, contentType: "application/json")
             config.server = "http://parsing.invalid/"
         }
         let plain: @Sendable () -> JSONDecoder = { JSONDecoder() }
