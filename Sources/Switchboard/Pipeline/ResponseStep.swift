@@ -15,7 +15,7 @@ extension Center {
                 request: request, response: response)
         }
         if request.kind != .download {
-            response.value = try ResponseDecoding.decode(response)
+            response.setParsedValue(try ResponseDecoding.decode(response))
         }
         if let onResponse = configuration.onResponse {
             do {

@@ -46,7 +46,7 @@ extension Response {
         } else {
             unwrapped.data = Data(payload.description.utf8)
         }
-        unwrapped.value = .json(payload)
+        unwrapped.setParsedValue(.json(payload))
         return unwrapped
     }
 

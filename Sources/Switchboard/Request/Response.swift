@@ -55,14 +55,38 @@ public struct Response: Sendable {
     /// The body bytes, decoded from any `Content-Encoding`.
     public var data: Data {
         get { storage.value.data }
-        set { storage.unique().value.data = newValue }
-        _modify { yield &storage.unique().value.data }
+        set {
+            let fields = storage.unique()
+            fields.value.data = newValue
+            fields.value.valueIsParsedData = false
+        }
+        _modify {
+            let fields = storage.unique()
+            fields.value.valueIsParsedData = false
+            yield &fields.value.data
+        }
     }
     /// The body decoded by the request's `responseSerializer`.
     public var value: Value {
         get { storage.value.value }
-        set { storage.unique().value.value = newValue }
-        _modify { yield &storage.unique().value.value }
+        set {
+            let fields = storage.unique()
+            fields.value.value = newValue
+            fields.value.valueIsParsedData = false
+        }
+        _modify {
+            let fields = storage.unique()
+            fields.value.valueIsParsedData = false
+            yield &fields.value.value
+        }
+    }
+
+    /// Sets `value` to what Switchboard parsed from `data` as it is now: `decode` may then read from it instead of
+    /// the bytes, until either is changed.
+    mutating func setParsedValue(_ parsed: Value) {
+        let fields = storage.unique()
+        fields.value.value = parsed
+        fields.value.valueIsParsedData = true
     }
     /// Where a response came from.
     public enum Source: Sendable, Hashable {
@@ -120,6 +144,9 @@ public struct Response: Sendable {
         var address: URLAddress
         var data: Data
         var value: Value
+        /// Whether `value` is what Switchboard parsed from `data` as it is (see `setParsedValue`): not after a hook
+        /// or the app changed either.
+        var valueIsParsedData = false
         var source: Source = .network
         var fileURL: URL?
         var attempts: Int
@@ -170,8 +197,9 @@ public struct Response: Sendable {
     ///
     /// `EmptyBody` decodes from any response, with or without a body (`HEAD`, `204`, `205`).
     ///
-    /// A JSON body that Switchboard parsed when it arrived (the `.json` serializer, the default) is decoded from that
-    /// value, not parsed a second time, when `decoder` is a `JSONDecoder` with every setting at its default: the
+    /// A JSON body that Switchboard parsed when it arrived (the `.json` serializer, the default), and that nothing has
+    /// changed since (`data` or `value` set by a hook), is decoded from that value, not parsed a second time, when
+    /// `decoder` is a `JSONDecoder` with every setting at its default: the
     /// same values and errors as `JSONDecoder`'s, except that a number whose fraction is not zero never decodes as an
     /// integer, and `JSON` comes back exactly as parsed (every number as it was written). A decoder with a strategy,
     /// an option or `userInfo` of its own decodes the body's bytes itself.
@@ -196,7 +224,8 @@ public struct Response: Sendable {
             if request.responseSerializer == .plist {
                 return try PropertyListDecoder().decode(T.self, from: data)
             }
-            if case .json(let parsed) = value, JSONValueDecoder.standsIn(for: decoder) {
+            if storage.value.valueIsParsedData, case .json(let parsed) = value, JSONValueDecoder.standsIn(for: decoder)
+            {
                 return try JSONValueDecoder.decode(T.self, from: parsed)
             }
             return try decoder.decode(T.self, from: data)

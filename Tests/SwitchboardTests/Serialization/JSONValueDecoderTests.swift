@@ -324,4 +324,37 @@ import Testing
                 == Item(itemName: "plain", created: Date(timeIntervalSinceReferenceDate: 86400)))
         #expect(try response.decode(JSON.self)["n"]?.int64 == 9_007_199_254_740_993)
     }
+
+    struct Named: Decodable, Equatable {
+        let name: String
+    }
+
+    /// The parsed body is used only while it is what the body says: a hook that changes the bytes has them decoded.
+    @Test func aBodyChangedByAHookIsDecodedAsChanged() async throws {
+        let stub = StubEngine()
+        stub.on(
+            nil, "*",
+            reply: .data(
+                Data(#"{"name": "server", "big": 123456789012345678901234567890}"#.utf8),
+                headers: ["Content-Type": "application/json"]))
+        let (plain, _) = stubCenter(stub)
+        // Untouched: decoded from the parsed body (a number past 64 bits stays exact, which `JSONDecoder` would not
+        // keep).
+        let untouched = try await plain.send { $0.api = "a" }
+        #expect(try untouched.decode(JSON.self)["big"]?.description == "123456789012345678901234567890")
+        let (rewriting, _) = stubCenter(stub) { config in
+            config.onResponse = { _, response in
+                var changed = response
+                changed.data = Data(#"{"name": "hook", "big": 123456789012345678901234567890}"#.utf8)
+                return changed
+            }
+        }
+        #expect(try await rewriting.send(Named.self) { $0.api = "b" } == Named(name: "hook"))
+        let rewritten = try await rewriting.send { $0.api = "c" }
+        // Read from the new bytes by `JSONDecoder`, which makes a `Double` of the long number.
+        #expect(try rewritten.decode(JSON.self)["big"]?.description != "123456789012345678901234567890")
+        var edited = untouched
+        edited.value = .json(["name": "edited"])
+        #expect(try edited.decode(Named.self) == Named(name: "server"))
+    }
 }
