@@ -55,30 +55,21 @@ public struct Response: Sendable {
     /// The body bytes, decoded from any `Content-Encoding`.
     public var data: Data {
         get { storage.value.data }
-        set {
-            let fields = storage.unique()
-            fields.value.data = newValue
-            fields.value.valueIsParsedData = false
-        }
-        _modify {
-            let fields = storage.unique()
-            fields.value.valueIsParsedData = false
-            yield &fields.value.data
-        }
+        set { unparsed().value.data = newValue }
+        _modify { yield &unparsed().value.data }
     }
     /// The body decoded by the request's `responseSerializer`.
     public var value: Value {
         get { storage.value.value }
-        set {
-            let fields = storage.unique()
-            fields.value.value = newValue
-            fields.value.valueIsParsedData = false
-        }
-        _modify {
-            let fields = storage.unique()
-            fields.value.valueIsParsedData = false
-            yield &fields.value.value
-        }
+        set { unparsed().value.value = newValue }
+        _modify { yield &unparsed().value.value }
+    }
+
+    /// This response's fields, to change `data` or `value`: the mark that `value` is `data` parsed is cleared first.
+    private mutating func unparsed() -> CopyOnWrite<Fields>.Box {
+        let fields = storage.unique()
+        fields.value.valueIsParsedData = false
+        return fields
     }
 
     /// Sets `value` to what Switchboard parsed from `data` as it is now: `decode` may then read from it instead of

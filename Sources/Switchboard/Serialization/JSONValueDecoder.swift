@@ -127,26 +127,11 @@ struct JSONValueDecoder: Decoder {
         _ type: T.Type, _ value: JSON, at path: @autoclosure () -> [any CodingKey]
     ) throws -> T {
         let number = try number(T.self, value, at: path())
-        let exact: T? =
-            switch number.storage {
-            case .int(let int): T(exactly: int)
-            case .uint(let uint): T(exactly: uint)
-            case .text: integer(T.self, number)
-            }
-        guard let exact else {
+        // `JSON.Number`'s own integer readings: exact, whatever the spelling (`1.0`, `1e2`), `nil` for a fraction.
+        guard let exact = number.int64.flatMap({ T(exactly: $0) }) ?? number.uint64.flatMap({ T(exactly: $0) }) else {
             throw corrupted("Parsed JSON number <\(number)> does not fit in \(T.self).", at: path())
         }
         return exact
-    }
-
-    /// An integer written with a fraction or an exponent (`1.0`, `1e2`), or beyond 64 bits: by its exact decimal
-    /// value; `nil` when that has a fraction, or is not exact in `Decimal`.
-    static func integer<T: FixedWidthInteger>(_ type: T.Type, _ number: JSON.Number) -> T? {
-        guard var value = number.decimal else { return nil }
-        var rounded = Decimal()
-        NSDecimalRound(&rounded, &value, 0, .plain)
-        guard rounded == value else { return nil }
-        return T(NSDecimalNumber(decimal: rounded).stringValue)
     }
 
     static func floatingPoint<T: BinaryFloatingPoint & LosslessStringConvertible>(

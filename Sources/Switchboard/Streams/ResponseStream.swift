@@ -186,13 +186,17 @@ extension ResponseStream {
         let decoder: JSONDecoder
 
         public func makeAsyncIterator() -> Iterator {
-            Iterator(lines: stream.lines.makeAsyncIterator(), decoder: decoder)
+            Iterator(
+                lines: stream.lines.makeAsyncIterator(), decoder: decoder,
+                decodesParsed: JSONValueDecoder.standsIn(for: decoder))
         }
 
         /// Reads and decodes the lines in order.
         public struct Iterator: AsyncIteratorProtocol {
             var lines: Lines.Iterator
             let decoder: JSONDecoder
+            /// Whether lines are parsed by Switchboard and decoded from that (`decoder` is at its defaults).
+            let decodesParsed: Bool
             var number = 0
 
             /// The next value, or `nil` at the end of the body.
@@ -205,7 +209,7 @@ extension ResponseStream {
                     do {
                         // Parsed by Switchboard and decoded from that, as a response body is, unless the decoder has
                         // settings of its own (see `Response.decode(_:using:)`).
-                        guard JSONValueDecoder.standsIn(for: decoder) else {
+                        guard decodesParsed else {
                             return try decoder.decode(T.self, from: Data(line.utf8))
                         }
                         return try JSONValueDecoder.decode(T.self, from: JSON(data: Data(line.utf8)))
