@@ -93,6 +93,20 @@ func measure(
         switches: processSwitches() - switchesStart)
 }
 
+/// Measures each operation `count` times, one at a time, in `rounds` interleaved rounds whose order alternates (the
+/// first operation first in even rounds, last in odd ones), and returns each operation's median sample.
+func alternatingMedians(
+    of operations: [@Sendable (Int) async throws -> Void], count: Int, rounds: Int
+) async throws -> [Sample] {
+    var samples = Array(repeating: [Sample](), count: operations.count)
+    for round in 0..<rounds {
+        for index in round % 2 == 0 ? Array(operations.indices) : operations.indices.reversed() {
+            samples[index].append(try await measure(count: count, concurrency: 1, operations[index]))
+        }
+    }
+    return samples.map(median)
+}
+
 /// The median of several samples by throughput: the round least disturbed by a noisy machine in either direction.
 /// The rounds summed up, each figure its own median: the median round's wall time (so throughput) and, apart, the
 /// median round's CPU time; latency percentiles are over every round's requests.

@@ -36,13 +36,7 @@ enum ParsingBenchmarks {
                 ("Switchboard's JSON(data:)", { _ in _ = try JSON(data: data) }),
                 ("Foundation's JSONSerialization", { _ in _ = try JSONSerialization.jsonObject(with: data) }),
             ]
-            var samples = Array(repeating: [Sample](), count: parsers.count)
-            for round in 0..<rounds {
-                for index in round % 2 == 0 ? Array(parsers.indices) : parsers.indices.reversed() {
-                    samples[index].append(try await measure(count: parses, concurrency: 1, parsers[index].1))
-                }
-            }
-            let medians = samples.map(median)
+            let medians = try await alternatingMedians(of: parsers.map(\.1), count: parses, rounds: rounds)
             let kind = escaped ? "every non-ASCII letter \\u-escaped" : "Chinese text as UTF-8"
             for (index, (name, _)) in parsers.enumerated() {
                 let sample = medians[index]
@@ -101,13 +95,7 @@ enum ParsingBenchmarks {
                 }
             ),
         ]
-        var samples = Array(repeating: [Sample](), count: sends.count)
-        for round in 0..<rounds {
-            for index in round % 2 == 0 ? Array(sends.indices) : sends.indices.reversed() {
-                samples[index].append(try await measure(count: parses, concurrency: 1, sends[index].1))
-            }
-        }
-        let medians = samples.map(median)
+        let medians = try await alternatingMedians(of: sends.map(\.1), count: parses, rounds: rounds)
         return sends.enumerated().map { index, send in
             let sample = medians[index]
             var note = String(format: "%.2f ms a send", sample.wall.seconds * 1000 / Double(parses))

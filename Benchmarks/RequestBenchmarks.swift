@@ -348,14 +348,9 @@ struct OverheadBenchmarks {
             ("null engine, async send in a task of its own, caller resumed at its end", asyncInTask),
         ].filter { wanted("\($0.0), sequential") }
         // Rounds interleaved, in alternating order, as the request comparisons are.
-        var samples = Array(repeating: [Sample](), count: sends.count)
-        for round in 0..<rounds {
-            for index in round % 2 == 0 ? Array(sends.indices) : sends.indices.reversed() {
-                samples[index].append(try await measure(count: count, concurrency: 1, sends[index].1))
-            }
-        }
+        let medians = try await alternatingMedians(of: sends.map(\.1), count: count, rounds: rounds)
         for (index, (name, _)) in sends.enumerated() {
-            let sample = median(samples[index])
+            let sample = medians[index]
             rows.append(
                 Row(
                     family: "Center overhead", name: "\(name), sequential", sample: sample, ratio: nil,
