@@ -45,37 +45,45 @@ enum URLComposition {
     /// Whether `api` is a relative path of plain segments: unreserved characters and `/`, not starting with `/`,
     /// no `.` or `..` segment (so it has no scheme, query or fragment, and nothing to resolve).
     private static func isPlainPath(_ api: String) -> Bool {
-        guard api.utf8.first != UInt8(ascii: "/") else { return false }
-        var segmentDots = 0
-        var segmentLength = 0
-        for byte in api.utf8 {
-            switch byte {
-            case UInt8(ascii: "/"):
-                if segmentLength > 0 && segmentDots == segmentLength && segmentLength <= 2 { return false }
-                segmentDots = 0
-                segmentLength = 0
-            case UInt8(ascii: "."):
-                segmentDots += 1
-                segmentLength += 1
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "~"):
-                segmentLength += 1
-            default:
-                return false
+        // Read through the string's contiguous bytes: stepping through `utf8` checked the string's form at every
+        // byte, and these two checks took as long as the rest of composing.
+        var api = api
+        return api.withUTF8 { bytes in
+            guard bytes.first != UInt8(ascii: "/") else { return false }
+            var segmentDots = 0
+            var segmentLength = 0
+            for byte in bytes {
+                switch byte {
+                case UInt8(ascii: "/"):
+                    if segmentLength > 0 && segmentDots == segmentLength && segmentLength <= 2 { return false }
+                    segmentDots = 0
+                    segmentLength = 0
+                case UInt8(ascii: "."):
+                    segmentDots += 1
+                    segmentLength += 1
+                case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                    UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "~"):
+                    segmentLength += 1
+                default:
+                    return false
+                }
             }
+            return !(segmentLength > 0 && segmentDots == segmentLength && segmentLength <= 2)
         }
-        return !(segmentLength > 0 && segmentDots == segmentLength && segmentLength <= 2)
     }
 
     /// Whether `server` ends with `/` and has no query, fragment or dot segment (nothing resolution would change).
     private static func isPlainDirectory(_ server: String) -> Bool {
-        var previous: UInt8 = 0
-        for byte in server.utf8 {
-            if byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#") { return false }
-            if byte == UInt8(ascii: ".") && previous == UInt8(ascii: "/") { return false }
-            previous = byte
+        var server = server
+        return server.withUTF8 { bytes in
+            var previous: UInt8 = 0
+            for byte in bytes {
+                if byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#") { return false }
+                if byte == UInt8(ascii: ".") && previous == UInt8(ascii: "/") { return false }
+                previous = byte
+            }
+            return previous == UInt8(ascii: "/")
         }
-        return previous == UInt8(ascii: "/")
     }
 
     /// Checks a composed URL string: it must be an absolute `http` or `https` URL with a host. A text in the plain
