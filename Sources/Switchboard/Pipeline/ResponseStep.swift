@@ -15,7 +15,8 @@ extension Center {
                 request: request, response: response)
         }
         if request.kind != .download {
-            response.setParsedValue(try ResponseDecoding.decode(response))
+            let (value, decodable) = try ResponseDecoding.decodeNotingJSON(response)
+            response.setParsedValue(value, decodable: decodable)
         }
         if let onResponse = configuration.onResponse {
             do {

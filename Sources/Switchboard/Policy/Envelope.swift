@@ -37,6 +37,8 @@ extension Response {
         }
         guard let dataPath else { return self }
         let payload = body[path: dataPath] ?? .null
+        // The payload stands in for its bytes when the body's value did for the body's.
+        let decodable = valueStandsForData
         var unwrapped = self
         // `decode` reads the payload's own bytes, as the server sent them (numbers, escapes and all); a payload
         // that is missing is `null`. A body that is not UTF-8 JSON text was read through Foundation: write it anew.
@@ -46,7 +48,7 @@ extension Response {
         } else {
             unwrapped.data = Data(payload.description.utf8)
         }
-        unwrapped.setParsedValue(.json(payload))
+        unwrapped.setParsedValue(.json(payload), decodable: decodable)
         return unwrapped
     }
 

@@ -100,20 +100,30 @@ public enum JSON: Sendable, Hashable, Codable, CustomStringConvertible {
     /// Parses JSON text read in place from `bytes`, which are `data`'s (for a caller that reads them already: each
     /// access to a `Data`'s bytes is checked for exclusive access at run time).
     init(_ bytes: UnsafeRawBufferPointer, of data: Data) throws(HTTPError) {
+        self = try JSON.parsed(bytes, of: data).value
+    }
+
+    /// Parses JSON text as `init(_:of:)` does, and says whether the value holds everything `JSONDecoder` would read
+    /// in the text (`decodable`), so that `JSONValueDecoder` may decode it instead: not when an object named a
+    /// member twice (the value keeps the last, `JSONDecoder` reads the first), nor for text that is not UTF-8
+    /// (Foundation parsed it, and it may have dropped repeated names unseen).
+    static func parsed(
+        _ bytes: UnsafeRawBufferPointer, of data: Data
+    ) throws(HTTPError) -> (value: JSON, decodable: Bool) {
         if !JSON.isUTF8(bytes) {
             // UTF-16 or UTF-32 text (RFC 8259 asks for UTF-8; older servers differ): Foundation reads those.
             do {
                 let object = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
-                self = try JSON(foundation: object)
+                return (try JSON(foundation: object), false)
             } catch let error as HTTPError {
                 throw error
             } catch {
                 throw HTTPError(.decoding, "the body is not valid JSON", underlying: error)
             }
-            return
         }
         do {
-            self = try JSONParser.parse(bytes)
+            let (value, repeatsAName) = try JSONParser.parseNotingRepeats(bytes)
+            return (value, !repeatsAName)
         } catch {
             throw HTTPError(.decoding, "the body is not valid JSON: \(error)", underlying: error)
         }

@@ -72,13 +72,17 @@ public struct Response: Sendable {
         return fields
     }
 
-    /// Sets `value` to what Switchboard parsed from `data` as it is now: `decode` may then read from it instead of
+    /// Sets `value` to what Switchboard parsed from `data` as it is now. When it is `decodable` (it holds everything
+    /// `JSONDecoder` would read in the bytes: see `JSON.parsed(_:of:)`), `decode` may then read from it instead of
     /// the bytes, until either is changed.
-    mutating func setParsedValue(_ parsed: Value) {
+    mutating func setParsedValue(_ parsed: Value, decodable: Bool = true) {
         let fields = storage.unique()
         fields.value.value = parsed
-        fields.value.valueIsParsedData = true
+        fields.value.valueIsParsedData = decodable
     }
+
+    /// Whether `decode` may read `value` instead of the bytes (see `setParsedValue(_:decodable:)`).
+    var valueStandsForData: Bool { storage.value.valueIsParsedData }
     /// Where a response came from.
     public enum Source: Sendable, Hashable {
         /// The server.
@@ -135,8 +139,8 @@ public struct Response: Sendable {
         var address: URLAddress
         var data: Data
         var value: Value
-        /// Whether `value` is what Switchboard parsed from `data` as it is (see `setParsedValue`): not after a hook
-        /// or the app changed either.
+        /// Whether `value` is what Switchboard parsed from `data` as it is, holding everything a decoder reads there
+        /// (see `setParsedValue`): not after a hook or the app changed either.
         var valueIsParsedData = false
         var source: Source = .network
         var fileURL: URL?
@@ -193,7 +197,9 @@ public struct Response: Sendable {
     /// `decoder` is a `JSONDecoder` with every setting at its default: the
     /// same values and errors as `JSONDecoder`'s, except that a number whose fraction is not zero never decodes as an
     /// integer, and `JSON` comes back exactly as parsed (every number as it was written). A decoder with a strategy,
-    /// an option or `userInfo` of its own decodes the body's bytes itself.
+    /// an option or `userInfo` of its own decodes the body's bytes itself, and so does any decoder for a body in
+    /// which an object names a member twice (`json` keeps the last value, as `JSONSerialization` does; `JSONDecoder`
+    /// reads the first).
     ///
     /// - Throws: `HTTPError` with code `.decoding`, naming the type and what did not match, or the status when the
     ///   body is empty.
@@ -215,8 +221,7 @@ public struct Response: Sendable {
             if request.responseSerializer == .plist {
                 return try PropertyListDecoder().decode(T.self, from: data)
             }
-            if storage.value.valueIsParsedData, case .json(let parsed) = value, JSONValueDecoder.standsIn(for: decoder)
-            {
+            if valueStandsForData, case .json(let parsed) = value, JSONValueDecoder.standsIn(for: decoder) {
                 return try JSONValueDecoder.decode(T.self, from: parsed)
             }
             return try decoder.decode(T.self, from: data)

@@ -20,11 +20,22 @@ struct JSONParser {
     /// The bytes of a string with escapes, as they are unescaped: one buffer for the whole parse, emptied for each
     /// such string, not an array made for each.
     private var unescaped: [UInt8] = []
+    /// Whether an object named a member twice. The value keeps the last (as `JSONSerialization` does); `JSONDecoder`
+    /// reads the first, so such a value cannot stand in for the text when decoding.
+    private var repeatsAName = false
 
     /// Parses one JSON value, with optional whitespace (and a UTF-8 byte order mark) around it.
     static func parse(_ bytes: UnsafeRawBufferPointer) throws(Failure) -> JSON {
+        try parseNotingRepeats(bytes).value
+    }
+
+    /// Parses one JSON value (as `parse`), and says whether an object in it named a member twice.
+    static func parseNotingRepeats(
+        _ bytes: UnsafeRawBufferPointer
+    ) throws(Failure) -> (value: JSON, repeatsAName: Bool) {
         var parser = JSONParser(bytes: bytes)
-        return try parser.parseDocument()
+        let value = try parser.parseDocument()
+        return (value, parser.repeatsAName)
     }
 
     /// Whether the text is one JSON number and nothing else.
@@ -169,7 +180,7 @@ struct JSONParser {
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw fail("expected ':'") }
             index += 1
             skipWhitespace()
-            members[key] = try parseValue()
+            if members.updateValue(try parseValue(), forKey: key) != nil { repeatsAName = true }
             skipWhitespace()
             guard index < bytes.count else { throw fail("unexpected end of the JSON text") }
             if bytes[index] == UInt8(ascii: ",") {

@@ -11,6 +11,9 @@ import Foundation
 /// `1e2` is one, a number that does not fit the type is an error, not a rounded value), a `JSON` value exactly as
 /// parsed. One difference, stricter: a number whose fraction is not zero never decodes as an integer (`JSONDecoder`
 /// reads `1.0000000000000001` as 1, and cuts the fraction off numbers above 2⁵³, such as `12345678901234567.5`).
+///
+/// A parsed object keeps the last value of a name it holds twice, where `JSONDecoder` reads the first: a value parsed
+/// from such text is never decoded here (`JSON.parsed(_:of:)` says so, and the callers decode the bytes instead).
 struct JSONValueDecoder: Decoder {
     let value: JSON
     /// The path to the value's container; the value's own key apart, so that no path is made for a value that needs

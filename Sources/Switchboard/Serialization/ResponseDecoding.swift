@@ -16,18 +16,26 @@ enum ResponseDecoding {
     ///
     /// - Throws: `.decoding`, saying what was expected and what the body looks like.
     static func decode(_ response: Response) throws(HTTPError) -> Response.Value {
+        try decodeNotingJSON(response).value
+    }
+
+    /// The decoded value, as `decode` gives it, and whether a JSON value holds everything `JSONDecoder` would read
+    /// in the body (see `JSON.parsed(_:of:)`).
+    static func decodeNotingJSON(_ response: Response) throws(HTTPError) -> (value: Response.Value, decodable: Bool) {
         let data = response.data
-        if data.isEmpty { return .empty }
+        if data.isEmpty { return (.empty, true) }
         do throws(HTTPError) {
             switch response.request.responseSerializer {
             case .raw:
-                return .data(data)
+                return (.data(data), true)
             case .json:
                 // Only spaces and line breaks (what some servers send for "no content"): no value, as an empty body.
                 // The bytes are read in place once, for both.
                 let parsed = data.withUnsafeBytes { bytes in
-                    Result { () throws(HTTPError) -> Response.Value in
-                        try isBlank(bytes) ? .empty : .json(JSON(bytes, of: data))
+                    Result { () throws(HTTPError) -> (value: Response.Value, decodable: Bool) in
+                        if isBlank(bytes) { return (.empty, true) }
+                        let (json, decodable) = try JSON.parsed(bytes, of: data)
+                        return (.json(json), decodable)
                     }
                 }
                 return try parsed.get()
@@ -38,11 +46,11 @@ enum ResponseDecoding {
                 } catch {
                     throw HTTPError(.decoding, "the body is not a property list", underlying: error)
                 }
-                return .json(try JSON(foundation: object))
+                return (.json(try JSON(foundation: object)), true)
             case .xml:
-                return .xml(try XML(data: data))
+                return (.xml(try XML(data: data)), true)
             case .string:
-                return .string(try text(of: data, contentType: response.headers["Content-Type"]))
+                return (.string(try text(of: data, contentType: response.headers["Content-Type"])), true)
             }
         } catch {
             var error = error

@@ -209,10 +209,15 @@ extension ResponseStream {
                     do {
                         // Parsed by Switchboard and decoded from that, as a response body is, unless the decoder has
                         // settings of its own (see `Response.decode(_:using:)`).
-                        guard decodesParsed else {
-                            return try decoder.decode(T.self, from: Data(line.utf8))
+                        let data = Data(line.utf8)
+                        if decodesParsed {
+                            let parsed = data.withUnsafeBytes { bytes in
+                                Result { () throws(HTTPError) in try JSON.parsed(bytes, of: data) }
+                            }
+                            let (value, decodable) = try parsed.get()
+                            if decodable { return try JSONValueDecoder.decode(T.self, from: value) }
                         }
-                        return try JSONValueDecoder.decode(T.self, from: JSON(data: Data(line.utf8)))
+                        return try decoder.decode(T.self, from: data)
                     } catch {
                         throw HTTPError(
                             .decoding, "line \(number) of the stream is not a \(T.self): \(error)", underlying: error)

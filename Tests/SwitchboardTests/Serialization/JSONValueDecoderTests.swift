@@ -358,3 +358,64 @@ import Testing
         #expect(try edited.decode(Named.self) == Named(name: "server"))
     }
 }
+
+/// A JSON object that names a member twice: `response.json` keeps the last value (as `JSONSerialization` does), and
+/// typed decoding reads the first, as `JSONDecoder` does, on every path that decodes a parsed body.
+@Suite struct RepeatedNameTests {
+    struct Item: Decodable, Equatable {
+        let id: Int
+        let inner: Inner?
+    }
+
+    struct Inner: Decodable, Equatable {
+        let name: String
+    }
+
+    static let texts = [
+        #"{"id": 1, "id": 2}"#,
+        #"{"id": 1, "inner": {"name": "first", "name": "second"}}"#,
+        #"[{"id": 1}, {"id": 2, "id": 3}]"#,
+    ]
+
+    static func center(_ body: String) -> Center {
+        let stub = StubEngine()
+        stub.on(nil, "*", reply: .data(Data(body.utf8), headers: ["Content-Type": "application/json"]))
+        return stubCenter(stub).0
+    }
+
+    @Test(arguments: texts)
+    func typedDecodingReadsTheFirstValueAsJSONDecoderDoes(text: String) async throws {
+        let center = Self.center(text)
+        let response = try await center.send { $0.api = "a" }
+        if text.hasPrefix("[") {
+            let expected = try JSONDecoder().decode([Item].self, from: Data(text.utf8))
+            #expect(expected == [Item(id: 1, inner: nil), Item(id: 2, inner: nil)])
+            #expect(try response.decode([Item].self) == expected)
+            #expect(try await center.send([Item].self) { $0.api = "b" } == expected)
+        } else {
+            let expected = try JSONDecoder().decode(Item.self, from: Data(text.utf8))
+            #expect(expected.id == 1)
+            #expect(expected.inner == nil || expected.inner == Inner(name: "first"))
+            #expect(try response.decode(Item.self) == expected)
+            #expect(try await center.send(Item.self) { $0.api = "b" } == expected)
+        }
+        // The parsed value itself keeps the last, as Foundation's JSONSerialization does.
+        let foundation = try JSONSerialization.jsonObject(with: Data(text.utf8))
+        #expect(response.json == (try JSON(foundation: foundation)))
+    }
+
+    @Test func anEnvelopeWhosePayloadRepeatsANameDecodesTheFirst() async throws {
+        let center = Self.center(#"{"code": 0, "data": {"id": 1, "id": 2}}"#)
+        let response = try await center.send { $0.api = "a" }
+        let payload = try response.unwrapping(code: "code", ok: 0, data: "data")
+        #expect(try payload.decode(Item.self) == Item(id: 1, inner: nil))
+        #expect(payload.json?["id"] == 2)
+    }
+
+    @Test func jsonLinesDecodeTheFirst() async throws {
+        let center = Self.center("{\"id\": 1, \"id\": 2}\n{\"id\": 3}\n")
+        var ids: [Int] = []
+        for try await item in try await center.stream({ $0.api = "lines" }).jsonLines(Item.self) { ids.append(item.id) }
+        #expect(ids == [1, 3])
+    }
+}
