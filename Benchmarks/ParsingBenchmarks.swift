@@ -22,6 +22,18 @@ enum ParsingBenchmarks {
         return Data((text + "]").utf8)
     }
 
+    /// The UTF-8 document's records with snake-case names and a date in seconds since 1970, as many servers send them.
+    static func snakeCaseDocument() -> Data {
+        var text = "["
+        for index in 0..<records {
+            if index > 0 { text += "," }
+            text +=
+                #"{"user_id":\#(index),"display_name":"张三李四","home_city":"北京市朝阳区","note":"ok 😀 done","#
+                + #""score":12345678901234567,"created_at":1700000000.5}"#
+        }
+        return Data((text + "]").utf8)
+    }
+
     static func run(rounds: Int) async throws -> [Row] {
         var rows: [Row] = []
         for escaped in [false, true] {
@@ -64,36 +76,59 @@ enum ParsingBenchmarks {
         let score: Int64
     }
 
+    /// A record of the snake-case document, as an app declares it for `.convertFromSnakeCase`.
+    struct SnakeCaseRecord: Decodable, Sendable {
+        let userId: Int
+        let displayName: String
+        let homeCity: String
+        let note: String
+        let score: Int64
+        let createdAt: Date
+    }
+
     /// `center.send([Record].self)` over the UTF-8 document: decoded from the body the center parsed when it
     /// arrived (a `JSONDecoder` at its defaults), beside the same send with a decoder that has a `userInfo` entry,
-    /// which decodes the body's bytes itself (as every typed send did before).
+    /// which decodes the body's bytes itself (as every typed send did before). Then the same over the snake-case
+    /// document, with a decoder that converts from snake case and reads dates as seconds since 1970.
     static func typedRows(rounds: Int) async throws -> [Row] {
-        let data = document(escaped: false)
+        let plain = try await typedRows(
+            Record.self, "records", document(escaped: false), decoder: { JSONDecoder() }, rounds: rounds)
+        let snakeCase = try await typedRows(
+            SnakeCaseRecord.self, "snake-case records, dates since 1970", snakeCaseDocument(),
+            decoder: {
+                let decoder = JSONDecoder()
+                decoder.keyDecodingStrategy = .convertFromSnakeCase
+                decoder.dateDecodingStrategy = .secondsSince1970
+                return decoder
+            }, rounds: rounds)
+        return plain + snakeCase
+    }
+
+    /// A typed send of `data` with the decoder `decoder` makes, beside the same send whose decoder also has a
+    /// `userInfo` entry (so that it decodes the bytes itself).
+    static func typedRows<Element: Decodable & Sendable>(
+        _ type: Element.Type, _ label: String, _ data: Data, decoder: @escaping @Sendable () -> JSONDecoder,
+        rounds: Int
+    ) async throws -> [Row] {
         let center = Center { config in
             config.engine = BodyEngine(body: data, contentType: "application/json")
             config.server = "http://parsing.invalid/"
         }
-        let plain: @Sendable () -> JSONDecoder = { JSONDecoder() }
         let withSetting: @Sendable () -> JSONDecoder = {
-            let decoder = JSONDecoder()
-            decoder.userInfo[CodingUserInfoKey(rawValue: "benchmark")!] = true
-            return decoder
+            let made = decoder()
+            made.userInfo[CodingUserInfoKey(rawValue: "benchmark")!] = true
+            return made
         }
-        let sends: [(String, @Sendable (Int) async throws -> Void)] = [
-            (
-                "decoded from the parsed body",
-                { _ in
-                    let records = try await center.send([Record].self, decoder: plain) { $0.api = "records" }
-                    guard records.count == ParsingBenchmarks.records else { throw URLError(.cannotParseResponse) }
-                }
-            ),
-            (
-                "decoded from the bytes by JSONDecoder",
-                { _ in
-                    let records = try await center.send([Record].self, decoder: withSetting) { $0.api = "records" }
-                    guard records.count == ParsingBenchmarks.records else { throw URLError(.cannotParseResponse) }
-                }
-            ),
+        let send: @Sendable (@escaping @Sendable () -> JSONDecoder) -> @Sendable (Int) async throws -> Void = {
+            decoder in
+            { _ in
+                let records = try await center.send([Element].self, decoder: decoder) { $0.api = "records" }
+                guard records.count == ParsingBenchmarks.records else { throw URLError(.cannotParseResponse) }
+            }
+        }
+        let sends = [
+            ("decoded from the parsed body", send(decoder)),
+            ("decoded from the bytes by JSONDecoder", send(withSetting)),
         ]
         let medians = try await alternatingMedians(of: sends.map(\.1), count: parses, rounds: rounds)
         return sends.enumerated().map { index, send in
@@ -102,7 +137,7 @@ enum ParsingBenchmarks {
             if index == 0 { note += String(format: ", %.2f× the time of JSONDecoder's", sample.wall / medians[1].wall) }
             return Row(
                 family: "JSON parsing",
-                name: "typed send of \(records) records (\(data.count / 1000) KB): \(send.0)", sample: sample,
+                name: "typed send of \(records) \(label) (\(data.count / 1000) KB): \(send.0)", sample: sample,
                 ratio: nil, note: note)
         }
     }

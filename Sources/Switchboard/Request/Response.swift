@@ -194,12 +194,15 @@ public struct Response: Sendable {
     ///
     /// A JSON body that Switchboard parsed when it arrived (the `.json` serializer, the default), and that nothing has
     /// changed since (`data` or `value` set by a hook), is decoded from that value, not parsed a second time, when
-    /// `decoder` is a `JSONDecoder` with every setting at its default: the
-    /// same values and errors as `JSONDecoder`'s, except that a number whose fraction is not zero never decodes as an
-    /// integer, and `JSON` comes back exactly as parsed (every number as it was written). A decoder with a strategy,
-    /// an option or `userInfo` of its own decodes the body's bytes itself, and so does any decoder for a body in
-    /// which an object names a member twice (`json` keeps the last value, as `JSONSerialization` does; `JSONDecoder`
-    /// reads the first).
+    /// `decoder` is a `JSONDecoder` whose settings Switchboard follows: every setting at its default, except that its
+    /// key strategy may be `.convertFromSnakeCase` and its date strategy `.secondsSince1970`,
+    /// `.millisecondsSince1970` or `.iso8601` (on Apple platforms from macOS 15 and iOS 18). The values and errors are
+    /// `JSONDecoder`'s, except that a number whose fraction is not zero never decodes as an integer, and `JSON` comes
+    /// back exactly as parsed (every number as it was written). Any other decoder decodes the body's bytes itself, and
+    /// so does every decoder for a body in which an object names a member twice (`json` keeps the last value, as
+    /// `JSONSerialization` does; `JSONDecoder` reads the first), or, with `.convertFromSnakeCase`, a name that only
+    /// `JSONDecoder` converts (an underscore between characters other than ASCII letters and digits) or two names of
+    /// one object that become the same.
     ///
     /// - Throws: `HTTPError` with code `.decoding`, naming the type and what did not match, or the status when the
     ///   body is empty.
@@ -221,8 +224,12 @@ public struct Response: Sendable {
             if request.responseSerializer == .plist {
                 return try PropertyListDecoder().decode(T.self, from: data)
             }
-            if valueStandsForData, case .json(let parsed) = value, JSONValueDecoder.standsIn(for: decoder) {
-                return try JSONValueDecoder.decode(T.self, from: parsed)
+            if valueStandsForData, case .json(let parsed) = value, let options = JSONValueDecoder.Options(decoder) {
+                do {
+                    return try JSONValueDecoder.decode(T.self, from: parsed, options: options)
+                } catch is JSONValueDecoder.Unsupported {
+                    // Names that the key strategy converts in a way only the text can settle: the bytes, below.
+                }
             }
             return try decoder.decode(T.self, from: data)
         } catch {

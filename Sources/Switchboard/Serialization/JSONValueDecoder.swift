@@ -1,13 +1,13 @@
 import Foundation
 
-/// Decodes `Decodable` values from a `JSON` value that Switchboard has parsed already, as `JSONDecoder` with its
-/// default settings decodes them from the text: `Response.decode(_:using:)` uses it for a JSON body when the decoder
-/// it is given is a plain `JSONDecoder` with every setting at its default (see `standsIn(for:)`), so that a typed
-/// send parses its body once, not a second time in `JSONDecoder`.
+/// Decodes `Decodable` values from a `JSON` value that Switchboard has parsed already, as `JSONDecoder` decodes them
+/// from the text: `Response.decode(_:using:)` uses it for a JSON body when the decoder it is given is a plain
+/// `JSONDecoder` whose settings it follows (see `Options.init?(_:)`), so that a typed send parses its body once, not a
+/// second time in `JSONDecoder`.
 ///
-/// The same values and the same errors as `JSONDecoder`'s, in kind and coding path: `Date` by its default strategy
-/// (seconds since 2001, through `Date`'s own decoding), `Data` from Base64 text, `URL` from its text, `Decimal` from
-/// the number's digits, integers and floating-point numbers as `JSONDecoder` reads them (an integer spelled `1.0` or
+/// The same values and the same errors as `JSONDecoder`'s, in kind and coding path: names converted from snake case
+/// when the decoder does that (see `SnakeCase`), `Date` by the decoder's strategy (by default seconds since 2001,
+/// through `Date`'s own decoding), `Data` from Base64 text, `URL` from its text, `Decimal` from the number's digits, integers and floating-point numbers as `JSONDecoder` reads them (an integer spelled `1.0` or
 /// `1e2` is one, a number that does not fit the type is an error, not a rounded value), a `JSON` value exactly as
 /// parsed. One difference, stricter: a number whose fraction is not zero never decodes as an integer (`JSONDecoder`
 /// reads `1.0000000000000001` as 1, and cuts the fraction off numbers above 2⁵³, such as `12345678901234567.5`).
@@ -20,12 +20,64 @@ struct JSONValueDecoder: Decoder {
     /// none (most are read without an error and without a container of their own).
     let parentPath: [any CodingKey]
     let key: (any CodingKey)?
+    let options: Options
 
-    init(value: JSON, parentPath: [any CodingKey], key: (any CodingKey)?) {
+    init(value: JSON, parentPath: [any CodingKey], key: (any CodingKey)?, options: Options = Options()) {
         self.value = value
         self.parentPath = parentPath
         self.key = key
+        self.options = options
     }
+
+    /// The settings of the `JSONDecoder` this decoder stands in for: the key and date strategies it follows.
+    struct Options {
+        /// `.convertFromSnakeCase`: an object's names are converted before they are looked up (`user_id` is found
+        /// as `userId`), except for `[String: T]` dictionaries, whose names are kept, as `JSONDecoder` keeps them.
+        var convertsFromSnakeCase = false
+        var dates = Dates.deferredToDate
+        /// The names converted so far in a decoding (`decode` makes one for each, when names are converted).
+        var names: SnakeCase?
+
+        enum Dates: Equatable {
+            case deferredToDate, secondsSince1970, millisecondsSince1970, iso8601
+        }
+
+        init() {}
+
+        /// The options of `decoder`, or `nil` when this decoder cannot stand in for it: when it is a subclass (which
+        /// may decode its own way), has `userInfo`, JSON5 or a top-level dictionary assumed, a key strategy other
+        /// than the default and `.convertFromSnakeCase`, a date strategy other than the default, seconds or
+        /// milliseconds since 1970 and `.iso8601`, or a data or non-conforming float strategy of its own.
+        init?(_ decoder: JSONDecoder) {
+            guard type(of: decoder) == JSONDecoder.self, decoder.userInfo.isEmpty, !decoder.allowsJSON5,
+                !decoder.assumesTopLevelDictionary
+            else { return nil }
+            guard case .base64 = decoder.dataDecodingStrategy, case .throw = decoder.nonConformingFloatDecodingStrategy
+            else { return nil }
+            switch decoder.keyDecodingStrategy {
+            case .useDefaultKeys: break
+            case .convertFromSnakeCase: convertsFromSnakeCase = true
+            default: return nil
+            }
+            switch decoder.dateDecodingStrategy {
+            case .deferredToDate: break
+            case .secondsSince1970: dates = .secondsSince1970
+            case .millisecondsSince1970: dates = .millisecondsSince1970
+            case .iso8601:
+                // Read as `JSONDecoder` reads it where its implementation is the one tested here (Swift's own
+                // Foundation); older Apple systems read it through `ISO8601DateFormatter`, which may differ.
+                #if canImport(Darwin)
+                guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, *) else { return nil }
+                #endif
+                dates = .iso8601
+            default: return nil
+            }
+        }
+    }
+
+    /// Why a value cannot be decoded here as `JSONDecoder` would decode its text (see `SnakeCase`): the caller decodes
+    /// the bytes instead.
+    struct Unsupported: Error {}
 
     var codingPath: [any CodingKey] {
         if let key { parentPath + [key] } else { parentPath }
@@ -33,24 +85,28 @@ struct JSONValueDecoder: Decoder {
 
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
-    /// Whether `decoder` decodes as this type does: a `JSONDecoder` itself (not a subclass, which may decode its own
-    /// way), with its key, date, data and non-conforming float strategies, its options and its `userInfo` at their
-    /// defaults.
+    /// Whether this type decodes as `decoder` does (see `Options.init?(_:)`).
     static func standsIn(for decoder: JSONDecoder) -> Bool {
-        guard type(of: decoder) == JSONDecoder.self, decoder.userInfo.isEmpty, !decoder.allowsJSON5,
-            !decoder.assumesTopLevelDictionary
-        else { return false }
-        guard case .useDefaultKeys = decoder.keyDecodingStrategy,
-            case .deferredToDate = decoder.dateDecodingStrategy,
-            case .base64 = decoder.dataDecodingStrategy,
-            case .throw = decoder.nonConformingFloatDecodingStrategy
-        else { return false }
-        return true
+        Options(decoder) != nil
     }
 
-    /// Decodes a value of `type` from `value`.
-    static func decode<T: Decodable>(_ type: T.Type, from value: JSON) throws -> T {
-        try JSONValueDecoder(value: value, parentPath: [], key: nil).unwrap(type)
+    /// Decodes a value of `type` from `value`, as a `JSONDecoder` with `options` would from its text.
+    ///
+    /// - Throws: `Unsupported` when a name is one the key strategy converts in a way only the text settles (see
+    ///   `SnakeCase`), whatever else happened; else `JSONDecoder`'s errors.
+    static func decode<T: Decodable>(_ type: T.Type, from value: JSON, options: Options = Options()) throws -> T {
+        var options = options
+        let names = options.convertsFromSnakeCase ? SnakeCase() : nil
+        options.names = names
+        do {
+            let decoded = try JSONValueDecoder(value: value, parentPath: [], key: nil, options: options).unwrap(type)
+            if names?.refused == true { throw Unsupported() }
+            return decoded
+        } catch {
+            // Refused even if the type's own decoding caught the error and went on: its outcome may differ.
+            if names?.refused == true { throw Unsupported() }
+            throw error
+        }
     }
 
     // MARK: - Decoder
@@ -59,12 +115,17 @@ struct JSONValueDecoder: Decoder {
         guard case .object(let members) = value else {
             throw mismatch([String: Any].self, value, at: codingPath)
         }
-        return KeyedDecodingContainer(KeyedContainer<Key>(members: members, codingPath: codingPath))
+        var names = members
+        if let converter = options.names {
+            guard let converted = converter.converted(members) else { throw Unsupported() }
+            names = converted
+        }
+        return KeyedDecodingContainer(KeyedContainer<Key>(members: names, codingPath: codingPath, options: options))
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
         guard case .array(let elements) = value else { throw mismatch([Any].self, value, at: codingPath) }
-        return UnkeyedContainer(elements: elements, codingPath: codingPath)
+        return UnkeyedContainer(elements: elements, codingPath: codingPath, options: options)
     }
 
     func singleValueContainer() throws -> any SingleValueDecodingContainer {
@@ -76,6 +137,10 @@ struct JSONValueDecoder: Decoder {
     /// `value` as `type`: the types `JSONDecoder` treats apart first, then the type's own decoding.
     func unwrap<T: Decodable>(_ type: T.Type) throws -> T {
         if T.self == JSON.self { return value as! T }
+        if T.self == Date.self, options.dates != .deferredToDate { return try date() as! T }
+        if options.convertsFromSnakeCase, let dictionary = T.self as? any NamesKept.Type {
+            return try dictionary.init(keepingNames: self) as! T
+        }
         if T.self == Data.self {
             let text = try string()
             guard let data = Data(base64Encoded: text) else {
@@ -97,6 +162,26 @@ struct JSONValueDecoder: Decoder {
     func integer<T: FixedWidthInteger>(_ type: T.Type) throws -> T { try Self.integer(T.self, value, at: codingPath) }
     func floatingPoint<T: BinaryFloatingPoint & LosslessStringConvertible>(_ type: T.Type) throws -> T {
         try Self.floatingPoint(T.self, value, at: codingPath)
+    }
+
+    /// A date by the strategy in `options` (not the default, which is `Date`'s own decoding), as `JSONDecoder`
+    /// reads it.
+    func date() throws -> Date {
+        switch options.dates {
+        case .deferredToDate:
+            return try Date(from: self)
+        case .secondsSince1970:
+            return Date(timeIntervalSince1970: try floatingPoint(Double.self))
+        case .millisecondsSince1970:
+            return Date(timeIntervalSince1970: try floatingPoint(Double.self) / 1000.0)
+        case .iso8601:
+            let text = try string()
+            guard let date = try? Date.ISO8601FormatStyle().parse(text) else {
+                // At the path of the value's container, as `JSONDecoder` names it (without the value's own key).
+                throw Self.corrupted("Expected date string to be ISO8601-formatted.", at: parentPath)
+            }
+            return date
+        }
     }
 
     func decimal() throws -> Decimal {
@@ -234,13 +319,19 @@ extension JSONValueDecoder: SingleValueDecodingContainer {
     func decode(_ type: UInt16.Type) throws -> UInt16 { try integer(UInt16.self) }
     func decode(_ type: UInt32.Type) throws -> UInt32 { try integer(UInt32.self) }
     func decode(_ type: UInt64.Type) throws -> UInt64 { try integer(UInt64.self) }
-    func decode<T: Decodable>(_ type: T.Type) throws -> T { try unwrap(type) }
+    func decode<T: Decodable>(_ type: T.Type) throws -> T {
+        // Read as the value itself, not as a member of its container: `JSONDecoder` names a date that is not ISO 8601
+        // at the path of the decoder it reads from, which here is the whole path.
+        guard key != nil else { return try unwrap(type) }
+        return try JSONValueDecoder(value: value, parentPath: codingPath, key: nil, options: options).unwrap(type)
+    }
 }
 
 /// An object's members, by key.
 private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     let members: [String: JSON]
     let codingPath: [any CodingKey]
+    let options: JSONValueDecoder.Options
 
     var allKeys: [Key] { members.keys.compactMap { Key(stringValue: $0) } }
 
@@ -259,7 +350,7 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     }
 
     func member(_ key: Key) throws -> JSONValueDecoder {
-        JSONValueDecoder(value: try value(key), parentPath: codingPath, key: key)
+        JSONValueDecoder(value: try value(key), parentPath: codingPath, key: key, options: options)
     }
 
     func decodeNil(forKey key: Key) throws -> Bool { try value(key) == .null }
@@ -303,11 +394,12 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
 
     func superDecoder() throws -> any Decoder {
         JSONValueDecoder(
-            value: members[IndexKey.super.stringValue] ?? .null, parentPath: codingPath, key: IndexKey.super)
+            value: members[IndexKey.super.stringValue] ?? .null, parentPath: codingPath, key: IndexKey.super,
+            options: options)
     }
 
     func superDecoder(forKey key: Key) throws -> any Decoder {
-        JSONValueDecoder(value: members[key.stringValue] ?? .null, parentPath: codingPath, key: key)
+        JSONValueDecoder(value: members[key.stringValue] ?? .null, parentPath: codingPath, key: key, options: options)
     }
 }
 
@@ -315,11 +407,13 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
 private struct UnkeyedContainer: UnkeyedDecodingContainer {
     let elements: [JSON]
     let codingPath: [any CodingKey]
+    let options: JSONValueDecoder.Options
     private(set) var currentIndex = 0
 
-    init(elements: [JSON], codingPath: [any CodingKey]) {
+    init(elements: [JSON], codingPath: [any CodingKey], options: JSONValueDecoder.Options) {
         self.elements = elements
         self.codingPath = codingPath
+        self.options = options
     }
 
     var count: Int? { elements.count }
@@ -341,7 +435,8 @@ private struct UnkeyedContainer: UnkeyedDecodingContainer {
     /// The decoder of the next element, which is then passed.
     mutating func nextDecoder<T>(_ type: T.Type) throws -> JSONValueDecoder {
         let index = currentIndex
-        return JSONValueDecoder(value: try next(type), parentPath: codingPath, key: IndexKey(index: index))
+        return JSONValueDecoder(
+            value: try next(type), parentPath: codingPath, key: IndexKey(index: index), options: options)
     }
 
     /// The path of the element just passed, for an error.
@@ -398,5 +493,144 @@ private struct UnkeyedContainer: UnkeyedDecodingContainer {
 
     mutating func superDecoder() throws -> any Decoder {
         try nextDecoder(Any.self)
+    }
+}
+
+/// A `[String: T]` dictionary, which `JSONDecoder` decodes with its names as they are whatever its key strategy: the
+/// member names are not converted, and each value's path ends with its name.
+private protocol NamesKept {
+    init(keepingNames decoder: JSONValueDecoder) throws
+}
+
+extension Dictionary: NamesKept where Key == String, Value: Decodable {
+    init(keepingNames decoder: JSONValueDecoder) throws {
+        guard case .object(let members) = decoder.value else {
+            throw mismatch([String: Any].self, decoder.value, at: decoder.codingPath)
+        }
+        let path = decoder.codingPath
+        self.init(minimumCapacity: members.count)
+        for (name, member) in members {
+            self[name] = try JSONValueDecoder(
+                value: member, parentPath: path, key: NameKey(stringValue: name), options: decoder.options
+            ).unwrap(Value.self)
+        }
+    }
+}
+
+/// A member's name as a key.
+private struct NameKey: CodingKey {
+    let stringValue: String
+    var intValue: Int? { nil }
+
+    init(stringValue: String) {
+        self.stringValue = stringValue
+    }
+
+    init?(intValue: Int) { nil }
+}
+
+/// `JSONDecoder`'s `.convertFromSnakeCase` for the names it can convert exactly as `JSONDecoder` does, for one
+/// decoding: it remembers the names it converted (the objects of an array repeat theirs), and whether it refused one.
+///
+/// `JSONDecoder` keeps any underscores at either end and, when underscores are left between words, lowercases the
+/// first word and capitalizes the others (`Foundation`'s `capitalized`: a letter after a letter in lower case, any
+/// other letter in upper case), then joins them. That is done here for names of ASCII letters, digits and
+/// underscores; a name that needs no change (no underscore between two other characters) is kept whatever it holds.
+/// Any other name, or two names of one object that become the same (`JSONDecoder` keeps the first in the text,
+/// which a parsed object no longer knows), is refused: the decoding then ends as `Unsupported`, even when the type's
+/// own decoding caught the error.
+final class SnakeCase {
+    /// Converted names, by the name in the text (only names that change).
+    private var names: [String: String] = [:]
+    /// Whether a name or an object was refused during this decoding.
+    private(set) var refused = false
+
+    /// What becomes of a name.
+    enum Conversion: Equatable {
+        case same
+        case changed(String)
+        case refused
+    }
+
+    /// What `JSONDecoder` makes of `name`, when it is converted here.
+    static func conversion(_ name: String) -> Conversion {
+        var name = name
+        return name.withUTF8 { bytes -> Conversion in
+            let underscore = UInt8(ascii: "_")
+            guard let first = bytes.firstIndex(where: { $0 != underscore }) else { return .same }
+            let last = bytes.lastIndex(where: { $0 != underscore })!
+            guard bytes[first...last].contains(underscore) else { return .same }
+            var result: [UInt8] = []
+            result.reserveCapacity(bytes.count)
+            result.append(contentsOf: bytes[..<first])
+            var word = 0
+            var afterLetter = false
+            var inWord = false
+            for byte in bytes[first...last] {
+                let isUpper = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z")
+                let isLower = byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")
+                let isDigit = byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
+                if byte == underscore {
+                    if inWord { word += 1 }
+                    inWord = false
+                    afterLetter = false
+                    continue
+                }
+                guard isUpper || isLower || isDigit else { return .refused }
+                inWord = true
+                if isDigit {
+                    result.append(byte)
+                    afterLetter = false
+                } else if word == 0 || afterLetter {
+                    // The first word in lower case; in the others, a letter after a letter.
+                    result.append(byte | 0x20)
+                    afterLetter = true
+                } else {
+                    result.append(byte & ~0x20)
+                    afterLetter = true
+                }
+            }
+            result.append(contentsOf: bytes[(last + 1)...])
+            return .changed(String(decoding: result, as: UTF8.self))
+        }
+    }
+
+    /// The name `name` becomes, or `nil` (and `refused` set) when it is not converted here.
+    private func converted(_ name: String) -> String? {
+        if let known = names[name] { return known }
+        switch Self.conversion(name) {
+        case .same:
+            return name
+        case .changed(let converted):
+            names[name] = converted
+            return converted
+        case .refused:
+            refused = true
+            return nil
+        }
+    }
+
+    /// An object's members under their converted names, or `nil` (and `refused` set) when a name is refused or two
+    /// become one.
+    func converted(_ members: [String: JSON]) -> [String: JSON]? {
+        var result: [String: JSON]?
+        for (name, value) in members {
+            guard let converted = converted(name) else { return nil }
+            if result == nil {
+                guard converted != name else { continue }
+                // The first name that changes: the names before it stay as they are.
+                result = [String: JSON](minimumCapacity: members.count)
+                for (earlier, earlierValue) in members {
+                    if earlier == name { break }
+                    result![earlier] = earlierValue
+                }
+            }
+            if result!.updateValue(value, forKey: converted) != nil {
+                // Two names that become one: which `JSONDecoder` keeps depends on their order in the text.
+                refused = true
+                return nil
+            }
+        }
+        return result ?? members
     }
 }

@@ -141,8 +141,8 @@ extension ResponseStream {
     /// ```
     ///
     /// A line that does not decode ends the iteration with `HTTPError` `.decoding`, naming the line's number. With a
-    /// `JSONDecoder` at its defaults, each line is parsed by Switchboard and decoded as `Response.decode(_:using:)`
-    /// decodes a body.
+    /// `JSONDecoder` whose settings Switchboard follows (see `Response.decode(_:using:)`), each line is parsed by
+    /// Switchboard and decoded as `Response.decode(_:using:)` decodes a body.
     public func jsonLines<T: Decodable>(_ type: T.Type, decoder: JSONDecoder = JSONDecoder()) -> JSONLines<T> {
         JSONLines(stream: self, decoder: decoder)
     }
@@ -188,15 +188,15 @@ extension ResponseStream {
         public func makeAsyncIterator() -> Iterator {
             Iterator(
                 lines: stream.lines.makeAsyncIterator(), decoder: decoder,
-                decodesParsed: JSONValueDecoder.standsIn(for: decoder))
+                parsedOptions: JSONValueDecoder.Options(decoder))
         }
 
         /// Reads and decodes the lines in order.
         public struct Iterator: AsyncIteratorProtocol {
             var lines: Lines.Iterator
             let decoder: JSONDecoder
-            /// Whether lines are parsed by Switchboard and decoded from that (`decoder` is at its defaults).
-            let decodesParsed: Bool
+            /// The settings to decode lines parsed by Switchboard with, when `decoder` has settings this follows.
+            let parsedOptions: JSONValueDecoder.Options?
             var number = 0
 
             /// The next value, or `nil` at the end of the body.
@@ -207,15 +207,21 @@ extension ResponseStream {
                     number += 1
                     guard line.contains(where: { !$0.isWhitespace }) else { continue }
                     do {
-                        // Parsed by Switchboard and decoded from that, as a response body is, unless the decoder has
-                        // settings of its own (see `Response.decode(_:using:)`).
+                        // Parsed by Switchboard and decoded from that, as a response body is, when the decoder has
+                        // settings that Switchboard follows (see `Response.decode(_:using:)`).
                         let data = Data(line.utf8)
-                        if decodesParsed {
+                        if let parsedOptions {
                             let parsed = data.withUnsafeBytes { bytes in
                                 Result { () throws(HTTPError) in try JSON.parsed(bytes, of: data) }
                             }
                             let (value, decodable) = try parsed.get()
-                            if decodable { return try JSONValueDecoder.decode(T.self, from: value) }
+                            if decodable {
+                                do {
+                                    return try JSONValueDecoder.decode(T.self, from: value, options: parsedOptions)
+                                } catch is JSONValueDecoder.Unsupported {
+                                    // Names only the text can settle: the bytes, below.
+                                }
+                            }
                         }
                         return try decoder.decode(T.self, from: data)
                     } catch {

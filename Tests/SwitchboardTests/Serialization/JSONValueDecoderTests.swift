@@ -276,13 +276,25 @@ import Testing
 
     // MARK: - When it is used
 
-    @Test func onlyAPlainJSONDecoderWithItsDefaultsIsStoodInFor() {
+    @Test func onlyAPlainJSONDecoderWithSettingsItFollowsIsStoodInFor() {
         final class Custom: JSONDecoder, @unchecked Sendable {}
         #expect(JSONValueDecoder.standsIn(for: JSONDecoder()))
         #expect(!JSONValueDecoder.standsIn(for: Custom()))
-        let changes: [(JSONDecoder) -> Void] = [
+        let followed: [(JSONDecoder) -> Void] = [
             { $0.keyDecodingStrategy = .convertFromSnakeCase },
             { $0.dateDecodingStrategy = .secondsSince1970 },
+            { $0.dateDecodingStrategy = .millisecondsSince1970 },
+            { $0.dateDecodingStrategy = .iso8601 },
+        ]
+        for change in followed {
+            let decoder = JSONDecoder()
+            change(decoder)
+            #expect(JSONValueDecoder.standsIn(for: decoder))
+        }
+        let changes: [(JSONDecoder) -> Void] = [
+            { $0.keyDecodingStrategy = .custom { $0.last! } },
+            { $0.dateDecodingStrategy = .custom { _ in Date() } },
+            { $0.dateDecodingStrategy = .formatted(DateFormatter()) },
             { $0.dataDecodingStrategy = .deferredToData },
             {
                 $0.nonConformingFloatDecodingStrategy = .convertFromString(
