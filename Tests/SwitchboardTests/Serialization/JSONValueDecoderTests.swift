@@ -110,20 +110,10 @@ import Testing
         )
     }
 
-    /// A failure's kind and coding path, to compare.
+    /// A failure's kind and coding path, to compare (a corrupted value's kind alone: `JSONDecoder` gives a number that
+    /// does not fit with no path at all, where this decoder names the value).
     static func shape(_ error: any Error) -> String {
-        guard let error = error as? DecodingError else { return "not a DecodingError: \(error)" }
-        func path(_ context: DecodingError.Context) -> String {
-            context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
-        }
-        switch error {
-        case .typeMismatch(_, let context): return "typeMismatch at \(path(context))"
-        case .valueNotFound(_, let context): return "valueNotFound at \(path(context))"
-        case .keyNotFound(let key, let context): return "keyNotFound \(key.stringValue) at \(path(context))"
-        // `JSONDecoder` gives a number that does not fit with no path at all (this decoder names the value).
-        case .dataCorrupted: return "dataCorrupted"
-        @unknown default: return "\(error)"
-        }
+        DecoderStrategyTests.shape(error, corruptedPath: false)
     }
 
     /// The same value (by `same`), or failures of the same shape.
