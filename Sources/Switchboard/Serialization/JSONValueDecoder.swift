@@ -7,10 +7,11 @@ import Foundation
 ///
 /// The same values and the same errors as `JSONDecoder`'s, in kind and coding path: names converted from snake case
 /// when the decoder does that (see `SnakeCase`), `Date` by the decoder's strategy (by default seconds since 2001,
-/// through `Date`'s own decoding), `Data` from Base64 text, `URL` from its text, `Decimal` from the number's digits, integers and floating-point numbers as `JSONDecoder` reads them (an integer spelled `1.0` or
-/// `1e2` is one, a number that does not fit the type is an error, not a rounded value), a `JSON` value exactly as
-/// parsed. One difference, stricter: a number whose fraction is not zero never decodes as an integer (`JSONDecoder`
-/// reads `1.0000000000000001` as 1, and cuts the fraction off numbers above 2⁵³, such as `12345678901234567.5`).
+/// through `Date`'s own decoding), `Data` from Base64 text, `URL` from its text, `Decimal` from the number's digits,
+/// integers and floating-point numbers as `JSONDecoder` reads them (an integer spelled `1.0` or `1e2` is one, a
+/// number that does not fit the type is an error, not a rounded value), a `JSON` value exactly as parsed. One
+/// difference, stricter: a number whose fraction is not zero never decodes as an integer (`JSONDecoder` reads
+/// `1.0000000000000001` as 1, and cuts the fraction off numbers above 2⁵³, such as `12345678901234567.5`).
 ///
 /// A parsed object keeps the last value of a name it holds twice, where `JSONDecoder` reads the first: a value parsed
 /// from such text is never decoded here (`JSON.parsed(_:of:)` says so, and the callers decode the bytes instead).
@@ -167,6 +168,8 @@ struct JSONValueDecoder: Decoder {
     /// A date by the strategy in `options` (not the default, which is `Date`'s own decoding), as `JSONDecoder`
     /// reads it.
     func date() throws -> Date {
+        // A missing date is named as one, not as the number or text it would have been read from.
+        if value == .null { throw mismatch(Date.self, value, at: codingPath) }
         switch options.dates {
         case .deferredToDate:
             return try Date(from: self)

@@ -170,7 +170,8 @@ import Testing
         ("nested missing", #"{"user_id": 1, "is_admin": true, "_private": "", "created_at": 0, "profile": {}}"#),
         (
             "dictionary value",
-            #"{"user_id": 1, "is_admin": true, "_private": "", "created_at": 0, "profile": {"display_name": "a", "last_seen": 0}, "profiles": [], "scores": {"a_b": "x"}}"#
+            #"{"user_id": 1, "is_admin": true, "_private": "", "created_at": 0, "#
+                + #""profile": {"display_name": "a", "last_seen": 0}, "profiles": [], "scores": {"a_b": "x"}}"#
         ),
         ("not an object", "[1]"),
         ("null", "null"),
@@ -304,6 +305,22 @@ import Testing
                 Stamp.self, #"{"at": \#(literal), "list": [], "single": 0}"#, decoder, corruptedPath: false)
             try Self.expectAlike(
                 Stamp.self, #"{"at": 0, "list": [1, \#(literal)], "single": 0}"#, decoder, corruptedPath: false)
+        }
+    }
+
+    /// A missing date is named as a `Date`, as `JSONDecoder` names it, under every strategy followed here.
+    @Test func aNullDateIsAMissingDate() throws {
+        for dates in [JSONDecoder.DateDecodingStrategy.secondsSince1970, .millisecondsSince1970, .iso8601] {
+            let (foundation, switchboard) = try Self.both(
+                Stamp.self, #"{"at": null, "list": [], "single": 0}"#, Self.decoder(dates: dates))
+            for result in [foundation, switchboard] {
+                guard case .failure(DecodingError.valueNotFound(let type, let context)) = result else {
+                    Issue.record("\(result)")
+                    continue
+                }
+                #expect(ObjectIdentifier(type) == ObjectIdentifier(Date.self))
+                #expect(context.codingPath.map(\.stringValue) == ["at"])
+            }
         }
     }
 
