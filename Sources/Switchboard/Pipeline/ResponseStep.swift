@@ -15,7 +15,7 @@ extension Center {
                 request: request, response: response)
         }
         if request.kind != .download {
-            let (value, decodable) = try ResponseDecoding.decodeNotingJSON(response)
+            let (value, decodable) = try ResponseDecoding.decode(response)
             response.setParsedValue(value, decodable: decodable)
         }
         if let onResponse = configuration.onResponse {

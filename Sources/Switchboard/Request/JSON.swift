@@ -93,20 +93,23 @@ public enum JSON: Sendable, Hashable, Codable, CustomStringConvertible {
     ///
     /// - Throws: `HTTPError` with code `.decoding` when the data is not JSON.
     public init(data: Data) throws(HTTPError) {
-        let result = data.withUnsafeBytes { bytes in Result { () throws(HTTPError) in try JSON(bytes, of: data) } }
-        self = try result.get()
+        self = try JSON.parsed(data).value
+    }
+
+    /// Parses JSON text as `init(data:)` does, and says whether the value holds everything `JSONDecoder` would read
+    /// in the text (see `parsed(_:of:)`).
+    static func parsed(_ data: Data) throws(HTTPError) -> (value: JSON, decodable: Bool) {
+        let result = data.withUnsafeBytes { bytes in
+            Result { () throws(HTTPError) in try JSON.parsed(bytes, of: data) }
+        }
+        return try result.get()
     }
 
     /// Parses JSON text read in place from `bytes`, which are `data`'s (for a caller that reads them already: each
-    /// access to a `Data`'s bytes is checked for exclusive access at run time).
-    init(_ bytes: UnsafeRawBufferPointer, of data: Data) throws(HTTPError) {
-        self = try JSON.parsed(bytes, of: data).value
-    }
-
-    /// Parses JSON text as `init(_:of:)` does, and says whether the value holds everything `JSONDecoder` would read
-    /// in the text (`decodable`), so that `JSONValueDecoder` may decode it instead: not when an object named a
-    /// member twice (the value keeps the last, `JSONDecoder` reads the first), nor for text that is not UTF-8
-    /// (Foundation parsed it, and it may have dropped repeated names unseen).
+    /// access to a `Data`'s bytes is checked for exclusive access at run time), and says whether the value holds
+    /// everything `JSONDecoder` would read in the text (`decodable`), so that `JSONValueDecoder` may decode it
+    /// instead: not when an object named a member twice (the value keeps the last, `JSONDecoder` reads the first),
+    /// nor for text that is not UTF-8 (Foundation parsed it, and it may have dropped repeated names unseen).
     static func parsed(
         _ bytes: UnsafeRawBufferPointer, of data: Data
     ) throws(HTTPError) -> (value: JSON, decodable: Bool) {
@@ -122,7 +125,7 @@ public enum JSON: Sendable, Hashable, Codable, CustomStringConvertible {
             }
         }
         do {
-            let (value, repeatsAName) = try JSONParser.parseNotingRepeats(bytes)
+            let (value, repeatsAName) = try JSONParser.parse(bytes)
             return (value, !repeatsAName)
         } catch {
             throw HTTPError(.decoding, "the body is not valid JSON: \(error)", underlying: error)

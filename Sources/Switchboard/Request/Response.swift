@@ -224,14 +224,10 @@ public struct Response: Sendable {
             if request.responseSerializer == .plist {
                 return try PropertyListDecoder().decode(T.self, from: data)
             }
-            if valueStandsForData, case .json(let parsed) = value, let options = JSONValueDecoder.Options(decoder) {
-                do {
-                    return try JSONValueDecoder.decode(T.self, from: parsed, options: options)
-                } catch is JSONValueDecoder.Unsupported {
-                    // Names that the key strategy converts in a way only the text can settle: the bytes, below.
-                }
-            }
-            return try decoder.decode(T.self, from: data)
+            var parsed: JSON?
+            if valueStandsForData, case .json(let json) = value { parsed = json }
+            let options = parsed.flatMap { _ in JSONValueDecoder.Options(decoder) }
+            return try JSONValueDecoder.decode(T.self, parsed: parsed, options: options, else: decoder, from: data)
         } catch {
             throw HTTPError(
                 .decoding, "the body cannot be decoded as \(T.self): \(Response.explain(error))",

@@ -24,15 +24,9 @@ struct JSONParser {
     /// reads the first, so such a value cannot stand in for the text when decoding.
     private var repeatsAName = false
 
-    /// Parses one JSON value, with optional whitespace (and a UTF-8 byte order mark) around it.
-    static func parse(_ bytes: UnsafeRawBufferPointer) throws(Failure) -> JSON {
-        try parseNotingRepeats(bytes).value
-    }
-
-    /// Parses one JSON value (as `parse`), and says whether an object in it named a member twice.
-    static func parseNotingRepeats(
-        _ bytes: UnsafeRawBufferPointer
-    ) throws(Failure) -> (value: JSON, repeatsAName: Bool) {
+    /// Parses one JSON value, with optional whitespace (and a UTF-8 byte order mark) around it, and says whether an
+    /// object in it named a member twice.
+    static func parse(_ bytes: UnsafeRawBufferPointer) throws(Failure) -> (value: JSON, repeatsAName: Bool) {
         var parser = JSONParser(bytes: bytes)
         let value = try parser.parseDocument()
         return (value, parser.repeatsAName)

@@ -86,9 +86,20 @@ struct JSONValueDecoder: Decoder {
 
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
-    /// Whether this type decodes as `decoder` does (see `Options.init?(_:)`).
-    static func standsIn(for decoder: JSONDecoder) -> Bool {
-        Options(decoder) != nil
+    /// Decodes `type` from `parsed`, the value Switchboard parsed from `data`, when there is one and `options` (those
+    /// of `decoder`, when this stands in for it) are given; otherwise, or when the value is `Unsupported`, `decoder`
+    /// decodes `data`.
+    static func decode<T: Decodable>(
+        _ type: T.Type, parsed: JSON?, options: Options?, else decoder: JSONDecoder, from data: Data
+    ) throws -> T {
+        if let parsed, let options {
+            do {
+                return try decode(type, from: parsed, options: options)
+            } catch is Unsupported {
+                // Names that the key strategy converts in a way only the text can settle: the bytes, below.
+            }
+        }
+        return try decoder.decode(type, from: data)
     }
 
     /// Decodes a value of `type` from `value`, as a `JSONDecoder` with `options` would from its text.

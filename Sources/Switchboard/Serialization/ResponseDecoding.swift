@@ -12,16 +12,11 @@ enum ResponseDecoding {
         bytes.allSatisfy { $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }
     }
 
-    /// The decoded value. An empty body is `.empty` whatever the serializer (a `HEAD`, a `204` are successes).
+    /// The decoded value, and whether a JSON value holds everything `JSONDecoder` would read in the body (see
+    /// `JSON.parsed(_:of:)`). An empty body is `.empty` whatever the serializer (a `HEAD`, a `204` are successes).
     ///
     /// - Throws: `.decoding`, saying what was expected and what the body looks like.
-    static func decode(_ response: Response) throws(HTTPError) -> Response.Value {
-        try decodeNotingJSON(response).value
-    }
-
-    /// The decoded value, as `decode` gives it, and whether a JSON value holds everything `JSONDecoder` would read
-    /// in the body (see `JSON.parsed(_:of:)`).
-    static func decodeNotingJSON(_ response: Response) throws(HTTPError) -> (value: Response.Value, decodable: Bool) {
+    static func decode(_ response: Response) throws(HTTPError) -> (value: Response.Value, decodable: Bool) {
         let data = response.data
         if data.isEmpty { return (.empty, true) }
         do throws(HTTPError) {

@@ -210,20 +210,13 @@ extension ResponseStream {
                         // Parsed by Switchboard and decoded from that, as a response body is, when the decoder has
                         // settings that Switchboard follows (see `Response.decode(_:using:)`).
                         let data = Data(line.utf8)
-                        if let parsedOptions {
-                            let parsed = data.withUnsafeBytes { bytes in
-                                Result { () throws(HTTPError) in try JSON.parsed(bytes, of: data) }
-                            }
-                            let (value, decodable) = try parsed.get()
-                            if decodable {
-                                do {
-                                    return try JSONValueDecoder.decode(T.self, from: value, options: parsedOptions)
-                                } catch is JSONValueDecoder.Unsupported {
-                                    // Names only the text can settle: the bytes, below.
-                                }
-                            }
+                        var parsed: JSON?
+                        if parsedOptions != nil {
+                            let (value, decodable) = try JSON.parsed(data)
+                            if decodable { parsed = value }
                         }
-                        return try decoder.decode(T.self, from: data)
+                        return try JSONValueDecoder.decode(
+                            T.self, parsed: parsed, options: parsedOptions, else: decoder, from: data)
                     } catch {
                         throw HTTPError(
                             .decoding, "line \(number) of the stream is not a \(T.self): \(error)", underlying: error)

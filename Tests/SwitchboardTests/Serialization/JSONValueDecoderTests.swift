@@ -268,8 +268,8 @@ import Testing
 
     @Test func onlyAPlainJSONDecoderWithSettingsItFollowsIsStoodInFor() {
         final class Custom: JSONDecoder, @unchecked Sendable {}
-        #expect(JSONValueDecoder.standsIn(for: JSONDecoder()))
-        #expect(!JSONValueDecoder.standsIn(for: Custom()))
+        #expect(JSONValueDecoder.Options(JSONDecoder()) != nil)
+        #expect(JSONValueDecoder.Options(Custom()) == nil)
         let followed: [(JSONDecoder) -> Void] = [
             { $0.keyDecodingStrategy = .convertFromSnakeCase },
             { $0.dateDecodingStrategy = .secondsSince1970 },
@@ -279,7 +279,7 @@ import Testing
         for change in followed {
             let decoder = JSONDecoder()
             change(decoder)
-            #expect(JSONValueDecoder.standsIn(for: decoder))
+            #expect(JSONValueDecoder.Options(decoder) != nil)
         }
         let changes: [(JSONDecoder) -> Void] = [
             { $0.keyDecodingStrategy = .custom { $0.last! } },
@@ -297,7 +297,7 @@ import Testing
         for change in changes {
             let decoder = JSONDecoder()
             change(decoder)
-            #expect(!JSONValueDecoder.standsIn(for: decoder))
+            #expect(JSONValueDecoder.Options(decoder) == nil)
         }
     }
 
