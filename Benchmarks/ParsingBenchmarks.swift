@@ -34,6 +34,19 @@ enum ParsingBenchmarks {
         return Data((text + "]").utf8)
     }
 
+    /// The UTF-8 document's records with names in Pascal case and a date as text in a fixed format, for a decoder with
+    /// a custom key strategy and a date formatter.
+    static func pascalCaseDocument() -> Data {
+        var text = "["
+        for index in 0..<records {
+            if index > 0 { text += "," }
+            text +=
+                #"{"UserId":\#(index),"DisplayName":"张三李四","HomeCity":"北京市朝阳区","Note":"ok 😀 done","#
+                + #""Score":12345678901234567,"CreatedAt":"2024-02-29 12:34:56"}"#
+        }
+        return Data((text + "]").utf8)
+    }
+
     static func run(rounds: Int) async throws -> [Row] {
         var rows: [Row] = []
         for escaped in [false, true] {
@@ -76,7 +89,8 @@ enum ParsingBenchmarks {
         let score: Int64
     }
 
-    /// A record of the snake-case document, as an app declares it for `.convertFromSnakeCase`.
+    /// A record of the snake-case document, as an app declares it for `.convertFromSnakeCase` (and of the Pascal-case
+    /// one, for a key strategy of its own).
     struct SnakeCaseRecord: Decodable, Sendable {
         let userId: Int
         let displayName: String
@@ -89,7 +103,8 @@ enum ParsingBenchmarks {
     /// `center.send([Record].self)` over the UTF-8 document: decoded from the body the center parsed when it
     /// arrived (a `JSONDecoder` at its defaults), beside the same send with a decoder that has a `userInfo` entry,
     /// which decodes the body's bytes itself (as every typed send did before). Then the same over the snake-case
-    /// document, with a decoder that converts from snake case and reads dates as seconds since 1970.
+    /// document, with a decoder that converts from snake case and reads dates as seconds since 1970, and over the
+    /// Pascal-case document, with a custom key strategy and a date formatter.
     static func typedRows(rounds: Int) async throws -> [Row] {
         let plain = try await typedRows(
             Record.self, "records", document(escaped: false), decoder: { JSONDecoder() }, rounds: rounds)
@@ -101,7 +116,29 @@ enum ParsingBenchmarks {
                 decoder.dateDecodingStrategy = .secondsSince1970
                 return decoder
             }, rounds: rounds)
-        return plain + snakeCase
+        let custom = try await typedRows(
+            SnakeCaseRecord.self, "Pascal-case records, custom keys, formatted dates", pascalCaseDocument(),
+            decoder: {
+                let formatter = DateFormatter()
+                formatter.locale = Locale(identifier: "en_US_POSIX")
+                formatter.dateFormat = "yyyy-MM-dd HH:mm:ss"
+                let decoder = JSONDecoder()
+                decoder.keyDecodingStrategy = .custom { path in
+                    let name = path.last!.stringValue
+                    return CamelKey(stringValue: name.prefix(1).lowercased() + name.dropFirst())
+                }
+                decoder.dateDecodingStrategy = .formatted(formatter)
+                return decoder
+            }, rounds: rounds)
+        return plain + snakeCase + custom
+    }
+
+    /// A name as a key, as a custom key strategy returns it.
+    struct CamelKey: CodingKey {
+        let stringValue: String
+        init(stringValue: String) { self.stringValue = stringValue }
+        var intValue: Int? { nil }
+        init?(intValue: Int) { nil }
     }
 
     /// A typed send of `data` with the decoder `decoder` makes, beside the same send whose decoder also has a

@@ -5,9 +5,9 @@ import Foundation
 /// `JSONDecoder` whose settings it follows (see `Options.init?(_:)`), so that a typed send parses its body once, not a
 /// second time in `JSONDecoder`.
 ///
-/// The same values and the same errors as `JSONDecoder`'s, in kind and coding path: names converted from snake case
-/// when the decoder does that (see `SnakeCase`), `Date` by the decoder's strategy (by default seconds since 2001,
-/// through `Date`'s own decoding), `Data` from Base64 text, `URL` from its text, `Decimal` from the number's digits,
+/// The same values and the same errors as `JSONDecoder`'s, in kind and coding path: names converted by the decoder's
+/// key strategy (see `SnakeCase` and `CustomNames`), `Date` by the decoder's strategy (by default seconds since 2001,
+/// through `Date`'s own decoding; a `.custom` closure is called with this decoder at the value), `Data` from Base64 text, `URL` from its text, `Decimal` from the number's digits,
 /// integers and floating-point numbers as `JSONDecoder` reads them (an integer spelled `1.0` or `1e2` is one, a
 /// number that does not fit the type is an error, not a rounded value), a `JSON` value exactly as parsed. One
 /// difference, stricter: a number whose fraction is not zero never decodes as an integer (`JSONDecoder` reads
@@ -32,23 +32,35 @@ struct JSONValueDecoder: Decoder {
 
     /// The settings of the `JSONDecoder` this decoder stands in for: the key and date strategies it follows.
     struct Options {
-        /// `.convertFromSnakeCase`: an object's names are converted before they are looked up (`user_id` is found
-        /// as `userId`), except for `[String: T]` dictionaries, whose names are kept, as `JSONDecoder` keeps them.
-        var convertsFromSnakeCase = false
+        /// How an object's names become the names its keys are looked up by: as they are, converted from snake case
+        /// (`user_id` is found as `userId`), or by the decoder's own closure. `[String: T]` dictionaries keep their
+        /// names whatever the strategy, as `JSONDecoder` keeps them.
+        var keys = Keys.useDefaultKeys
         var dates = Dates.deferredToDate
         /// The names converted so far in a decoding (`decode` makes one for each, when names are converted).
-        var names: SnakeCase?
+        var names: (any NameConversion)?
 
-        enum Dates: Equatable {
+        enum Keys {
+            case useDefaultKeys, convertFromSnakeCase
+            /// The decoder's `.custom` closure, called with the path of each name (its container's path, then the
+            /// name), as `JSONDecoder` calls it.
+            case custom(@Sendable ([any CodingKey]) -> any CodingKey)
+        }
+
+        enum Dates {
             case deferredToDate, secondsSince1970, millisecondsSince1970, iso8601
+            /// The decoder's `.custom` closure (on Linux, `.formatted(_:)` is one too), called with a decoder at the
+            /// date's value, as `JSONDecoder` calls it.
+            case custom(@Sendable (any Decoder) throws -> Date)
         }
 
         init() {}
 
         /// The options of `decoder`, or `nil` when this decoder cannot stand in for it: when it is a subclass (which
-        /// may decode its own way), has `userInfo`, JSON5 or a top-level dictionary assumed, a key strategy other
-        /// than the default and `.convertFromSnakeCase`, a date strategy other than the default, seconds or
-        /// milliseconds since 1970 and `.iso8601`, or a data or non-conforming float strategy of its own.
+        /// may decode its own way), has `userInfo`, JSON5 or a top-level dictionary assumed, or a data or
+        /// non-conforming float strategy of its own. Every key strategy and every date strategy is followed, but on
+        /// Apple platforms `.iso8601` and the `.custom` ones only from macOS 15 and iOS 18 (where `JSONDecoder` is
+        /// Swift's own, the one tested here), and `.formatted(_:)` not at all.
         init?(_ decoder: JSONDecoder) {
             guard type(of: decoder) == JSONDecoder.self, decoder.userInfo.isEmpty, !decoder.allowsJSON5,
                 !decoder.assumesTopLevelDictionary
@@ -57,22 +69,46 @@ struct JSONValueDecoder: Decoder {
             else { return nil }
             switch decoder.keyDecodingStrategy {
             case .useDefaultKeys: break
-            case .convertFromSnakeCase: convertsFromSnakeCase = true
-            default: return nil
+            case .convertFromSnakeCase: keys = .convertFromSnakeCase
+            case .custom(let convert):
+                guard Self.followsNewerRules else { return nil }
+                keys = .custom(convert)
+            @unknown default: return nil
             }
             switch decoder.dateDecodingStrategy {
             case .deferredToDate: break
             case .secondsSince1970: dates = .secondsSince1970
             case .millisecondsSince1970: dates = .millisecondsSince1970
             case .iso8601:
-                // Read as `JSONDecoder` reads it where its implementation is the one tested here (Swift's own
-                // Foundation); older Apple systems read it through `ISO8601DateFormatter`, which may differ.
-                #if canImport(Darwin)
-                guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, *) else { return nil }
-                #endif
+                guard Self.followsNewerRules else { return nil }
                 dates = .iso8601
-            default: return nil
+            case .custom(let read):
+                guard Self.followsNewerRules else { return nil }
+                dates = .custom(read)
+            #if canImport(Darwin)
+            default: return nil  // `.formatted(_:)`, a case of its own there
+            #endif
             }
+        }
+
+        /// Whether the system's `JSONDecoder` is Swift's own (always on Linux), whose rules for ISO 8601 dates and
+        /// custom closures (the path each is called with) are the ones followed and tested here; older Apple systems
+        /// have another implementation, which may differ.
+        private static var followsNewerRules: Bool {
+            #if canImport(Darwin)
+            guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, *) else { return false }
+            #endif
+            return true
+        }
+
+        /// Whether a `Date` is decoded by its own decoding (seconds since 2001).
+        var defersToDate: Bool {
+            if case .deferredToDate = dates { true } else { false }
+        }
+
+        /// Whether an object's names are looked up as they are in the text.
+        var keepsNames: Bool {
+            if case .useDefaultKeys = keys { true } else { false }
         }
     }
 
@@ -108,7 +144,12 @@ struct JSONValueDecoder: Decoder {
     ///   `SnakeCase`), whatever else happened; else `JSONDecoder`'s errors.
     static func decode<T: Decodable>(_ type: T.Type, from value: JSON, options: Options = Options()) throws -> T {
         var options = options
-        let names = options.convertsFromSnakeCase ? SnakeCase() : nil
+        let names: (any NameConversion)? =
+            switch options.keys {
+            case .useDefaultKeys: nil
+            case .convertFromSnakeCase: SnakeCase()
+            case .custom(let convert): CustomNames(convert)
+            }
         options.names = names
         do {
             let decoded = try JSONValueDecoder(value: value, parentPath: [], key: nil, options: options).unwrap(type)
@@ -129,7 +170,7 @@ struct JSONValueDecoder: Decoder {
         }
         var names = members
         if let converter = options.names {
-            guard let converted = converter.converted(members) else { throw Unsupported() }
+            guard let converted = converter.converted(members, at: codingPath) else { throw Unsupported() }
             names = converted
         }
         return KeyedDecodingContainer(KeyedContainer<Key>(members: names, codingPath: codingPath, options: options))
@@ -149,8 +190,8 @@ struct JSONValueDecoder: Decoder {
     /// `value` as `type`: the types `JSONDecoder` treats apart first, then the type's own decoding.
     func unwrap<T: Decodable>(_ type: T.Type) throws -> T {
         if T.self == JSON.self { return value as! T }
-        if T.self == Date.self, options.dates != .deferredToDate { return try date() as! T }
-        if options.convertsFromSnakeCase, let dictionary = T.self as? any NamesKept.Type {
+        if T.self == Date.self, !options.defersToDate { return try date() as! T }
+        if !options.keepsNames, let dictionary = T.self as? any NamesKept.Type {
             return try dictionary.init(keepingNames: self) as! T
         }
         if T.self == Data.self {
@@ -195,6 +236,9 @@ struct JSONValueDecoder: Decoder {
                 throw Self.corrupted("Expected date string to be ISO8601-formatted.", at: parentPath)
             }
             return date
+        case .custom(let read):
+            // At the value, with its whole path: what the closure reads, and what it throws, are its own.
+            return try read(self)
         }
     }
 
@@ -543,6 +587,44 @@ private struct NameKey: CodingKey {
     init?(intValue: Int) { nil }
 }
 
+/// A key strategy's conversion of an object's names, for one decoding.
+protocol NameConversion: AnyObject {
+    /// Whether a name or an object was refused during this decoding: its outcome is then `Unsupported`, even when the
+    /// type's own decoding caught the error.
+    var refused: Bool { get }
+
+    /// The members of the object at `path` under their converted names, or `nil` (and `refused` set) when they
+    /// cannot be converted as `JSONDecoder` converts them.
+    func converted(_ members: [String: JSON], at path: [any CodingKey]) -> [String: JSON]?
+}
+
+/// `JSONDecoder`'s `.custom` key strategy: every name of every object is given to the closure, with its container's
+/// path and then itself as a key (`JSONDecoder`'s path, which its closures may read), and the object's members are
+/// looked up by the names it returns. Two names of one object that become one are refused (`JSONDecoder` keeps the
+/// first in the text, which a parsed object no longer knows).
+final class CustomNames: NameConversion {
+    private let convert: @Sendable ([any CodingKey]) -> any CodingKey
+    private(set) var refused = false
+
+    init(_ convert: @escaping @Sendable ([any CodingKey]) -> any CodingKey) {
+        self.convert = convert
+    }
+
+    func converted(_ members: [String: JSON], at path: [any CodingKey]) -> [String: JSON]? {
+        var result = [String: JSON](minimumCapacity: members.count)
+        var keyPath = path
+        keyPath.append(NameKey(stringValue: ""))
+        for (name, value) in members {
+            keyPath[keyPath.count - 1] = NameKey(stringValue: name)
+            if result.updateValue(value, forKey: convert(keyPath).stringValue) != nil {
+                refused = true
+                return nil
+            }
+        }
+        return result
+    }
+}
+
 /// `JSONDecoder`'s `.convertFromSnakeCase` for the names it can convert exactly as `JSONDecoder` does, for one
 /// decoding: it remembers the names it converted (the objects of an array repeat theirs), and whether it refused one.
 ///
@@ -553,7 +635,7 @@ private struct NameKey: CodingKey {
 /// Any other name, or two names of one object that become the same (`JSONDecoder` keeps the first in the text,
 /// which a parsed object no longer knows), is refused: the decoding then ends as `Unsupported`, even when the type's
 /// own decoding caught the error.
-final class SnakeCase {
+final class SnakeCase: NameConversion {
     /// Converted names, by the name in the text (only names that change).
     private var names: [String: String] = [:]
     /// Whether a name or an object was refused during this decoding.
@@ -626,7 +708,7 @@ final class SnakeCase {
 
     /// An object's members under their converted names, or `nil` (and `refused` set) when a name is refused or two
     /// become one.
-    func converted(_ members: [String: JSON]) -> [String: JSON]? {
+    func converted(_ members: [String: JSON], at path: [any CodingKey]) -> [String: JSON]? {
         var result: [String: JSON]?
         for (name, value) in members {
             guard let converted = converted(name) else { return nil }

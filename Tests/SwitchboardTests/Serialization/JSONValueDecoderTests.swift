@@ -275,16 +275,23 @@ import Testing
             { $0.dateDecodingStrategy = .secondsSince1970 },
             { $0.dateDecodingStrategy = .millisecondsSince1970 },
             { $0.dateDecodingStrategy = .iso8601 },
+            { $0.keyDecodingStrategy = .custom { $0.last! } },
+            { $0.dateDecodingStrategy = .custom { _ in Date() } },
         ]
         for change in followed {
             let decoder = JSONDecoder()
             change(decoder)
             #expect(JSONValueDecoder.Options(decoder) != nil)
         }
+        // A date formatter's strategy: on Linux a `.custom` one, followed; on Apple platforms a case of its own, not.
+        let formatted = JSONDecoder()
+        formatted.dateDecodingStrategy = .formatted(DateFormatter())
+        #if canImport(Darwin)
+        #expect(JSONValueDecoder.Options(formatted) == nil)
+        #else
+        #expect(JSONValueDecoder.Options(formatted) != nil)
+        #endif
         let changes: [(JSONDecoder) -> Void] = [
-            { $0.keyDecodingStrategy = .custom { $0.last! } },
-            { $0.dateDecodingStrategy = .custom { _ in Date() } },
-            { $0.dateDecodingStrategy = .formatted(DateFormatter()) },
             { $0.dataDecodingStrategy = .deferredToData },
             {
                 $0.nonConformingFloatDecodingStrategy = .convertFromString(
