@@ -3,20 +3,24 @@ import Foundation
 
 /// libcurl driven directly through the package's own shim: one multi handle on a thread of its own, easy handles set
 /// up once for one URL and reused as they are (sending the fields CurlEngine sends), a write callback that only
-/// counts bytes, and per request nothing but the continuation the async caller waits on. The floor of this machine's
-/// HTTP stack: every other row reads against it.
+/// counts bytes, and per request nothing but the continuation the async caller waits on. The thread is woken only
+/// when it waits (as CurlEngine's is): a request that arrives while it works is taken on its next turn. The floor of
+/// this machine's HTTP stack: every other row reads against it.
 ///
 /// With `keepsBody`, the write callback also copies the body into a buffer of its handle's, kept from one request to
 /// the next (grown once, never freed between requests): the floor of a client that hands its caller the body in
 /// memory, as every other row does.
 final class RawCurl: @unchecked Sendable {
     // Safety: `multi`, `idle`, `busy` and the byte counters are touched only by the worker thread; other threads
-    // reach the worker through `inbox`, under `lock`, and `sb_multi_wakeup`, which libcurl allows from any thread.
+    // reach the worker through `inbox`, `stopping` and `waiting`, only under `lock`, and `sb_multi_wakeup`, which
+    // libcurl allows from any thread.
     private let multi: UnsafeMutableRawPointer
     private let url: String
     private let lock = NSLock()
     private var inbox: [CheckedContinuation<(status: Int, bytes: Int), any Error>] = []
     private var stopping = false
+    /// Whether the worker waits in `sb_multi_poll` (or is about to) with the inbox empty: the next to post wakes it.
+    private var waiting = false
     private var idle: [UnsafeMutableRawPointer] = []
     private var busy: [UnsafeMutableRawPointer: CheckedContinuation<(status: Int, bytes: Int), any Error>] = [:]
     /// Bytes received per easy handle, and its body buffer: the write callback's context.
@@ -49,18 +53,22 @@ final class RawCurl: @unchecked Sendable {
     /// One GET of the URL: its status and body length.
     func get() async throws -> (status: Int, bytes: Int) {
         try await withCheckedThrowingContinuation { continuation in
-            lock.lock()
-            inbox.append(continuation)
-            lock.unlock()
-            sb_multi_wakeup(multi)
+            post { $0.inbox.append(continuation) }
         }
     }
 
     func stop() {
+        post { $0.stopping = true }
+    }
+
+    /// Changes the inbox, and wakes the worker if it waits.
+    private func post(_ change: (RawCurl) -> Void) {
         lock.lock()
-        stopping = true
+        change(self)
+        let wake = waiting
+        waiting = false
         lock.unlock()
-        sb_multi_wakeup(multi)
+        if wake { sb_multi_wakeup(multi) }
     }
 
     private func makeHandle() -> UnsafeMutableRawPointer? {
@@ -88,6 +96,7 @@ final class RawCurl: @unchecked Sendable {
             let arrived = inbox
             inbox = []
             let stop = stopping
+            waiting = false
             lock.unlock()
             for continuation in arrived {
                 guard let easy = idle.popLast() ?? makeHandle() else {
@@ -115,8 +124,15 @@ final class RawCurl: @unchecked Sendable {
                     continuation.resume(throwing: URLError(.networkConnectionLost))
                 }
             }
-            var descriptors: Int32 = 0
-            sb_multi_poll(multi, busy.isEmpty ? 1000 : 100, &descriptors)
+            // Waits only with the inbox empty; what came during this turn is taken at once.
+            lock.lock()
+            let mayWait = inbox.isEmpty && stopping == stop
+            if mayWait { waiting = true }
+            lock.unlock()
+            if mayWait {
+                var descriptors: Int32 = 0
+                sb_multi_poll(multi, busy.isEmpty ? 1000 : 100, &descriptors)
+            }
         }
         for easy in idle {
             sb_easy_cleanup(easy)
