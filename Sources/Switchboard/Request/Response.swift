@@ -194,11 +194,12 @@ public struct Response: Sendable {
     ///
     /// A JSON body that Switchboard parsed when it arrived (the `.json` serializer, the default), and that nothing has
     /// changed since (`data` or `value` set by a hook), is decoded from that value, not parsed a second time, when
-    /// `decoder` is a `JSONDecoder` whose settings Switchboard follows: every setting at its default, except that its
-    /// key strategy may be any (`.convertFromSnakeCase`, or `.custom`, whose closure is called with the paths
-    /// `JSONDecoder` gives it) and its date strategy `.secondsSince1970`, `.millisecondsSince1970`, `.iso8601` or
-    /// `.custom` (on Linux, `.formatted(_:)` is a `.custom` one; on Apple platforms `.iso8601` and the `.custom`
-    /// strategies from macOS 15 and iOS 18, and `.formatted(_:)` not). The values and errors are `JSONDecoder`'s,
+    /// `decoder` is a `JSONDecoder` whose settings Switchboard follows: any `userInfo` (the types decoded find it), any
+    /// key strategy (`.convertFromSnakeCase`, or `.custom`, whose closure is called with the paths `JSONDecoder`
+    /// gives it), any date strategy and any data strategy (on Linux, `.formatted(_:)` is a `.custom` date strategy;
+    /// on Apple platforms `.iso8601` and the `.custom` strategies from macOS 15 and iOS 18, and `.formatted(_:)` not),
+    /// but every other setting at its default (JSON5, `assumesTopLevelDictionary`, non-conforming floats), and not a
+    /// subclass. The values and errors are `JSONDecoder`'s,
     /// except that a number whose fraction is not zero never decodes as an integer, and `JSON` comes back exactly as
     /// parsed (every number as it was written). Any other decoder decodes the body's bytes itself, and so does every
     /// decoder for a body in which an object names a member twice (`json` keeps the last value, as

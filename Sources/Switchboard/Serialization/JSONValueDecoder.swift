@@ -37,6 +37,9 @@ struct JSONValueDecoder: Decoder {
         /// names whatever the strategy, as `JSONDecoder` keeps them.
         var keys = Keys.useDefaultKeys
         var dates = Dates.deferredToDate
+        var data = DataStrategy.base64
+        /// The decoder's `userInfo`, which the types decoded read as they would read `JSONDecoder`'s.
+        var userInfo: [CodingUserInfoKey: Any] = [:]
         /// The names converted so far in a decoding (`decode` makes one for each, when names are converted).
         var names: (any NameConversion)?
 
@@ -54,19 +57,33 @@ struct JSONValueDecoder: Decoder {
             case custom(@Sendable (any Decoder) throws -> Date)
         }
 
+        enum DataStrategy {
+            case base64, deferredToData
+            /// The decoder's `.custom` closure, called with a decoder at the value, as `JSONDecoder` calls it.
+            case custom(@Sendable (any Decoder) throws -> Data)
+        }
+
         init() {}
 
         /// The options of `decoder`, or `nil` when this decoder cannot stand in for it: when it is a subclass (which
-        /// may decode its own way), has `userInfo`, JSON5 or a top-level dictionary assumed, or a data or
-        /// non-conforming float strategy of its own. Every key strategy and every date strategy is followed, but on
-        /// Apple platforms `.iso8601` and the `.custom` ones only from macOS 15 and iOS 18 (where `JSONDecoder` is
-        /// Swift's own, the one tested here), and `.formatted(_:)` not at all.
+        /// may decode its own way), has JSON5 or a top-level dictionary assumed, or a non-conforming float strategy
+        /// of its own (`JSONDecoder` compares such a string's text as written, escapes and all, which a parsed value
+        /// no longer has). Its `userInfo`, and every key, date and data strategy, are followed, but on Apple platforms
+        /// `.iso8601` and the `.custom` strategies only from macOS 15 and iOS 18 (where `JSONDecoder` is Swift's
+        /// own, the one tested here), and `.formatted(_:)` not at all.
         init?(_ decoder: JSONDecoder) {
-            guard type(of: decoder) == JSONDecoder.self, decoder.userInfo.isEmpty, !decoder.allowsJSON5,
-                !decoder.assumesTopLevelDictionary
+            guard type(of: decoder) == JSONDecoder.self, !decoder.allowsJSON5, !decoder.assumesTopLevelDictionary,
+                case .throw = decoder.nonConformingFloatDecodingStrategy
             else { return nil }
-            guard case .base64 = decoder.dataDecodingStrategy, case .throw = decoder.nonConformingFloatDecodingStrategy
-            else { return nil }
+            userInfo = decoder.userInfo
+            switch decoder.dataDecodingStrategy {
+            case .base64: break
+            case .deferredToData: data = .deferredToData
+            case .custom(let read):
+                guard Self.followsNewerRules else { return nil }
+                data = .custom(read)
+            @unknown default: return nil
+            }
             switch decoder.keyDecodingStrategy {
             case .useDefaultKeys: break
             case .convertFromSnakeCase: keys = .convertFromSnakeCase
@@ -120,7 +137,7 @@ struct JSONValueDecoder: Decoder {
         if let key { parentPath + [key] } else { parentPath }
     }
 
-    var userInfo: [CodingUserInfoKey: Any] { [:] }
+    var userInfo: [CodingUserInfoKey: Any] { options.userInfo }
 
     /// Decodes `type` from `parsed`, the value Switchboard parsed from `data`, when there is one and `options` (those
     /// of `decoder`, when this stands in for it) are given; otherwise, or when the value is `Unsupported`, `decoder`
@@ -194,13 +211,7 @@ struct JSONValueDecoder: Decoder {
         if !options.keepsNames, let dictionary = T.self as? any NamesKept.Type {
             return try dictionary.init(keepingNames: self) as! T
         }
-        if T.self == Data.self {
-            let text = try string()
-            guard let data = Data(base64Encoded: text) else {
-                throw corrupted("Encountered Data is not valid Base64.")
-            }
-            return data as! T
-        }
+        if T.self == Data.self { return try data() as! T }
         if T.self == URL.self {
             let text = try string()
             guard let url = URL(string: text) else { throw corrupted("Invalid URL string.") }
@@ -238,6 +249,23 @@ struct JSONValueDecoder: Decoder {
             return date
         case .custom(let read):
             // At the value, with its whole path: what the closure reads, and what it throws, are its own.
+            return try read(self)
+        }
+    }
+
+    /// `Data` by the strategy in `options`, as `JSONDecoder` reads it.
+    func data() throws -> Data {
+        // A missing value is named as `Data`, not as the text or array it would have been read from.
+        if value == .null { throw mismatch(Data.self, value, at: codingPath) }
+        switch options.data {
+        case .base64:
+            guard let data = Data(base64Encoded: try string()) else {
+                throw corrupted("Encountered Data is not valid Base64.")
+            }
+            return data
+        case .deferredToData:
+            return try Data(from: self)
+        case .custom(let read):
             return try read(self)
         }
     }

@@ -199,4 +199,107 @@ import Testing
         #expect(event == (try decoder().decode(Event.self, from: Data(text.utf8))))
         #expect(event.startsAt == Date(timeIntervalSince1970: 1_709_181_296))
     }
+
+    // MARK: - Data and userInfo
+
+    struct Blob: Decodable, Equatable {
+        let blob: Data
+        let list: [Data]
+    }
+
+    @Test(arguments: [
+        #"{"blob": [1, 2, 255], "list": [[], [0]]}"#, #"{"blob": [256], "list": []}"#,
+        #"{"blob": [1, -1], "list": []}"#, #"{"blob": "AQI=", "list": []}"#, #"{"blob": null, "list": []}"#,
+        #"{"blob": [], "list": [[1], null]}"#, #"{"blob": [1.5], "list": []}"#, #"{"blob": {}, "list": []}"#,
+    ])
+    func dataAsItsOwnDecodingDecodesAsJSONDecoderDecodesIt(text: String) throws {
+        let decoder = JSONDecoder()
+        decoder.dataDecodingStrategy = .deferredToData
+        // A byte that does not fit has no path from `JSONDecoder`: only the kind is compared (see `shape`).
+        try Both.expectAlike(Blob.self, text, decoder, corruptedPath: false)
+    }
+
+    /// Base64 (the default) and a closure of the decoder's own (here hexadecimal digits), valid and not, a missing
+    /// value named as `Data` under both.
+    @Test(arguments: [
+        #"{"blob": "AQI=", "list": ["", "/w=="]}"#, #"{"blob": "not base64", "list": []}"#,
+        #"{"blob": "0102ff", "list": ["", "00"]}"#, #"{"blob": "01x", "list": []}"#, #"{"blob": 1, "list": []}"#,
+        #"{"blob": null, "list": []}"#, #"{"blob": "", "list": [null]}"#,
+    ])
+    func dataByBase64OrAClosureDecodesAsJSONDecoderDecodesIt(text: String) throws {
+        struct NotHex: Error {}
+        let hex = JSONDecoder()
+        hex.dataDecodingStrategy = .custom { decoder in
+            let text = Array(try decoder.singleValueContainer().decode(String.self).utf8)
+            guard text.count.isMultiple(of: 2) else {
+                throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "odd"))
+            }
+            return Data(
+                try stride(from: 0, to: text.count, by: 2).map { index in
+                    guard let byte = UInt8(String(decoding: text[index..<index + 2], as: UTF8.self), radix: 16) else {
+                        throw DecodingError.dataCorrupted(
+                            .init(codingPath: decoder.codingPath, debugDescription: "not hexadecimal"))
+                    }
+                    return byte
+                })
+        }
+        try Both.expectAlike(Blob.self, text, JSONDecoder())
+        try Both.expectAlike(Blob.self, text, hex)
+        // Not only failures: the closure read hexadecimal digits.
+        #expect(
+            try hex.decode(Blob.self, from: Data(#"{"blob": "0102ff", "list": []}"#.utf8)).blob == Data([1, 2, 255]))
+    }
+
+    /// A missing `Data` is named as `Data`, as `JSONDecoder` names it, under every data strategy (not as the text or
+    /// array it would have been read from).
+    @Test func aNullDataIsAMissingData() throws {
+        let strategies: [JSONDecoder.DataDecodingStrategy] = [.base64, .deferredToData, .custom { _ in Data() }]
+        for strategy in strategies {
+            let decoder = JSONDecoder()
+            decoder.dataDecodingStrategy = strategy
+            let (foundation, switchboard) = try Both.both(Blob.self, #"{"blob": null, "list": []}"#, decoder)
+            for result in [foundation, switchboard] {
+                guard case .failure(DecodingError.valueNotFound(let type, let context)) = result else {
+                    Issue.record("\(result)")
+                    continue
+                }
+                #expect(ObjectIdentifier(type) == ObjectIdentifier(Data.self))
+                #expect(context.codingPath.map(\.stringValue) == ["blob"])
+            }
+        }
+    }
+
+    /// A type that reads the decoder's `userInfo` finds the same entries as it finds in `JSONDecoder`'s, at every
+    /// level, and a typed send with such a decoder decodes the parsed body.
+    @Test func userInfoReachesTheTypesDecoded() async throws {
+        struct Price: Decodable, Equatable {
+            static let currency = CodingUserInfoKey(rawValue: "currency")!
+            let text: String
+            init(text: String) { self.text = text }
+            init(from decoder: any Decoder) throws {
+                let cents = try decoder.singleValueContainer().decode(Int.self)
+                let currency = decoder.userInfo[Self.currency] as? String ?? "none"
+                text = "\(cents / 100).\(cents % 100) \(currency)"
+            }
+        }
+        struct Cart: Decodable, Equatable {
+            let total: Price
+            let lines: [Price]
+        }
+        @Sendable func decoder() -> JSONDecoder {
+            let decoder = JSONDecoder()
+            decoder.userInfo[Price.currency] = "CNY"
+            return decoder
+        }
+        let text = #"{"total": 1250, "lines": [1000, 250]}"#
+        let options = try #require(JSONValueDecoder.Options(decoder()))
+        let expected = try decoder().decode(Cart.self, from: Data(text.utf8))
+        #expect(expected.lines == [Price(text: "10.0 CNY"), Price(text: "2.50 CNY")])
+        #expect(
+            try JSONValueDecoder.decode(Cart.self, from: try JSON(data: Data(text.utf8)), options: options) == expected)
+        let stub = StubEngine()
+        stub.on(nil, "*", reply: .data(Data(text.utf8), headers: ["Content-Type": "application/json"]))
+        let cart = try await stubCenter(stub).0.send(Cart.self, decoder: decoder) { $0.api = "cart" }
+        #expect(cart == expected)
+    }
 }

@@ -277,6 +277,9 @@ import Testing
             { $0.dateDecodingStrategy = .iso8601 },
             { $0.keyDecodingStrategy = .custom { $0.last! } },
             { $0.dateDecodingStrategy = .custom { _ in Date() } },
+            { $0.dataDecodingStrategy = .deferredToData },
+            { $0.dataDecodingStrategy = .custom { _ in Data() } },
+            { $0.userInfo[CodingUserInfoKey(rawValue: "k")!] = 1 },
         ]
         for change in followed {
             let decoder = JSONDecoder()
@@ -292,12 +295,10 @@ import Testing
         #expect(JSONValueDecoder.Options(formatted) != nil)
         #endif
         let changes: [(JSONDecoder) -> Void] = [
-            { $0.dataDecodingStrategy = .deferredToData },
             {
                 $0.nonConformingFloatDecodingStrategy = .convertFromString(
                     positiveInfinity: "+", negativeInfinity: "-", nan: "n")
             },
-            { $0.userInfo[CodingUserInfoKey(rawValue: "k")!] = 1 },
             { $0.allowsJSON5 = true },
             { $0.assumesTopLevelDictionary = true },
         ]
