@@ -30,40 +30,75 @@ struct JSONValueDecoder: Decoder {
         self.options = options
     }
 
-    /// The settings of the `JSONDecoder` this decoder stands in for: the key and date strategies it follows.
+    /// The settings of the `JSONDecoder` this decoder stands in for: its strategies and `userInfo`, held in one
+    /// object that every decoder and container of a decoding shares (each is made with a copy of these options, so
+    /// that a copy is one reference, not one for each strategy's closure), and the names converted in a decoding.
     struct Options {
-        /// How an object's names become the names its keys are looked up by: as they are, converted from snake case
-        /// (`user_id` is found as `userId`), or by the decoder's own closure. `[String: T]` dictionaries keep their
-        /// names whatever the strategy, as `JSONDecoder` keeps them.
-        var keys = Keys.useDefaultKeys
-        var dates = Dates.deferredToDate
-        var data = DataStrategy.base64
-        /// The decoder's `userInfo`, which the types decoded read as they would read `JSONDecoder`'s.
-        var userInfo: [CodingUserInfoKey: Any] = [:]
+        private var settings: Settings
         /// The names converted so far in a decoding (`decode` makes one for each, when names are converted).
         var names: (any NameConversion)?
 
-        enum Keys {
+        /// How an object's names become the names its keys are looked up by: as they are, converted from snake case
+        /// (`user_id` is found as `userId`), or by the decoder's own closure. `[String: T]` dictionaries keep their
+        /// names whatever the strategy, as `JSONDecoder` keeps them.
+        var keys: Keys { settings.keys }
+        var dates: Dates { settings.dates }
+        var data: DataStrategy { settings.data }
+        /// The decoder's `userInfo`, which the types decoded read as they would read `JSONDecoder`'s.
+        var userInfo: [CodingUserInfoKey: Any] {
+            settings.userInfo.isEmpty ? [:] : settings.userInfo.mapValues { $0 as Any }
+        }
+        /// Whether an object's names are looked up as they are in the text.
+        var keepsNames: Bool { settings.keepsNames }
+        /// Whether a `Date` is decoded by its own decoding (seconds since 2001).
+        var defersToDate: Bool { settings.defersToDate }
+
+        enum Keys: Sendable {
             case useDefaultKeys, convertFromSnakeCase
             /// The decoder's `.custom` closure, called with the path of each name (its container's path, then the
             /// name), as `JSONDecoder` calls it.
             case custom(@Sendable ([any CodingKey]) -> any CodingKey)
         }
 
-        enum Dates {
+        enum Dates: Sendable {
             case deferredToDate, secondsSince1970, millisecondsSince1970, iso8601
             /// The decoder's `.custom` closure (on Linux, `.formatted(_:)` is one too), called with a decoder at the
             /// date's value, as `JSONDecoder` calls it.
             case custom(@Sendable (any Decoder) throws -> Date)
         }
 
-        enum DataStrategy {
+        enum DataStrategy: Sendable {
             case base64, deferredToData
             /// The decoder's `.custom` closure, called with a decoder at the value, as `JSONDecoder` calls it.
             case custom(@Sendable (any Decoder) throws -> Data)
         }
 
-        init() {}
+        /// The strategies and `userInfo`, set once.
+        private final class Settings: Sendable {
+            let keys: Keys
+            let dates: Dates
+            let data: DataStrategy
+            let userInfo: [CodingUserInfoKey: any Sendable]
+            let keepsNames: Bool
+            let defersToDate: Bool
+
+            init(keys: Keys, dates: Dates, data: DataStrategy, userInfo: [CodingUserInfoKey: any Sendable]) {
+                self.keys = keys
+                self.dates = dates
+                self.data = data
+                self.userInfo = userInfo
+                if case .useDefaultKeys = keys { keepsNames = true } else { keepsNames = false }
+                if case .deferredToDate = dates { defersToDate = true } else { defersToDate = false }
+            }
+
+            /// A `JSONDecoder`'s defaults.
+            static let defaults = Settings(keys: .useDefaultKeys, dates: .deferredToDate, data: .base64, userInfo: [:])
+        }
+
+        /// A `JSONDecoder`'s defaults.
+        init() {
+            settings = .defaults
+        }
 
         /// The options of `decoder`, or `nil` when this decoder cannot stand in for it: when it is a subclass (which
         /// may decode its own way), has JSON5 or a top-level dictionary assumed, or a non-conforming float strategy
@@ -75,25 +110,27 @@ struct JSONValueDecoder: Decoder {
             guard type(of: decoder) == JSONDecoder.self, !decoder.allowsJSON5, !decoder.assumesTopLevelDictionary,
                 case .throw = decoder.nonConformingFloatDecodingStrategy
             else { return nil }
-            userInfo = decoder.userInfo
+            let data: DataStrategy
             switch decoder.dataDecodingStrategy {
-            case .base64: break
+            case .base64: data = .base64
             case .deferredToData: data = .deferredToData
             case .custom(let read):
                 guard Self.followsNewerRules else { return nil }
                 data = .custom(read)
             @unknown default: return nil
             }
+            let keys: Keys
             switch decoder.keyDecodingStrategy {
-            case .useDefaultKeys: break
+            case .useDefaultKeys: keys = .useDefaultKeys
             case .convertFromSnakeCase: keys = .convertFromSnakeCase
             case .custom(let convert):
                 guard Self.followsNewerRules else { return nil }
                 keys = .custom(convert)
             @unknown default: return nil
             }
+            let dates: Dates
             switch decoder.dateDecodingStrategy {
-            case .deferredToDate: break
+            case .deferredToDate: dates = .deferredToDate
             case .secondsSince1970: dates = .secondsSince1970
             case .millisecondsSince1970: dates = .millisecondsSince1970
             case .iso8601:
@@ -106,6 +143,7 @@ struct JSONValueDecoder: Decoder {
             default: return nil  // `.formatted(_:)`, a case of its own there
             #endif
             }
+            settings = Settings(keys: keys, dates: dates, data: data, userInfo: decoder.userInfo)
         }
 
         /// Whether the system's `JSONDecoder` is Swift's own (always on Linux), whose rules for ISO 8601 dates and
@@ -116,16 +154,6 @@ struct JSONValueDecoder: Decoder {
             guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, *) else { return false }
             #endif
             return true
-        }
-
-        /// Whether a `Date` is decoded by its own decoding (seconds since 2001).
-        var defersToDate: Bool {
-            if case .deferredToDate = dates { true } else { false }
-        }
-
-        /// Whether an object's names are looked up as they are in the text.
-        var keepsNames: Bool {
-            if case .useDefaultKeys = keys { true } else { false }
         }
     }
 
@@ -190,7 +218,8 @@ struct JSONValueDecoder: Decoder {
             guard let converted = converter.converted(members, at: codingPath) else { throw Unsupported() }
             names = converted
         }
-        return KeyedDecodingContainer(KeyedContainer<Key>(members: names, codingPath: codingPath, options: options))
+        return KeyedDecodingContainer(
+            KeyedContainer<Key>(members: names, parentPath: parentPath, key: key, options: options))
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
@@ -297,6 +326,7 @@ struct JSONValueDecoder: Decoder {
         return number
     }
 
+    @inline(__always)
     static func integer<T: FixedWidthInteger>(
         _ type: T.Type, _ value: JSON, at path: @autoclosure () -> [any CodingKey]
     ) throws -> T {
@@ -416,8 +446,15 @@ extension JSONValueDecoder: SingleValueDecodingContainer {
 /// An object's members, by key.
 private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     let members: [String: JSON]
-    let codingPath: [any CodingKey]
+    /// The path of the object's decoder, in two parts as the decoder holds it: made whole only when a member needs a
+    /// decoder of its own or an error names it, not for every object (most have members that are read in place).
+    let parentPath: [any CodingKey]
+    let key: (any CodingKey)?
     let options: JSONValueDecoder.Options
+
+    var codingPath: [any CodingKey] {
+        if let key { parentPath + [key] } else { parentPath }
+    }
 
     var allKeys: [Key] { members.keys.compactMap { Key(stringValue: $0) } }
 
@@ -460,6 +497,7 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try integer(type, key) }
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T { try member(key).unwrap(type) }
 
+    @inline(__always)
     func integer<T: FixedWidthInteger>(_ type: T.Type, _ key: Key) throws -> T {
         try JSONValueDecoder.integer(type, value(key), at: codingPath + [key])
     }
@@ -623,7 +661,7 @@ protocol NameConversion: AnyObject {
 
     /// The members of the object at `path` under their converted names, or `nil` (and `refused` set) when they
     /// cannot be converted as `JSONDecoder` converts them.
-    func converted(_ members: [String: JSON], at path: [any CodingKey]) -> [String: JSON]?
+    func converted(_ members: [String: JSON], at path: @autoclosure () -> [any CodingKey]) -> [String: JSON]?
 }
 
 /// `JSONDecoder`'s `.custom` key strategy: every name of every object is given to the closure, with its container's
@@ -638,9 +676,9 @@ final class CustomNames: NameConversion {
         self.convert = convert
     }
 
-    func converted(_ members: [String: JSON], at path: [any CodingKey]) -> [String: JSON]? {
+    func converted(_ members: [String: JSON], at path: @autoclosure () -> [any CodingKey]) -> [String: JSON]? {
         var result = [String: JSON](minimumCapacity: members.count)
-        var keyPath = path
+        var keyPath = path()
         keyPath.append(NameKey(stringValue: ""))
         for (name, value) in members {
             keyPath[keyPath.count - 1] = NameKey(stringValue: name)
@@ -736,7 +774,7 @@ final class SnakeCase: NameConversion {
 
     /// An object's members under their converted names, or `nil` (and `refused` set) when a name is refused or two
     /// become one.
-    func converted(_ members: [String: JSON], at path: [any CodingKey]) -> [String: JSON]? {
+    func converted(_ members: [String: JSON], at path: @autoclosure () -> [any CodingKey]) -> [String: JSON]? {
         var result: [String: JSON]?
         for (name, value) in members {
             guard let converted = converted(name) else { return nil }
