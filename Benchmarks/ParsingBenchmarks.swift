@@ -24,25 +24,22 @@ enum ParsingBenchmarks {
 
     /// The UTF-8 document's records with snake-case names and a date in seconds since 1970, as many servers send them.
     static func snakeCaseDocument() -> Data {
-        var text = "["
-        for index in 0..<records {
-            if index > 0 { text += "," }
-            text +=
-                #"{"user_id":\#(index),"display_name":"张三李四","home_city":"北京市朝阳区","note":"ok 😀 done","#
-                + #""score":12345678901234567,"created_at":1700000000.5}"#
-        }
-        return Data((text + "]").utf8)
+        datedDocument(names: ["user_id", "display_name", "home_city", "note", "score", "created_at"])
     }
 
-    /// The UTF-8 document's records with names in Pascal case and a date in seconds since 1970, for a decoder with a
-    /// custom key strategy.
+    /// The same records with names in Pascal case, for a decoder with a custom key strategy.
     static func pascalCaseDocument() -> Data {
+        datedDocument(names: ["UserId", "DisplayName", "HomeCity", "Note", "Score", "CreatedAt"])
+    }
+
+    /// The UTF-8 document's records with a date in seconds since 1970, under the six names given.
+    private static func datedDocument(names: [String]) -> Data {
         var text = "["
         for index in 0..<records {
             if index > 0 { text += "," }
             text +=
-                #"{"UserId":\#(index),"DisplayName":"张三李四","HomeCity":"北京市朝阳区","Note":"ok 😀 done","#
-                + #""Score":12345678901234567,"CreatedAt":1700000000.5}"#
+                #"{"\#(names[0])":\#(index),"\#(names[1])":"张三李四","\#(names[2])":"北京市朝阳区","#
+                + #""\#(names[3])":"ok 😀 done","\#(names[4])":12345678901234567,"\#(names[5])":1700000000.5}"#
         }
         return Data((text + "]").utf8)
     }

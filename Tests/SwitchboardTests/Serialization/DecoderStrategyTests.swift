@@ -311,16 +311,26 @@ import Testing
     /// A missing date is named as a `Date`, as `JSONDecoder` names it, under every strategy followed here.
     @Test func aNullDateIsAMissingDate() throws {
         for dates in [JSONDecoder.DateDecodingStrategy.secondsSince1970, .millisecondsSince1970, .iso8601] {
-            let (foundation, switchboard) = try Self.both(
-                Stamp.self, #"{"at": null, "list": [], "single": 0}"#, Self.decoder(dates: dates))
-            for result in [foundation, switchboard] {
-                guard case .failure(DecodingError.valueNotFound(let type, let context)) = result else {
-                    Issue.record("\(result)")
-                    continue
-                }
-                #expect(ObjectIdentifier(type) == ObjectIdentifier(Date.self))
-                #expect(context.codingPath.map(\.stringValue) == ["at"])
+            Self.expectMissing(
+                Date.self, at: ["at"],
+                try Self.both(Stamp.self, #"{"at": null, "list": [], "single": 0}"#, Self.decoder(dates: dates)))
+        }
+    }
+
+    /// Expects both outcomes to be a missing value of `type` at `path`: the type named, not the one the value would
+    /// have been read from.
+    static func expectMissing<T>(
+        _ type: Any.Type, at path: [String],
+        _ outcomes: (foundation: Result<T, any Error>, switchboard: Result<T, any Error>),
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        for result in [outcomes.foundation, outcomes.switchboard] {
+            guard case .failure(DecodingError.valueNotFound(let found, let context)) = result else {
+                Issue.record("\(result)", sourceLocation: sourceLocation)
+                continue
             }
+            #expect(ObjectIdentifier(found) == ObjectIdentifier(type), sourceLocation: sourceLocation)
+            #expect(context.codingPath.map(\.stringValue) == path, sourceLocation: sourceLocation)
         }
     }
 
