@@ -83,6 +83,7 @@ public struct Response: Sendable {
 
     /// Whether `decode` may read `value` instead of the bytes (see `setParsedValue(_:decodable:)`).
     var valueStandsForData: Bool { storage.value.valueIsParsedData }
+
     /// Where a response came from.
     public enum Source: Sendable, Hashable {
         /// The server.

@@ -6,12 +6,13 @@ import Foundation
 /// second time in `JSONDecoder`.
 ///
 /// The same values and the same errors as `JSONDecoder`'s, in kind and coding path: names converted by the decoder's
-/// key strategy (see `SnakeCase` and `CustomNames`), `Date` by the decoder's strategy (by default seconds since 2001,
-/// through `Date`'s own decoding; a `.custom` closure is called with this decoder at the value), `Data` from Base64 text, `URL` from its text, `Decimal` from the number's digits,
-/// integers and floating-point numbers as `JSONDecoder` reads them (an integer spelled `1.0` or `1e2` is one, a
-/// number that does not fit the type is an error, not a rounded value), a `JSON` value exactly as parsed. One
-/// difference, stricter: a number whose fraction is not zero never decodes as an integer (`JSONDecoder` reads
-/// `1.0000000000000001` as 1, and cuts the fraction off numbers above 2⁵³, such as `12345678901234567.5`).
+/// key strategy (see `SnakeCase` and `CustomNames`), `Date` and `Data` by the decoder's strategies (by default a date
+/// in seconds since 2001, through `Date`'s own decoding, and data from Base64 text; a `.custom` closure is called with
+/// this decoder at the value; a `null` is a missing `Date` or `Data` under each), `URL` from its text, `Decimal` from
+/// the number's digits, integers and floating-point numbers as `JSONDecoder` reads them (an integer spelled `1.0` or
+/// `1e2` is one, a number that does not fit the type is an error, not a rounded value), a `JSON` value exactly as
+/// parsed. One difference, stricter: a number whose fraction is not zero never decodes as an integer (`JSONDecoder`
+/// reads `1.0000000000000001` as 1, and cuts the fraction off numbers above 2⁵³, such as `12345678901234567.5`).
 ///
 /// A parsed object keeps the last value of a name it holds twice, where `JSONDecoder` reads the first: a value parsed
 /// from such text is never decoded here (`JSON.parsed(_:of:)` says so, and the callers decode the bytes instead).
@@ -50,8 +51,6 @@ struct JSONValueDecoder: Decoder {
         }
         /// Whether an object's names are looked up as they are in the text.
         var keepsNames: Bool { settings.keepsNames }
-        /// Whether a `Date` is decoded by its own decoding (seconds since 2001).
-        var defersToDate: Bool { settings.defersToDate }
 
         enum Keys: Sendable {
             case useDefaultKeys, convertFromSnakeCase
@@ -79,8 +78,8 @@ struct JSONValueDecoder: Decoder {
             let dates: Dates
             let data: DataStrategy
             let userInfo: [CodingUserInfoKey: any Sendable]
+            /// Apart from `keys` (which may hold a closure, copied at each read): read for every value decoded.
             let keepsNames: Bool
-            let defersToDate: Bool
 
             init(keys: Keys, dates: Dates, data: DataStrategy, userInfo: [CodingUserInfoKey: any Sendable]) {
                 self.keys = keys
@@ -88,7 +87,6 @@ struct JSONValueDecoder: Decoder {
                 self.data = data
                 self.userInfo = userInfo
                 if case .useDefaultKeys = keys { keepsNames = true } else { keepsNames = false }
-                if case .deferredToDate = dates { defersToDate = true } else { defersToDate = false }
             }
 
             /// A `JSONDecoder`'s defaults.
@@ -236,7 +234,7 @@ struct JSONValueDecoder: Decoder {
     /// `value` as `type`: the types `JSONDecoder` treats apart first, then the type's own decoding.
     func unwrap<T: Decodable>(_ type: T.Type) throws -> T {
         if T.self == JSON.self { return value as! T }
-        if T.self == Date.self, !options.defersToDate { return try date() as! T }
+        if T.self == Date.self { return try date() as! T }
         if !options.keepsNames, let dictionary = T.self as? any NamesKept.Type {
             return try dictionary.init(keepingNames: self) as! T
         }
@@ -257,7 +255,7 @@ struct JSONValueDecoder: Decoder {
         try Self.floatingPoint(T.self, value, at: codingPath)
     }
 
-    /// A date by the strategy in `options` (not the default, which is `Date`'s own decoding), as `JSONDecoder`
+    /// A date by the strategy in `options` (by default `Date`'s own decoding, seconds since 2001), as `JSONDecoder`
     /// reads it.
     func date() throws -> Date {
         // A missing date is named as one, not as the number or text it would have been read from.

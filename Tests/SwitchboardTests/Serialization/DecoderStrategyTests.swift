@@ -310,7 +310,10 @@ import Testing
 
     /// A missing date is named as a `Date`, as `JSONDecoder` names it, under every strategy followed here.
     @Test func aNullDateIsAMissingDate() throws {
-        for dates in [JSONDecoder.DateDecodingStrategy.secondsSince1970, .millisecondsSince1970, .iso8601] {
+        let strategies: [JSONDecoder.DateDecodingStrategy] = [
+            .deferredToDate, .secondsSince1970, .millisecondsSince1970, .iso8601, .custom { _ in Date() },
+        ]
+        for dates in strategies {
             Self.expectMissing(
                 Date.self, at: ["at"],
                 try Self.both(Stamp.self, #"{"at": null, "list": [], "single": 0}"#, Self.decoder(dates: dates)))
