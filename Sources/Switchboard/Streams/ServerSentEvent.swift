@@ -43,6 +43,8 @@ struct LineSplitter: Sendable {
     mutating func push(_ chunk: Data, _ line: (ArraySlice<UInt8>) -> Void) throws(HTTPError) {
         // `withUnsafeBytes` rethrows untyped: the closure answers whether it stopped at a line too long instead.
         let tooLong = chunk.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) -> Bool in
+            // An empty chunk changes nothing: between a CR and its LF, it made the LF a second line break.
+            if bytes.isEmpty { return false }
             var start = 0
             var index = 0
             if afterCR, bytes.first == 0x0A {

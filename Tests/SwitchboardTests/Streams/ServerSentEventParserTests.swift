@@ -103,6 +103,22 @@ struct ServerSentEventParserTests {
         #expect(lines == ["a", "b", "c", "", "d"])
     }
 
+    @Test func anEmptyChunkBetweenACarriageReturnAndItsLineFeedChangesNothing() throws {
+        var splitter = LineSplitter()
+        var lines: [String] = []
+        for piece in ["a\r", "", "\nb\r", "", "", "\n"] {
+            try splitter.push(Data(piece.utf8)) { lines.append(String(decoding: $0, as: UTF8.self)) }
+        }
+        #expect(lines == ["a", "b"])
+        // The same through the event parser: one event, not one cut short at a blank line the chunks made.
+        var parser = ServerSentEventParser()
+        var received: [ServerSentEvent] = []
+        for piece in ["data: 1\r", "", "\ndata: 2\r", "", "\n\r", "", "\n"] {
+            try parser.push(Data(piece.utf8)) { received.append($0) }
+        }
+        #expect(received == [ServerSentEvent(data: "1\n2")])
+    }
+
     /// Every line of `bytes` fed in two pieces cut at every position, through a splitter of `limit`: the lines it
     /// gave, and whether it refused one.
     private func splitEverywhere(_ bytes: [UInt8], limit: Int) -> [([String], Bool)] {
