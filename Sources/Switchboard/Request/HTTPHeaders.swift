@@ -163,25 +163,12 @@ public struct HTTPHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral, S
     /// way through: no byte is replaced by U+FFFD.
     static func receivedText(_ slice: Slice<UnsafeRawBufferPointer>) -> String {
         let bytes = UnsafeRawBufferPointer(rebasing: slice)
-        if !bytes.contains(where: { $0 >= 0x80 }) || isUTF8(bytes) {
+        if !bytes.contains(where: { $0 >= 0x80 }) || bytes.isValidUTF8 {
             return String(decoding: bytes, as: UTF8.self)
         }
         var text = ""
         text.unicodeScalars.append(contentsOf: bytes.lazy.map { Unicode.Scalar($0) })
         return text
-    }
-
-    /// Whether the bytes are well-formed UTF-8.
-    private static func isUTF8(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        var iterator = bytes.makeIterator()
-        var decoder = UTF8()
-        while true {
-            switch decoder.decode(&iterator) {
-            case .scalarValue: continue
-            case .emptyInput: return true
-            case .error: return false
-            }
-        }
     }
 
     /// The number of fields.
