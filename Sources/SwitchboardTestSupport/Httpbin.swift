@@ -444,6 +444,9 @@ public enum Httpbin {
     ///   times (`a`, `b`, then as `x-name`, `c`), with blanks around its value (`v w`) and an empty `X-Empty`, with a
     ///   space before its colon (`v`), or a status line without a reason phrase (`HTTP/1.1 200`).
     /// - `cookie-fields`: a `Set-Cookie` field for `plain`, one for `guarded` marked `Secure`, then a malformed one.
+    /// - `unreadable-cookies`: cookies `HTTPCookie` on Linux could not read (a flag in a name, a name with a combining
+    ///   accent, an attribute named with a flag, a control character), among two it can (`kept` with `Path=/`, and
+    ///   `plain`).
     /// - `lowercase-cookies`: cookies set by `set-cookie` fields, as HTTP/2 spells every name (`lower`, `other`), and
     ///   one that deletes `gone` (`Max-Age=0`); `lowercase-cookies?redirect=1`: the same fields on a `302` to
     ///   `/cookies`.
@@ -508,6 +511,11 @@ public enum Httpbin {
             return raw(
                 "HTTP/1.1 200 OK\r\nSet-Cookie: plain=1; Path=/\r\nSet-Cookie: guarded=2; Path=/; Secure\r\n"
                     + "Set-Cookie: =novalue\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
+        case "unreadable-cookies":
+            return raw(
+                "HTTP/1.1 200 OK\r\nSet-Cookie: \u{1F1EB}\u{1F1F7}x=1\r\nSet-Cookie: kept=1; \u{1F1EB}\u{1F1F7}=x; Path=/\r\n"
+                    + "Set-Cookie: e\u{301}=3\r\nSet-Cookie: ctl=a\u{1}b\r\nSet-Cookie: plain=2\r\n"
+                    + "Content-Length: 2\r\nConnection: close\r\n\r\nok")
         case "lowercase-cookies":
             let redirects = request.queryValue("redirect") != nil
             return raw(

@@ -97,8 +97,9 @@ enum CookieRules {
     private static func startsCookie(_ bytes: [UInt8], at start: Int) -> Bool {
         var index = start
         while index < bytes.count, bytes[index] == 0x20 || bytes[index] == 0x09 { index += 1 }
-        // A name (a token) or none (`, =x`), then `=`.
-        while index < bytes.count, HTTPMethod.isTokenByte(bytes[index]) { index += 1 }
+        // A name (a token, or one with bytes beyond ASCII, which `readable` then ignores: read as part of the cookie
+        // before it, it became the end of that one's last attribute) or none (`, =x`), then `=`.
+        while index < bytes.count, HTTPMethod.isTokenByte(bytes[index]) || bytes[index] >= 0x80 { index += 1 }
         while index < bytes.count, bytes[index] == 0x20 || bytes[index] == 0x09 { index += 1 }
         return index < bytes.count && bytes[index] == UInt8(ascii: "=")
     }
@@ -116,7 +117,8 @@ enum CookieRules {
     /// And so is one whose name and value hold more than 4,096 bytes together, a `Secure` one that did not come over
     /// https, and one that breaks the rules of its name's `__Secure-` or `__Host-` prefix (`keepsPrefixRules`).
     static func cookie(fromText text: String, for url: URL) -> HTTPCookie? {
-        guard let cookie = HTTPCookie.cookies(withResponseHeaderFields: ["Set-Cookie": text], for: url).first,
+        guard let text = readable(text),
+            let cookie = HTTPCookie.cookies(withResponseHeaderFields: ["Set-Cookie": text], for: url).first,
             let host = url.host?.lowercased(), domainMatches(cookie.domain, host)
         else {
             return nil
@@ -152,6 +154,28 @@ enum CookieRules {
                 properties[.discard] = nil
             }
         }
+    }
+
+    /// One cookie's text as `HTTPCookie` can read it, or `nil` when the cookie is to be ignored.
+    ///
+    /// `HTTPCookie` on Linux splits each `name=value` by characters counted one way and indexed another: a name
+    /// holding a character of several scalars (a flag, a letter with a combining accent, CR LF) stopped the process
+    /// ("String index is out of bounds"), and one holding any other non-ASCII character lost its value. So:
+    /// - a cookie with a control character anywhere (but a tab) is ignored, as RFC 6265bis section 5.6 ignores one
+    ///   in its name or value;
+    /// - a cookie whose name is not ASCII is ignored (a cookie name is a token, RFC 6265 section 4.1.1);
+    /// - an attribute whose name is not ASCII is dropped (no attribute has such a name; an unknown one is ignored).
+    static func readable(_ text: String) -> String? {
+        let bytes = text.utf8
+        guard !bytes.contains(where: { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7F }) else { return nil }
+        guard bytes.contains(where: { $0 >= 0x80 }) else { return text }
+        var segments = text.split(separator: ";", omittingEmptySubsequences: false)
+        func hasASCIIName(_ segment: Substring) -> Bool {
+            segment.utf8.prefix { $0 != UInt8(ascii: "=") }.allSatisfy { $0 < 0x80 }
+        }
+        guard let first = segments.first, hasASCIIName(first) else { return nil }
+        segments = [first] + segments.dropFirst().filter(hasASCIIName)
+        return segments.joined(separator: ";")
     }
 
     /// The most bytes a cookie's name and value may hold together (RFC 6265bis section 5.6).
