@@ -84,7 +84,7 @@ public final class ResponseCache: Sendable {
     /// there to see that other lookups go on meanwhile.
     let beforeFileAccess = Locked<(@Sendable (String) -> Void)?>(nil)
 
-    private static let magic = Data("SWBCACHE1\n".utf8)
+    static let magic = Data("SWBCACHE1\n".utf8)
 
     /// Creates a cache.
     ///
@@ -369,8 +369,9 @@ public final class ResponseCache: Sendable {
         let length = prefix.suffix(4).reduce(0) { $0 << 8 | Int($1) }
         guard length <= size - prefixLength, let json = try? handle.read(upToCount: length), json.count == length,
             var entry = try? JSONValueDecoder.decode(Entry.self, from: JSON(data: json)),
-            let bodyLength = entry.bodyLength,
-            size == prefixLength + length + bodyLength
+            // Compared by subtraction: a header's length (any `Int`, from a damaged file) added to the others
+            // could overflow and stop the process, at every start.
+            let bodyLength = entry.bodyLength, bodyLength == size - prefixLength - length
         else { return nil }
         if body {
             guard let bytes = try? handle.readToEnd() ?? Data(), bytes.count == bodyLength else { return nil }

@@ -137,6 +137,52 @@ import SwitchboardTestSupport
         #expect(stub.requests.count == 3)
     }
 
+    /// An entry file whose header gives its body a length no file has (beyond `Int`'s range once added to the
+    /// header's, or below zero) is dropped when the cache opens: the sum stopped the process, at every start of an app
+    /// whose cache held such a file.
+    @Test(arguments: [Int.max, Int.max - 20, -1, Int.min])
+    func anEntryWhoseHeaderLiesAboutItsBodyIsDropped(bodyLength: Int) async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("cache-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let stub = StubEngine()
+        stub.on(nil, "/v1/a", reply: .json(["a": 1], headers: ["Cache-Control": "max-age=600"]))
+        stub.on(nil, "/v1/b", reply: .json(["b": 2], headers: ["Cache-Control": "max-age=600"]))
+        do {
+            let center = stubCenter(stub) { $0.cache = ResponseCache(directory: directory) }.0
+            for api in ["a", "b"] {
+                _ = try await center.send {
+                    $0.api = api; $0.cachePolicy = .http
+                }
+            }
+        }
+        // The first file's header, its body length replaced; the prefix (magic, then the header's length) kept right.
+        let files = try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
+        let file = directory.appendingPathComponent(try #require(files.first))
+        let bytes = try Data(contentsOf: file)
+        let headerStart = ResponseCache.magic.count + 4
+        let headerLength = bytes[ResponseCache.magic.count..<headerStart].reduce(0) { $0 << 8 | Int($1) }
+        let parsed = try JSONSerialization.jsonObject(with: bytes.subdata(in: headerStart..<headerStart + headerLength))
+        var header = try #require(parsed as? [String: Any])
+        header["bodyLength"] = bodyLength
+        let lying = try JSONSerialization.data(withJSONObject: header)
+        var length = UInt32(lying.count).bigEndian
+        var rewritten = ResponseCache.magic
+        rewritten.append(Data(bytes: &length, count: 4))
+        rewritten.append(lying)
+        rewritten.append(bytes[(headerStart + headerLength)...])
+        try rewritten.write(to: file)
+
+        let cache = ResponseCache(directory: directory)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).count == 1)
+        #expect(cache.diskUsage > 0)
+        let center = stubCenter(stub) { $0.cache = cache }.0
+        let sources = try await [
+            center.send { $0.api = "a"; $0.cachePolicy = .http }.source,
+            center.send { $0.api = "b"; $0.cachePolicy = .http }.source,
+        ]
+        #expect(sources.filter { $0 == .cache }.count == 1, "the other entry still reads: \(sources)")
+    }
+
     @Test func theDiskStoreKeepsToItsSize() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("cache-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
