@@ -177,8 +177,12 @@ import SwitchboardTestSupport
         #expect(cache.diskUsage > 0)
         let center = stubCenter(stub) { $0.cache = cache }.0
         let sources = try await [
-            center.send { $0.api = "a"; $0.cachePolicy = .http }.source,
-            center.send { $0.api = "b"; $0.cachePolicy = .http }.source,
+            center.send {
+                $0.api = "a"; $0.cachePolicy = .http
+            }.source,
+            center.send {
+                $0.api = "b"; $0.cachePolicy = .http
+            }.source,
         ]
         #expect(sources.filter { $0 == .cache }.count == 1, "the other entry still reads: \(sources)")
     }
