@@ -43,16 +43,9 @@ public struct XML: Sendable, Hashable {
     /// Parses an XML document into its root element.
     ///
     /// - Throws: `HTTPError` with code `.decoding` when the data is not well-formed XML, nests elements more than
-    ///   512 deep, or is read as UTF-8 (it declares no other encoding) and is not valid UTF-8.
+    ///   512 deep, or is not valid text in its encoding (UTF-8 when it declares no other).
     public init(data: Data) throws(HTTPError) {
-        if XML.readsAsUTF8(data), !data.withUnsafeBytes(\.isValidUTF8) {
-            // XMLParser on Linux stops the process at a name, comment or processing instruction that is not UTF-8
-            // (it force-unwraps the text libxml2 hands it): five bytes from a server, `<`, 0xC1, `""1`, were enough.
-            throw HTTPError(
-                .decoding,
-                "the body is not well-formed XML (it is read as UTF-8, having no other encoding, and is not valid "
-                    + "UTF-8)")
-        }
+        let data = try XML.readable(data)
         let builder = TreeBuilder()
         let parser = XMLParser(data: data)
         parser.delegate = builder
@@ -70,6 +63,123 @@ public struct XML: Sendable, Hashable {
 }
 
 extension XML {
+    /// The document as `XMLParser` can read it without stopping the process. `XMLParser` on Linux force-unwraps the
+    /// text libxml2 hands it, and stops the process
+    /// - at a name, comment or processing instruction that is not UTF-8 in a document read as UTF-8 (five bytes from
+    ///   a server, `<`, 0xC1, `""1`, were enough): such a document is refused, as not valid UTF-8;
+    /// - at a processing instruction without data (`<?x?>`, well-formed XML): a space is written after its target
+    ///   (`<?x ?>`, the same instruction), outside comments and CDATA sections, whose text is kept as it is.
+    ///
+    /// A document in UTF-16 or UTF-32 is read into UTF-8 first (without its declaration, which would name the other
+    /// encoding), so that the same rules apply to it; one in EBCDIC holding an instruction without data is refused.
+    static func readable(_ data: Data) throws(HTTPError) -> Data {
+        var data = data
+        if let (encoding, name, skipped) = try wideEncoding(data) {
+            guard let text = String(data: data.dropFirst(skipped), encoding: encoding) else {
+                throw HTTPError(.decoding, "the body is not well-formed XML (it is not valid \(name))")
+            }
+            data = Data(withoutDeclaration(text).utf8)
+        } else if data.prefix(4).elementsEqual([0x4C, 0x6F, 0xA7, 0x94]) {
+            if hasInstructionWithoutData(
+                data, open: [0x4C, 0x6F], close: [0x6F, 0x6E], blanks: [0x40, 0x25, 0x15, 0x05, 0x0D])
+            {
+                throw HTTPError(
+                    .decoding,
+                    "the body is XML in EBCDIC with a processing instruction without data, which XMLParser cannot read")
+            }
+            return data
+        } else if readsAsUTF8(data), !data.withUnsafeBytes(\.isValidUTF8) {
+            throw HTTPError(
+                .decoding,
+                "the body is not well-formed XML (it is read as UTF-8, having no other encoding, and is not valid "
+                    + "UTF-8)")
+        }
+        return spacingInstructionsWithoutData(data)
+    }
+
+    /// UTF-16 or UTF-32 as libxml2 finds them (a byte order mark, or `<` / `<?` with zero bytes), with their name and
+    /// the length of the mark; `nil` for an 8-bit encoding.
+    private static func wideEncoding(_ data: Data) throws(HTTPError) -> (String.Encoding, String, Int)? {
+        let head = Array(data.prefix(4))
+        if head.starts(with: [0xFF, 0xFE, 0x00, 0x00]) { return (.utf32LittleEndian, "UTF-32", 4) }
+        if head.starts(with: [0x00, 0x00, 0xFE, 0xFF]) { return (.utf32BigEndian, "UTF-32", 4) }
+        if head.starts(with: [0xFE, 0xFF]) { return (.utf16BigEndian, "UTF-16", 2) }
+        if head.starts(with: [0xFF, 0xFE]) { return (.utf16LittleEndian, "UTF-16", 2) }
+        if head == [0x3C, 0x00, 0x00, 0x00] { return (.utf32LittleEndian, "UTF-32", 0) }
+        if head == [0x00, 0x00, 0x00, 0x3C] { return (.utf32BigEndian, "UTF-32", 0) }
+        if head == [0x3C, 0x00, 0x3F, 0x00] { return (.utf16LittleEndian, "UTF-16", 0) }
+        if head == [0x00, 0x3C, 0x00, 0x3F] { return (.utf16BigEndian, "UTF-16", 0) }
+        if head == [0x00, 0x00, 0x3C, 0x00] || head == [0x00, 0x3C, 0x00, 0x00] {
+            throw HTTPError(.decoding, "the body is XML in UCS-4 of an unusual byte order (2143 or 3412), not read")
+        }
+        return nil
+    }
+
+    /// The text without an XML declaration at its start (`<?xml ... ?>`).
+    private static func withoutDeclaration(_ text: String) -> Substring {
+        let utf8 = text.utf8
+        guard utf8.starts(with: "<?xml".utf8),
+            utf8.dropFirst(5).first.map({ [0x20, 0x09, 0x0D, 0x0A].contains($0) }) == true,
+            let end = utf8.firstRange(of: "?>".utf8)
+        else { return Substring(text) }
+        return Substring(utf8[end.upperBound...])
+    }
+
+    /// Whether bytes hold `open`, a target without blanks, then `close` at once (an instruction without data).
+    private static func hasInstructionWithoutData(_ data: Data, open: [UInt8], close: [UInt8], blanks: Set<UInt8>)
+        -> Bool
+    {
+        let bytes = Array(data)
+        var index = 0
+        while let start = bytes[index...].firstRange(of: open) {
+            var end = start.upperBound
+            while end < bytes.count, !blanks.contains(bytes[end]), bytes[end] != close[0] { end += 1 }
+            if end > start.upperBound, bytes[end...].starts(with: close) { return true }
+            index = start.upperBound
+        }
+        return false
+    }
+
+    /// The bytes of an ASCII-compatible document with a space after the target of each processing instruction
+    /// without data (`<?x?>` as `<?x ?>`), outside comments and CDATA sections; the same bytes when there is none.
+    static func spacingInstructionsWithoutData(_ data: Data) -> Data {
+        let bytes = Array(data)
+        var insertions: [Int] = []
+        var index = 0
+        func isBlank(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0D || byte == 0x0A }
+        func skip(past end: String, from start: Int) -> Int {
+            bytes[start...].firstRange(of: Array(end.utf8))?.upperBound ?? bytes.count
+        }
+        while index < bytes.count {
+            guard bytes[index] == UInt8(ascii: "<"), index + 1 < bytes.count else {
+                index += 1
+                continue
+            }
+            if bytes[index...].starts(with: "<!--".utf8) {
+                index = skip(past: "-->", from: index + 4)
+            } else if bytes[index...].starts(with: "<![CDATA[".utf8) {
+                index = skip(past: "]]>", from: index + 9)
+            } else if bytes[index + 1] == UInt8(ascii: "?") {
+                var end = index + 2
+                while end < bytes.count, !isBlank(bytes[end]), bytes[end] != UInt8(ascii: "?") { end += 1 }
+                if end > index + 2, bytes[end...].starts(with: "?>".utf8) { insertions.append(end) }
+                index = skip(past: "?>", from: end)
+            } else {
+                index += 1
+            }
+        }
+        guard !insertions.isEmpty else { return data }
+        var spaced = Data(capacity: bytes.count + insertions.count)
+        var copied = 0
+        for position in insertions {
+            spaced.append(contentsOf: bytes[copied..<position])
+            spaced.append(0x20)
+            copied = position
+        }
+        spaced.append(contentsOf: bytes[copied...])
+        return spaced
+    }
+
     /// Whether libxml2, beneath `XMLParser`, reads a document as UTF-8: it starts with UTF-8's byte order mark, or
     /// shows no other encoding. Another encoding shows by the first four bytes as libxml2 reads them (a byte order mark
     /// of UTF-16 or UTF-32, `<` or `<?` in UTF-16 or UTF-32 without one, `<?xm` in EBCDIC), or by an XML declaration

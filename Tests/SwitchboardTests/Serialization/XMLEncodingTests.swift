@@ -58,6 +58,61 @@ import SwitchboardTestSupport
         #expect(utf8.name == "ré" && utf8.attributes["a"] == "ü" && utf8.text == "ñ")
     }
 
+    /// A processing instruction without data (`<?x?>`) is well-formed XML, and stopped the process inside
+    /// `XMLParser` on Linux (it read the missing data as a C string): it is read as `<?x ?>`, wherever it stands, and
+    /// the text of comments and CDATA sections is kept as it is.
+    @Test func anInstructionWithoutDataIsRead() throws {
+        #expect(try XML(data: Data("<a><?x?>t</a>".utf8)).text == "t")
+        #expect(try XML(data: Data("<?xml version='1.0'?><?x?><a/><?y?>".utf8)).name == "a")
+        #expect(try XML(data: Data("<!DOCTYPE a [<?x?>]><a>u</a>".utf8)).text == "u")
+        #expect(try XML(data: Data("<!DOCTYPE a [<!ENTITY e \"<?x?>\">]><a>&e;v</a>".utf8)).name == "a")
+        let kept = try XML(data: Data("<a><!-- <?x?> --><![CDATA[<?x?>]]><?y?></a>".utf8))
+        #expect(kept.text == "<?x?>")
+        let spaced = XML.spacingInstructionsWithoutData(
+            Data("<?x?><!--<?c?>--><a><![CDATA[<?d?>]]><?e f?><?g?></a>".utf8))
+        #expect(String(decoding: spaced, as: UTF8.self) == "<?x ?><!--<?c?>--><a><![CDATA[<?d?>]]><?e f?><?g ?></a>")
+        let plain = Data("<a>no instruction</a>".utf8)
+        #expect(XML.spacingInstructionsWithoutData(plain) == plain)
+    }
+
+    /// UTF-16 and UTF-32 documents are read into UTF-8 first, so that the same rules keep the parser from stopping.
+    @Test func wideDocumentsAreReadWithTheSameRules() throws {
+        let text = "<?xml version=\"1.0\" encoding=\"UTF-16\"?><a b=\"\u{E9}\"><?x?>\u{1F600}</a>"
+        for (encoding, mark) in [
+            (String.Encoding.utf16LittleEndian, [UInt8]([0xFF, 0xFE])), (.utf16BigEndian, [0xFE, 0xFF]),
+            (.utf16LittleEndian, []),
+            (.utf32LittleEndian, [0xFF, 0xFE, 0x00, 0x00]), (.utf32BigEndian, [0x00, 0x00, 0xFE, 0xFF]),
+            (.utf32BigEndian, []),
+        ] {
+            let data = Data(mark) + text.data(using: encoding)!
+            let root = try XML(data: data)
+            #expect(
+                root.name == "a" && root.attributes["b"] == "\u{E9}" && root.text == "\u{1F600}", "\(encoding) \(mark)")
+        }
+        // A lone surrogate is not UTF-16.
+        let broken =
+            Data([0xFF, 0xFE]) + "<a>".data(using: .utf16LittleEndian)! + Data([0x00, 0xD8])
+            + "</a>".data(using: .utf16LittleEndian)!
+        #expect(throws: HTTPError.self) { try XML(data: broken) }
+    }
+
+    /// EBCDIC cannot be read into UTF-8 here: a document in it holding an instruction without data is refused, and
+    /// any other still goes to the parser.
+    @Test func anEBCDICDocumentWithAnInstructionWithoutDataIsRefused() throws {
+        // `<?xml version="1.0" encoding="IBM037"?><a><?x?>t</a>` in code page 037, then with `<?x y?>`.
+        let declaration: [UInt8] = [
+            0x4C, 0x6F, 0xA7, 0x94, 0x93, 0x40, 0xA5, 0x85, 0x99, 0xA2, 0x89, 0x96, 0x95, 0x7E, 0x7F, 0xF1, 0x4B,
+            0xF0, 0x7F, 0x40, 0x85, 0x95, 0x83, 0x96, 0x84, 0x89, 0x95, 0x87, 0x7E, 0x7F, 0xC9, 0xC2, 0xD4, 0xF0,
+            0xF3, 0xF7, 0x7F, 0x6F, 0x6E, 0x4C, 0x81, 0x6E,
+        ]
+        let bare = declaration + [0x4C, 0x6F, 0xA7, 0x6F, 0x6E, 0xA3, 0x4C, 0x61, 0x81, 0x6E]
+        let result = Result { () throws(HTTPError) in try XML(data: Data(bare)) }
+        #expect(result.failureCode == .decoding)
+        let withData = declaration + [0x4C, 0x6F, 0xA7, 0x40, 0xA8, 0x6F, 0x6E, 0xA3, 0x4C, 0x61, 0x81, 0x6E]
+        let root = try XML(data: Data(withData))
+        #expect(root.name == "a" && root.text == "t")
+    }
+
     /// The five bytes from a server on loopback, on each engine: `.xml` fails with `.decoding`, and a response taken
     /// raw answers `xml` with `nil`; the process goes on.
     @Test(arguments: bothEngines)
@@ -76,5 +131,18 @@ import SwitchboardTestSupport
             $0.api = "feed.xml"; $0.responseSerializer = .raw
         }
         #expect(raw.data == body && raw.xml == nil, "\(engineName)")
+    }
+
+    /// A document with an instruction without data from a server on loopback, on each engine: read, not fatal.
+    @Test(arguments: bothEngines)
+    func aServersInstructionWithoutDataIsRead(engineName: String) async throws {
+        let server = try LoopbackServer { _ in
+            ServerResponse(headers: [("Content-Type", "application/xml")], body: Data("<a><?x?>t</a>".utf8))
+        }
+        let center = try loopbackCenter(engineName, server: server)
+        let response = try await center.send {
+            $0.api = "feed.xml"; $0.responseSerializer = .xml
+        }
+        #expect(response.xml?.name == "a" && response.xml?.text == "t", "\(engineName)")
     }
 }
