@@ -141,8 +141,13 @@ public struct RetryPolicy: Sendable, Hashable {
     }
 
     /// Parses an IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), the form RFC 9110 requires senders to use.
+    ///
+    /// Text outside printable ASCII is no HTTP date (RFC 9110 section 5.6.7), and never reaches the formatter:
+    /// `DateFormatter` on Linux stopped the process ("Incorrect range") at text with a combining mark, such as a
+    /// `Retry-After`, `Date`, `Expires` or `Last-Modified` field of `m` followed by U+0338.
     static func httpDate(_ text: String) -> Date? {
-        httpDateParser.withLock { $0.date(from: text) }
+        guard text.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) else { return nil }
+        return httpDateParser.withLock { $0.date(from: text) }
     }
 
     /// One formatter for every HTTP date (`Retry-After`, and the cache's `Date`, `Expires`, `Last-Modified`, read on

@@ -31,4 +31,43 @@ import SwitchboardTestSupport
         // The server's `Retry-After: 0`, not the policy's 30 s backoff.
         #expect(clock.sleeps == [.zero])
     }
+
+    /// A `Retry-After` that is no date or number (here `m` and a combining mark, which stopped the process inside
+    /// `DateFormatter` on Linux) is ignored, on both engines: the policy's own backoff applies.
+    @Test(arguments: bothEngines)
+    func aRetryAfterThatIsNoDateIsIgnored(engineName: String) async throws {
+        let clock = ManualClock()
+        let center = try loopbackCenter(engineName) { config in
+            config.retryPolicy = RetryPolicy(maxAttempts: 2, initialDelay: .seconds(30), jitter: 0)
+            config.clock = clock
+        }
+        let sent = Task {
+            try await center.send { request in
+                request.api = "fail-times/1/\(UUID().uuidString)"
+                request.parameters = ["status": 503, "retry_after": "m\u{338}, 06 Nov 1994 08:49:37 GMT"]
+            }
+        }
+        await waitUntil { clock.sleeping == 1 }
+        #expect(clock.sleeps == [.seconds(30)], "\(engineName)")
+        clock.advance(by: .seconds(30))
+        #expect(try await sent.value.attempts == 2, "\(engineName)")
+    }
+
+    /// HTTP dates are printable ASCII; anything else is no date, and is not given to `DateFormatter`.
+    @Test func httpDatesAreReadFromASCIIOnly() {
+        #expect(RetryPolicy.httpDate("Sun, 06 Nov 1994 08:49:37 GMT") == Date(timeIntervalSince1970: 784_111_777))
+        for text in [
+            "m\u{338}", "Sun\u{301}, 06 Nov 1994 08:49:37 GMT", "Sun, 06 Nov 1994 08:49:37 GMT\u{301}",
+            "\u{1F1EB}\u{1F1F7}",
+        ] {
+            #expect(RetryPolicy.httpDate(text) == nil, "\(text.debugDescription)")
+        }
+        // The cache's freshness rules read `Date`, `Expires` and `Last-Modified` the same way.
+        let headers: HTTPHeaders = [
+            "Date": "m\u{338}", "Expires": "Sun\u{301}, 06 Nov 1994 08:49:37 GMT", "Last-Modified": "m\u{338}",
+        ]
+        let now = Date()
+        _ = CacheRules.currentAge(headers, requestTime: now, responseTime: now, now: now)
+        _ = CacheRules.freshnessLifetime(headers, status: 200, responseTime: now, heuristic: true)
+    }
 }
