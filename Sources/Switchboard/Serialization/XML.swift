@@ -79,7 +79,7 @@ extension XML {
                 throw HTTPError(.decoding, "the body is not well-formed XML (it is not valid \(name))")
             }
             data = Data(withoutDeclaration(text).utf8)
-        } else if data.prefix(4).elementsEqual([0x4C, 0x6F, 0xA7, 0x94]) {
+        } else if data.starts(with: ebcdicStart) {
             if hasInstructionWithoutData(
                 data, open: [0x4C, 0x6F], close: [0x6F, 0x6E], blanks: [0x40, 0x25, 0x15, 0x05, 0x0D])
             {
@@ -88,7 +88,7 @@ extension XML {
                     "the body is XML in EBCDIC with a processing instruction without data, which XMLParser cannot read")
             }
             return data
-        } else if readsAsUTF8(data), !data.withUnsafeBytes(\.isValidUTF8) {
+        } else if !declaresAnother8BitEncoding(data), !data.withUnsafeBytes(\.isValidUTF8) {
             throw HTTPError(
                 .decoding,
                 "the body is not well-formed XML (it is read as UTF-8, having no other encoding, and is not valid "
@@ -115,11 +115,17 @@ extension XML {
         return nil
     }
 
+    /// `<?xm` in EBCDIC, as libxml2 finds it.
+    private static let ebcdicStart: [UInt8] = [0x4C, 0x6F, 0xA7, 0x94]
+
+    /// Whether a byte is XML's white space (`S`: space, tab, CR, LF).
+    private static func isBlank(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0D || byte == 0x0A }
+
     /// The text without an XML declaration at its start (`<?xml ... ?>`).
     private static func withoutDeclaration(_ text: String) -> Substring {
         let utf8 = text.utf8
         guard utf8.starts(with: "<?xml".utf8),
-            utf8.dropFirst(5).first.map({ [0x20, 0x09, 0x0D, 0x0A].contains($0) }) == true,
+            utf8.dropFirst(5).first.map(isBlank) == true,
             let end = utf8.firstRange(of: "?>".utf8)
         else { return Substring(text) }
         return Substring(utf8[end.upperBound...])
@@ -143,60 +149,53 @@ extension XML {
     /// The bytes of an ASCII-compatible document with a space after the target of each processing instruction
     /// without data (`<?x?>` as `<?x ?>`), outside comments and CDATA sections; the same bytes when there is none.
     static func spacingInstructionsWithoutData(_ data: Data) -> Data {
-        let bytes = Array(data)
-        var insertions: [Int] = []
-        var index = 0
-        func isBlank(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0D || byte == 0x0A }
-        func skip(past end: String, from start: Int) -> Int {
-            bytes[start...].firstRange(of: Array(end.utf8))?.upperBound ?? bytes.count
-        }
-        while index < bytes.count {
-            guard bytes[index] == UInt8(ascii: "<"), index + 1 < bytes.count else {
-                index += 1
-                continue
+        // Read in place: a body without such an instruction (nearly every one) is neither copied nor changed.
+        let insertions = data.withUnsafeBytes { bytes -> [Int] in
+            var insertions: [Int] = []
+            var index = 0
+            func skip(past end: String, from start: Int) -> Int {
+                bytes[start...].firstRange(of: end.utf8)?.upperBound ?? bytes.count
             }
-            if bytes[index...].starts(with: "<!--".utf8) {
-                index = skip(past: "-->", from: index + 4)
-            } else if bytes[index...].starts(with: "<![CDATA[".utf8) {
-                index = skip(past: "]]>", from: index + 9)
-            } else if bytes[index + 1] == UInt8(ascii: "?") {
-                var end = index + 2
-                while end < bytes.count, !isBlank(bytes[end]), bytes[end] != UInt8(ascii: "?") { end += 1 }
-                if end > index + 2, bytes[end...].starts(with: "?>".utf8) { insertions.append(end) }
-                index = skip(past: "?>", from: end)
-            } else {
-                index += 1
+            while index < bytes.count {
+                guard bytes[index] == UInt8(ascii: "<"), index + 1 < bytes.count else {
+                    index += 1
+                    continue
+                }
+                if bytes[index...].starts(with: "<!--".utf8) {
+                    index = skip(past: "-->", from: index + 4)
+                } else if bytes[index...].starts(with: "<![CDATA[".utf8) {
+                    index = skip(past: "]]>", from: index + 9)
+                } else if bytes[index + 1] == UInt8(ascii: "?") {
+                    var end = index + 2
+                    while end < bytes.count, !isBlank(bytes[end]), bytes[end] != UInt8(ascii: "?") { end += 1 }
+                    if end > index + 2, bytes[end...].starts(with: "?>".utf8) { insertions.append(end) }
+                    index = skip(past: "?>", from: end)
+                } else {
+                    index += 1
+                }
             }
+            return insertions
         }
         guard !insertions.isEmpty else { return data }
-        var spaced = Data(capacity: bytes.count + insertions.count)
-        var copied = 0
-        for position in insertions {
-            spaced.append(contentsOf: bytes[copied..<position])
+        var spaced = Data(capacity: data.count + insertions.count)
+        var copied = data.startIndex
+        for position in insertions.map({ data.startIndex + $0 }) {
+            spaced.append(data[copied..<position])
             spaced.append(0x20)
             copied = position
         }
-        spaced.append(contentsOf: bytes[copied...])
+        spaced.append(data[copied...])
         return spaced
     }
 
-    /// Whether libxml2, beneath `XMLParser`, reads a document as UTF-8: it starts with UTF-8's byte order mark, or
-    /// shows no other encoding. Another encoding shows by the first four bytes as libxml2 reads them (a byte order mark
-    /// of UTF-16 or UTF-32, `<` or `<?` in UTF-16 or UTF-32 without one, `<?xm` in EBCDIC), or by an XML declaration
-    /// at the start that names one outside the UTF and UCS families, spelled as XML spells an encoding name. libxml2
-    /// converts such a document to UTF-8, or fails it; it reads any other as UTF-8, a declaration of UTF-16 in 8-bit
-    /// text and a name it cannot read (empty, with blanks) too.
-    static func readsAsUTF8(_ data: Data) -> Bool {
-        let head = Array(data.prefix(4))
-        if head.starts(with: [0xEF, 0xBB, 0xBF]) { return true }
-        let others: [[UInt8]] = [
-            [0xFE, 0xFF], [0xFF, 0xFE], [0x00, 0x00, 0xFE, 0xFF], [0x3C, 0x00, 0x3F, 0x00], [0x00, 0x3C, 0x00, 0x3F],
-            [0x00, 0x00, 0x00, 0x3C], [0x3C, 0x00, 0x00, 0x00], [0x00, 0x00, 0x3C, 0x00], [0x00, 0x3C, 0x00, 0x00],
-            [0x4C, 0x6F, 0xA7, 0x94],
-        ]
-        if others.contains(where: { head.starts(with: $0) }) { return false }
-        guard let encoding = declaredEncoding(data) else { return true }
-        return ["utf", "ucs", "iso-10646"].contains { encoding.hasPrefix($0) }
+    /// Whether a document that libxml2 reads 8 bits at a time (no UTF-16, UTF-32 or EBCDIC: `readable` rules those
+    /// out first) is in an encoding other than UTF-8 that libxml2 converts, or fails: no UTF-8 byte order mark, and an
+    /// XML declaration at the start that names an encoding outside the UTF and UCS families, spelled as XML spells an
+    /// encoding name. libxml2 reads any other as UTF-8, one with a declaration of UTF-16 in 8-bit text or a name it
+    /// cannot read (empty, with blanks) too.
+    private static func declaresAnother8BitEncoding(_ data: Data) -> Bool {
+        guard !data.starts(with: [0xEF, 0xBB, 0xBF]), let encoding = declaredEncoding(data) else { return false }
+        return !["utf", "ucs", "iso-10646"].contains { encoding.hasPrefix($0) }
     }
 
     /// The encoding an XML declaration at the start names, in lower case, when it is a well-formed name (XML 1.0's
@@ -207,13 +206,12 @@ extension XML {
             return nil
         }
         let declaration = Substring(decoding: head[..<end.lowerBound], as: UTF8.self).utf8
-        let blank: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D || $0 == 0x0A }
         guard let name = declaration.firstRange(of: "encoding".utf8), name.lowerBound > declaration.startIndex,
-            blank(declaration[declaration.index(before: name.lowerBound)])
+            isBlank(declaration[declaration.index(before: name.lowerBound)])
         else { return nil }
-        var rest = declaration[name.upperBound...].drop(while: blank)
+        var rest = declaration[name.upperBound...].drop(while: isBlank)
         guard rest.first == UInt8(ascii: "=") else { return nil }
-        rest = rest.dropFirst().drop(while: blank)
+        rest = rest.dropFirst().drop(while: isBlank)
         guard let quote = rest.first, quote == UInt8(ascii: "\"") || quote == UInt8(ascii: "'") else { return nil }
         let value = rest.dropFirst().prefix { $0 != quote }
         guard value.endIndex < rest.endIndex, let first = value.first, isLetter(first),
