@@ -204,7 +204,9 @@ import SwitchboardTestSupport
 
     /// A server that stops reading a body part way (the client's sends block) fails the request with `.timedOut`
     /// once nothing has moved for the idle timeout, on both engines and with the same words (URLSession's own said
-    /// only "error -1001"). Like the test below, it never runs beside a test that holds URLSession's work queue.
+    /// only "error -1001"). Like the test below, it never runs beside a test that holds URLSession's work queue, and
+    /// the server stalls long enough (15 s) for URLSession's timer to fire late behind the rest of the suite: with a
+    /// 6 s stall, a loaded CI machine once saw the server drop the connection first (a reset, not a timeout).
     @Test(arguments: bothEngines, ["data", "file"])
     func aServerThatStopsReadingTheBodyTimesOut(engineName: String, kind: String) async throws {
         try await URLSessionQueueUse.exclusively {
@@ -219,7 +221,7 @@ import SwitchboardTestSupport
             let clock = ContinuousClock()
             let start = clock.now
             let outcome = await center.sendRecording { request in
-                request.url = LoopbackServer.shared.baseURL + "/stall-body?seconds=6"
+                request.url = LoopbackServer.shared.baseURL + "/stall-body?seconds=15"
                 request.method = .post
                 request.retry = .none
                 request.body = kind == "data" ? .data(Data(count: size)) : .file(file)
@@ -270,15 +272,15 @@ import SwitchboardTestSupport
     /// The idle timeout is the longest wait without a single byte: a server that does not answer, or stalls after
     /// its head, fails a 2 s idle timeout (libcurl's low-speed limit fired only after about twice the limit), never
     /// before 2 s; a server that drips a byte every 1.5 s is never cut off (the low-speed limit did cut it off).
-    /// The checks hold however slow a loaded machine makes the test itself: the server stalls for 6 s, so a timer
-    /// that fires up to 4 s late (URLSession's, in its one work queue, behind the rest of the suite) still fails
-    /// the request. It never runs beside a test that holds that queue on purpose (`URLSessionQueueUse`).
+    /// The checks hold however slow a loaded machine makes the test itself: the server stalls for 10 s or more, so
+    /// a timer that fires up to 8 s late (URLSession's, in its one work queue, behind the rest of the suite) still
+    /// fails the request. It never runs beside a test that holds that queue on purpose (`URLSessionQueueUse`).
     @Test(arguments: bothEngines)
     func theIdleTimeoutIsTheLongestWaitWithoutAByte(engineName: String) async throws {
         try await URLSessionQueueUse.exclusively {
             let center = try Self.center(engineName) { $0.timeout = .seconds(2) }
             let clock = ContinuousClock()
-            for api in ["../delay/6", "stall-after-head?seconds=6"] {
+            for api in ["../delay/10", "stall-after-head?seconds=15"] {
                 let start = clock.now
                 let stalled = await center.sendRecording { request in
                     request.api = api
