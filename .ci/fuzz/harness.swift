@@ -4,7 +4,8 @@
 // - 0, 1: server-sent events and lines give the same elements however the bytes are cut (whole, three pieces, byte
 //   by byte);
 // - 2: a parsed JSON value written out and parsed again is the same value, directly and through the parameter path;
-// - 3, 12: cookies (`CookieRules`, `CookieMaxAge`, `HTTPCookie` beneath), header fields;
+// - 3, 12: cookies (`CookieRules`, `CookieMaxAge`, `HTTPCookie` beneath), header fields (and a download's file
+//   name from one: always a single path component);
 // - 4: cache rules; 5: `XML(data:)`; 6: text in a charset; 7: redirect targets; 8: log redaction of a body;
 // - 9: URLs (composition, validation, redaction); 10: property lists;
 // - 11: typed decoding from the parsed body gives what `JSONDecoder` gives from the bytes.
@@ -229,4 +230,18 @@ func headers(_ data: Data, _ text: String) {
     }
     _ = Redaction.standard.headers(fields)
     _ = CookieRules.cookies(from: [text], for: URL(string: "http://127.0.0.1/a/b")!)
+    downloadName(text)
+}
+
+/// A download's file name from the server (`Content-Disposition`, or a URL's last part) is one path component, in
+/// scalars: no slash, no NUL, not hidden (so not `.` or `..`), at most 255 bytes.
+func downloadName(_ text: String) {
+    for name in [DownloadPlan.fileName(contentDisposition: text), DownloadPlan.sanitize(text)] {
+        guard let name else { continue }
+        let scalars = name.unicodeScalars
+        precondition(!scalars.isEmpty && scalars.first != ".", "a hidden or empty name: \(Array(scalars))")
+        precondition(
+            !scalars.contains { $0 == "/" || $0 == "\\" || $0 == "\u{0}" }, "not one component: \(Array(scalars))")
+        precondition(name.utf8.count <= 255, "a name of \(name.utf8.count) bytes")
+    }
 }

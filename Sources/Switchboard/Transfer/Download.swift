@@ -366,11 +366,15 @@ struct DownloadPlan: Sendable {
 
     /// A name that stays inside its directory: the last path component (either slash), without control characters,
     /// not `.` or `..`, not hidden, and at most 255 bytes; `nil` when nothing usable is left.
+    ///
+    /// The name is cut at every slash scalar. Cut at slash characters, a slash followed by a combining mark or a
+    /// joiner (`sub/` then U+0301) was one character, not a slash, and stayed in the name: the file went into a
+    /// folder inside the directory.
     static func sanitize(_ name: String) -> String? {
-        let last = name.split(whereSeparator: { $0 == "/" || $0 == "\\" }).last.map(String.init) ?? ""
+        let last = name.unicodeScalars.split(whereSeparator: { $0 == "/" || $0 == "\\" }).last ?? []
         var cleaned = String(
             String.UnicodeScalarView(
-                last.unicodeScalars.filter {
+                last.filter {
                     $0.value >= 0x20 && $0.value != 0x7F && !CharacterSet.illegalCharacters.contains($0)
                 }))
         cleaned = cleaned.trimmingCharacters(in: CharacterSet.whitespaces.union(CharacterSet(charactersIn: ".")))

@@ -68,6 +68,34 @@ import SwitchboardTestSupport
         #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.file("a/b").path) == ["downloads"])
     }
 
+    /// A slash the server follows with a combining mark (`sub/` then U+0301, percent-encoded in `filename*`) is a
+    /// slash on the disk, though with the mark it is one character: the name is cut there too, on both engines. Cut
+    /// at slash characters only, the file went into the folder `sub` inside the directory.
+    @Test(arguments: bothEngines)
+    func aSlashWithACombiningMarkDoesNotLeadIntoAFolder(engineName: String) async throws {
+        let server = try LoopbackServer { _ in
+            ServerResponse(
+                headers: [("Content-Disposition", "attachment; filename*=UTF-8''sub%2F%CC%81x.txt")],
+                body: Self.content)
+        }
+        defer { server.stop() }
+        let scratch = Scratch()
+        let directory = scratch.file("downloads")
+        try FileManager.default.createDirectory(
+            at: directory.appendingPathComponent("sub"), withIntermediateDirectories: true)
+        let response = try await loopbackCenter(engineName, server: server).send { request in
+            request.kind = .download
+            request.api = "report"
+            request.destination = .directory(directory)
+        }
+        let file = try #require(response.fileURL, "\(engineName)")
+        #expect(file.deletingLastPathComponent().path == directory.path, "\(engineName)")
+        #expect(Array(file.lastPathComponent.unicodeScalars) == Array("\u{301}x.txt".unicodeScalars), "\(engineName)")
+        #expect(try Data(contentsOf: file) == Self.content, "\(engineName)")
+        let inside = try FileManager.default.contentsOfDirectory(atPath: directory.appendingPathComponent("sub").path)
+        #expect(inside.isEmpty, "\(engineName): \(inside)")
+    }
+
     @Test(arguments: bothEngines)
     func aDownloadIntoANamedFileReplacesIt(engineName: String) async throws {
         let server = try Self.server()
@@ -101,6 +129,10 @@ import SwitchboardTestSupport
             ("attachment; filename=\".bashrc\"", "bashrc"),
             ("attachment; filename=\"a\u{7}b\u{1B}c.txt\"", "abc.txt"),
             ("attachment; filename*=UTF-8''%00%2E%2E", nil),
+            // A slash or backslash followed by a combining mark or a joiner is still cut at.
+            ("attachment; filename=\"sub/\u{301}x.txt\"", "\u{301}x.txt"),
+            ("attachment; filename*=UTF-8''..%2F%CC%81..%2F%E2%80%8Dx", "\u{200D}x"),
+            ("attachment; filename=\"a\\\u{301}b\"", "\u{301}b"),
             ("attachment; filename=\"plain.txt\"; filename*=UTF-8''%E4%B8%AD%E6%96%87.txt", "中文.txt"),
             ("attachment; filename*=iso-8859-1'en'%A3%20rates.txt", "£ rates.txt"),
             ("attachment; filename*=UTF-8''%ZZ; filename=\"fallback.txt\"", "fallback.txt"),
