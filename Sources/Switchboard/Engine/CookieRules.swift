@@ -164,17 +164,22 @@ enum CookieRules {
     /// - a cookie with a control character anywhere (but a tab) is ignored, as RFC 6265bis section 5.6 ignores one
     ///   in its name or value;
     /// - a cookie whose name is not ASCII is ignored (a cookie name is a token, RFC 6265 section 4.1.1);
-    /// - an attribute whose name is not ASCII is dropped (no attribute has such a name; an unknown one is ignored).
+    /// - an attribute whose name is not ASCII is dropped (no attribute has such a name; an unknown one is ignored);
+    /// - so is a cookie, or an attribute, whose `=` a mark that follows it (U+0301, a joiner) makes one character
+    ///   with it: `HTTPCookie` does not find that `=`, and ignored such a cookie, took `a=` then a joiner for a name,
+    ///   or, with another `=` after it (`a=` U+0301 `=`, `Max-Age=` U+0301 `5=`), stopped the process.
     static func readable(_ text: String) -> String? {
         let bytes = text.utf8
         guard !bytes.contains(where: { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7F }) else { return nil }
         guard bytes.contains(where: { $0 >= 0x80 }) else { return text }
         var segments = text.split(separator: ";", omittingEmptySubsequences: false)
-        func hasASCIIName(_ segment: Substring) -> Bool {
+        func isReadable(_ segment: Substring) -> Bool {
+            // Its name is ASCII, and its first `=` is a character of its own.
             segment.utf8.prefix { $0 != UInt8(ascii: "=") }.allSatisfy { $0 < 0x80 }
+                && (segment.first(where: { $0.unicodeScalars.contains("=") }).map { $0 == "=" } ?? true)
         }
-        guard let first = segments.first, hasASCIIName(first) else { return nil }
-        segments = [first] + segments.dropFirst().filter(hasASCIIName)
+        guard let first = segments.first, isReadable(first) else { return nil }
+        segments = [first] + segments.dropFirst().filter(isReadable)
         return segments.joined(separator: ";")
     }
 
