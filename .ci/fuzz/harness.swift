@@ -4,8 +4,9 @@
 // - 0, 1: server-sent events and lines give the same elements however the bytes are cut (whole, three pieces, byte
 //   by byte);
 // - 2: a parsed JSON value written out and parsed again is the same value, directly and through the parameter path;
-// - 3, 12: cookies (`CookieRules`, `CookieMaxAge`, `HTTPCookie` beneath), header fields (and a download's file
-//   name from one: always a single path component);
+// - 3, 12: cookies (`CookieRules`, `CookieMaxAge`, `HTTPCookie` beneath), header fields (their bytes read as text
+//   lose nothing; a `Content-Range` read is one a file can hold; a download's file name from one is always a single
+//   path component);
 // - 4: cache rules; 5: `XML(data:)`; 6: text in a charset; 7: redirect targets; 8: log redaction of a body;
 // - 9: URLs (composition, validation, redaction); 10: property lists;
 // - 11: typed decoding from the parsed body gives what `JSONDecoder` gives from the bytes.
@@ -217,8 +218,19 @@ func typed(_ data: Data) {
 }
 
 func headers(_ data: Data, _ text: String) {
-    data.withUnsafeBytes { bytes in
-        _ = HTTPHeaders.receivedText(bytes[...])
+    // Header bytes read as text lose nothing: UTF-8 when they are, else one ISO-8859-1 character per byte.
+    let received = data.withUnsafeBytes { bytes in HTTPHeaders.receivedText(bytes[...]) }
+    let back =
+        String(validating: data, as: UTF8.self) != nil
+        ? Data(received.utf8) : Data(received.unicodeScalars.map { UInt8(truncatingIfNeeded: $0.value) })
+    precondition(back == data, "header bytes changed as text: \(Array(data)) read as \(received.debugDescription)")
+    // A range read from `Content-Range` is one a file can hold: it starts before it ends, and ends before the total.
+    if let range = ContentRange(text) {
+        if let start = range.start, let end = range.end {
+            precondition(start >= 0 && start <= end && end < (range.total ?? .max), "\(range) from \(text)")
+        } else {
+            precondition(range.start == nil && range.end == nil && range.total != nil, "\(range) from \(text)")
+        }
     }
     _ = HTTPHeaders.contentLength(text)
     _ = HTTPHeaders.trimmingBlanks(text)
