@@ -75,8 +75,9 @@ public struct CURLLogPlugin: Plugin {
         return parts.joined(separator: " ")
     }
 
-    /// Single-quoted for a POSIX shell: `'` becomes `'\''`.
+    /// Single-quoted for a POSIX shell: each `'` scalar becomes `'\''`, a combining mark after it or not (see
+    /// `replacingScalars`).
     private static func quoted(_ text: String) -> String {
-        "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
+        "'" + text.replacingScalars { $0 == "'" ? "'\\''" : nil } + "'"
     }
 }

@@ -81,11 +81,17 @@ struct Multipart {
         return pieces
     }
 
-    /// Escapes a name for a quoted header parameter as browsers do (WHATWG): `"` and line breaks percent-encoded.
+    /// Escapes a name for a quoted header parameter as browsers do (WHATWG): `"` and line breaks percent-encoded,
+    /// each scalar of them, a combining mark after it or not (see `replacingScalars`).
     static func quote(_ text: String) -> String {
-        text.replacingOccurrences(of: "\"", with: "%22")
-            .replacingOccurrences(of: "\r", with: "%0D")
-            .replacingOccurrences(of: "\n", with: "%0A")
+        text.replacingScalars { scalar in
+            switch scalar {
+            case "\"": "%22"
+            case "\r": "%0D"
+            case "\n": "%0A"
+            default: nil
+            }
+        }
     }
 
     /// The MIME type for a file name's extension; `application/octet-stream` when unknown.

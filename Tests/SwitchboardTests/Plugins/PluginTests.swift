@@ -290,6 +290,38 @@ private struct Recorder: Plugin {
         #expect(command.hasPrefix("curl -X 'PATCH'\\''$' 'https://api.example.com/v1/login?"))
     }
 
+    /// A `'` that a combining mark follows (U+0301) is one character with the mark: escaped by character, it was left
+    /// as it was and ended the command's quoting, so that the rest of the value ran as shell code when the command was
+    /// pasted into a shell. Each `'` scalar is escaped: the shell reads the value back as sent, and runs nothing.
+    @Test func aQuoteThatACombiningMarkFollowsStaysQuoted() async throws {
+        let scratch = Scratch()
+        let marker = scratch.file("ran")
+        let lines = Locked<[String]>([])
+        let (center, stub) = stubCenter { config in
+            config.plugins = [CURLLogPlugin { line in lines.withLock { $0.append(line) } }]
+        }
+        stub.on(nil, "*") { _ in .json(["ok": true]) }
+        let value = "a'\u{301} $(touch \(marker.path)) '\u{301}"
+        _ = try await center.send { request in
+            request.url = "https://api.example.com/v1/items"
+            request.headers["X-Note"] = value
+        }
+        let command = try #require(lines.withLock { $0.first })
+        #expect(command.hasPrefix("curl "))
+        // The shell prints each word of the command (after `curl`) on a line of its own.
+        let output = scratch.file("words")
+        try Data().write(to: output)
+        let handle = try FileHandle(forWritingTo: output)
+        let shell = try ProcessLaunch.spawn(
+            "/bin/sh", ["-c", "printf '%s\\n' " + command.dropFirst("curl ".count)], output: handle)
+        let status = try await offPool { ProcessLaunch.exitStatus(of: shell) }
+        try handle.close()
+        #expect(status == 0, "\(command)")
+        #expect(!FileManager.default.fileExists(atPath: marker.path), "the value ran as shell code: \(command)")
+        let words = String(decoding: try Data(contentsOf: output), as: UTF8.self).split(separator: "\n")
+        #expect(words.contains { $0.unicodeScalars.elementsEqual("X-Note: \(value)".unicodeScalars) }, "\(words)")
+    }
+
     /// Bodies the console log never prints but a cURL command does: a property list and a multipart form, each with
     /// secret fields.
     @Test func curlCommandsRedactPlistAndMultipartBodies() async throws {

@@ -42,6 +42,15 @@ import SwitchboardTestSupport
         #expect(headers["Transfer-Encoding"] == nil, "\(engineName): never chunked")
     }
 
+    /// A part's name and file name are quoted with `"` and line breaks percent-encoded, each scalar of them: one that
+    /// a combining mark follows (U+0301) is one character with the mark, and escaped by character it was left as it
+    /// was, ending the quoted name early or the part's head line.
+    @Test func aQuoteOrLineBreakThatACombiningMarkFollowsIsEscaped() {
+        let quoted = Multipart.quote("re\"\u{301}port\r\u{301}\n\u{301}.csv\"")
+        #expect(Array(quoted.unicodeScalars) == Array("re%22\u{301}port%0D\u{301}%0A\u{301}.csv%22".unicodeScalars))
+        #expect(!quoted.unicodeScalars.contains { $0 == "\"" || $0 == "\r" || $0 == "\n" })
+    }
+
     /// Empty parts stream as well as others, in memory and from an empty file, beside a file part.
     @Test(arguments: bothEngines)
     func emptyPartsArriveEmpty(engineName: String) async throws {
