@@ -7,7 +7,8 @@
 // - 3, 12: cookies (`CookieRules`, `CookieMaxAge`, `HTTPCookie` beneath), header fields (their bytes read as text
 //   lose nothing; a `Content-Range` read is one a file can hold; a download's file name from one is always a single
 //   path component);
-// - 4: cache rules; 5: `XML(data:)`; 6: text in a charset; 7: redirect targets; 8: log redaction of a body;
+// - 4: cache rules; 5: `XML(data:)`; 6: text in a charset; 7: redirect targets; 8: log redaction of a body (and a
+//   secret's value never printed, whatever it holds);
 // - 9: URLs (composition, validation, redaction); 10: property lists;
 // - 11: typed decoding from the parsed body gives what `JSONDecoder` gives from the bytes.
 import Foundation
@@ -32,7 +33,7 @@ public func fuzzOne(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
     case 5: _ = try? XML(data: data)
     case 6: _ = try? ResponseDecoding.text(of: data, contentType: String(text.prefix(40)))
     case 7: redirects(text)
-    case 8: _ = Redaction.standard.body(data, limit: Int(all.count % 97))
+    case 8: redaction(data, text, limit: Int(all.count % 97))
     case 9: urls(text)
     case 10: plist(data)
     case 11: typed(data)
@@ -141,6 +142,33 @@ func cache(_ text: String) {
     _ = CacheRules.currentAge(headers, requestTime: Date(), responseTime: Date(), now: Date())
     if let names = CacheRules.varyNames(headers) { _ = CacheRules.variant(names, of: headers) }
     _ = RetryPolicy.httpDate(text)
+}
+
+/// Any body is read without stopping the process, and a secret's value never reaches the log, whatever it holds
+/// (quotes, backslashes, marks that combine with them, markup): in JSON, in escaped JSON inside a JSON string, in a
+/// form body and in a URL's query. The value holds a marker found nowhere else in what is redacted.
+func redaction(_ data: Data, _ text: String, limit: Int) {
+    _ = Redaction.standard.body(data, limit: limit)
+    let marker = "QZXJ"
+    // Compared byte for byte: `contains` on a string compares characters, and misses a marker a mark follows.
+    guard text.utf8.firstRange(of: marker.utf8) == nil else { return }
+    let value = String(text.prefix(200)) + marker + String(text.suffix(20))
+    var member = ""
+    ParameterValue.writeJSONString(value, to: &member)
+    let json = #"{"user":"ada","password":"# + member + #","n":1}"#
+    var escaped = ""
+    ParameterValue.writeJSONString(json, to: &escaped)
+    let encoded = FormEncoding.encode([(key: "password", value: .string(value)), (key: "user", value: .string("ada"))])
+    let printed = [
+        Redaction.standard.body(Data(json.utf8), limit: 100_000),
+        Redaction.standard.body(Data((#"{"data":"# + escaped + "}").utf8), limit: 100_000),
+        Redaction.standard.body(Data(encoded.utf8), limit: 100_000),
+        Redaction.standard.url("https://a.example.com/p?" + encoded),
+    ]
+    for line in printed {
+        precondition(
+            line.utf8.firstRange(of: marker.utf8) == nil, "a secret printed: \(line) for \(value.debugDescription)")
+    }
 }
 
 func redirects(_ text: String) {

@@ -257,12 +257,16 @@ struct Redaction: Sendable {
         // The passes below hide the values of secret names only: text without a secret word has none (unless a name
         // is percent-encoded, which the `name=value` pass decodes), and is not scanned for them.
         guard result.utf8.contains(UInt8(ascii: "%")) || isSecret(result) else { return result }
-        result = replace(Redaction.pairPattern, in: result, toSeparator: true) { isSecret(Redaction.decoded($0)) }
-        result = replace(Redaction.encodedPairPattern, in: result) { isSecret(Redaction.decoded($0)) }
+        // JSON members first: they are read by their quotes, and hidden with their quotes escaped as they were. A
+        // `name=value` pair inside a member's value is hidden to its separator, and took the backslashes that escape
+        // the quote after it (`token=abc\\\"` in JSON inside a JSON string): read after that, the member's value
+        // ended at that bare quote, and the rest of it was printed.
         result = replace(Redaction.memberPattern, in: result, balanced: true) { isSecret($0) }
         result = replace(Redaction.escapedMemberPattern, in: result, name: 2, values: [3], balanced: true) {
             isSecret($0)
         }
+        result = replace(Redaction.pairPattern, in: result, toSeparator: true) { isSecret(Redaction.decoded($0)) }
+        result = replace(Redaction.encodedPairPattern, in: result) { isSecret(Redaction.decoded($0)) }
         result = replace(Redaction.partPattern, in: result) { isSecret($0) }
         result = replace(Redaction.linePattern, in: result, name: 2, values: [3], toLineEnd: true) { isSecret($0) }
         return result

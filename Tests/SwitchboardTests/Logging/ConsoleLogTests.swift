@@ -274,6 +274,26 @@ import SwitchboardTestSupport
         }
     }
 
+    /// A secret member of JSON carried in a JSON string, whose value holds a `name=value` pair just before a quote it
+    /// escapes (`token=abc\"`, written `token=abc\\\"` one level down). The pair was hidden first, to its separator,
+    /// with the backslashes that escape the quote; the member's value then ended at the bare quote left, and the rest
+    /// of the secret was printed. Found by fuzzing the redaction with secrets that hold anything.
+    @Test func aPairInsideAnEscapedSecretDoesNotCutItShort() async throws {
+        let inner = #"{"user":"ada","password":"{\"a\":\"b\",\"t\":\"token=abc\"}SECRET-TAIL","n":1}"#
+        var escaped = ""
+        ParameterValue.writeJSONString(inner, to: &escaped)
+        let body = #"{"data":"# + escaped + "}"
+        let stub = StubEngine()
+        stub.on(nil, "*", reply: .string(body))
+        let log = EventLog()
+        _ = try await loggingCenter(stub, log).send {
+            $0.api = "payload"; $0.responseSerializer = .raw
+        }
+        let printed = log.all.joined()
+        #expect(!printed.contains("SECRET-TAIL"), "\(printed)")
+        #expect(printed.contains(#"\"password\":\"<redacted>\",\"n\":1"#), "\(printed)")
+    }
+
     /// Values quoted after `=` (and pairs inside one), JSON members inside a JSON string, members of an object in
     /// JSON cut short, and multipart parts: each hidden when its name is secret, each shown when it is not.
     @Test func quotedEscapedAndMultipartValuesAreRedacted() async throws {
