@@ -446,8 +446,8 @@ public enum Httpbin {
     /// - `cookie-fields`: a `Set-Cookie` field for `plain`, one for `guarded` marked `Secure`, then a malformed one.
     /// - `unreadable-cookies`: cookies `HTTPCookie` on Linux could not read (a flag in a name, a name with a combining
     ///   accent, an attribute named with a flag, a control character, a value whose `=` a combining accent joins,
-    ///   with another `=` after it), among three it can (`kept` with `Path=/`, `plain`, and `held` with `Path=/`,
-    ///   whose `Max-Age` has such a `=`).
+    ///   with another `=` after it), among four it can (`kept` with `Path=/`, `plain`, `held` with `Path=/`, whose
+    ///   `Max-Age` has such a `=`, and `dated`, whose `Expires` date ends with a combining mark, U+07F2).
     /// - `lowercase-cookies`: cookies set by `set-cookie` fields, as HTTP/2 spells every name (`lower`, `other`), and
     ///   one that deletes `gone` (`Max-Age=0`); `lowercase-cookies?redirect=1`: the same fields on a `302` to
     ///   `/cookies`.
@@ -517,6 +517,7 @@ public enum Httpbin {
                 "HTTP/1.1 200 OK\r\nSet-Cookie: \u{1F1EB}\u{1F1F7}x=1\r\nSet-Cookie: kept=1; \u{1F1EB}\u{1F1F7}=x; Path=/\r\n"
                     + "Set-Cookie: e\u{301}=3\r\nSet-Cookie: ctl=a\u{1}b\r\nSet-Cookie: plain=2\r\n"
                     + "Set-Cookie: fused=\u{301}=x\r\nSet-Cookie: held=4; Max-Age=\u{301}5=; Path=/\r\n"
+                    + "Set-Cookie: dated=5; Expires=Wed, 21 Oct 2037 07:28:00 GMT\u{7F2}; Path=/\r\n"
                     + "Content-Length: 2\r\nConnection: close\r\n\r\nok")
         case "lowercase-cookies":
             let redirects = request.queryValue("redirect") != nil

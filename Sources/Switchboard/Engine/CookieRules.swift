@@ -117,6 +117,9 @@ enum CookieRules {
     /// And so is one whose name and value hold more than 4,096 bytes together, a `Secure` one that did not come over
     /// https, and one that breaks the rules of its name's `__Secure-` or `__Host-` prefix (`keepsPrefixRules`).
     static func cookie(fromText text: String, for url: URL) -> HTTPCookie? {
+        // The expiry is read from the text as it came (by `CookieDate`, byte by byte): an `Expires` that `readable`
+        // keeps from `HTTPCookie` may still be a cookie date.
+        let expires = expiry(of: text)
         guard let text = readable(text),
             let cookie = HTTPCookie.cookies(withResponseHeaderFields: ["Set-Cookie": text], for: url).first,
             let host = url.host?.lowercased(), domainMatches(cookie.domain, host)
@@ -141,7 +144,6 @@ enum CookieRules {
             }
         }
         let path = path(of: text) ?? defaultPath(of: url)
-        let expires = expiry(of: text)
         let expiresDiffers = expires.map { date in
             cookie.expiresDate.map { abs($0.timeIntervalSince(date)) >= 1 } ?? true
         }
@@ -167,7 +169,10 @@ enum CookieRules {
     /// - an attribute whose name is not ASCII is dropped (no attribute has such a name; an unknown one is ignored);
     /// - so is a cookie, or an attribute, whose `=` a mark that follows it (U+0301, a joiner) makes one character
     ///   with it: `HTTPCookie` does not find that `=`, and ignored such a cookie, took `a=` then a joiner for a name,
-    ///   or, with another `=` after it (`a=` U+0301 `=`, `Max-Age=` U+0301 `5=`), stopped the process.
+    ///   or, with another `=` after it (`a=` U+0301 `=`, `Max-Age=` U+0301 `5=`), stopped the process;
+    /// - and an `Expires` attribute whose value is not printable ASCII: `HTTPCookie` hands it to `DateFormatter`,
+    ///   which stops the process on Linux at text with a combining mark (`Expires=Wed, 21 Oct 2037 07:28` then
+    ///   U+07F2, "Incorrect range"). A cookie date is ASCII; `expiry(of:)` reads one from the text as it came.
     static func readable(_ text: String) -> String? {
         let bytes = text.utf8
         guard !bytes.contains(where: { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7F }) else { return nil }
@@ -178,8 +183,16 @@ enum CookieRules {
             segment.utf8.prefix { $0 != UInt8(ascii: "=") }.allSatisfy { $0 < 0x80 }
                 && (segment.first(where: { $0.unicodeScalars.contains("=") }).map { $0 == "=" } ?? true)
         }
+        func hasReadableDate(_ segment: Substring) -> Bool {
+            let bytes = segment.utf8
+            guard let equals = bytes.firstIndex(of: UInt8(ascii: "=")),
+                String(decoding: bytes[..<equals], as: UTF8.self).trimmingCharacters(in: .whitespaces)
+                    .equalsIgnoringASCIICase("expires")
+            else { return true }
+            return bytes[bytes.index(after: equals)...].allSatisfy { ($0 >= 0x20 && $0 < 0x7F) || $0 == 0x09 }
+        }
         guard let first = segments.first, isReadable(first) else { return nil }
-        segments = [first] + segments.dropFirst().filter(isReadable)
+        segments = [first] + segments.dropFirst().filter { isReadable($0) && hasReadableDate($0) }
         return segments.joined(separator: ";")
     }
 
