@@ -271,6 +271,17 @@ func headers(_ data: Data, _ text: String) {
     _ = Redaction.standard.headers(fields)
     _ = CookieRules.cookies(from: [text], for: URL(string: "http://127.0.0.1/a/b")!)
     downloadName(text)
+    // Foundation's response, as `Response` makes it when asked, reading the fields it interprets.
+    if let foundation = HTTPURLResponse(
+        url: URL(string: "http://127.0.0.1/a/b")!, statusCode: 200, httpVersion: "HTTP/1.1",
+        headerFields: fields.dictionary)
+    {
+        _ = foundation.mimeType
+        _ = foundation.textEncodingName
+        _ = foundation.suggestedFilename
+        _ = foundation.expectedContentLength
+        _ = foundation.allHeaderFields
+    }
 }
 
 /// A download's file name from the server (`Content-Disposition`, or a URL's last part) is one path component, in
