@@ -116,11 +116,8 @@ enum CookieRules {
     /// itself, which gets it as a host-only cookie (step 5): `evil.co.uk` could set or delete `bank.co.uk`'s cookies.
     /// And so is one whose name and value hold more than 4,096 bytes together, a `Secure` one that did not come over
     /// https, and one that breaks the rules of its name's `__Secure-` or `__Host-` prefix (`keepsPrefixRules`).
-    static func cookie(fromText text: String, for url: URL) -> HTTPCookie? {
-        // The expiry is read from the text as it came (by `CookieDate`, byte by byte): an `Expires` that `readable`
-        // keeps from `HTTPCookie` may still be a cookie date.
-        let expires = expiry(of: text)
-        guard let text = readable(text),
+    static func cookie(fromText original: String, for url: URL) -> HTTPCookie? {
+        guard let text = readable(original),
             let cookie = HTTPCookie.cookies(withResponseHeaderFields: ["Set-Cookie": text], for: url).first,
             let host = url.host?.lowercased(), domainMatches(cookie.domain, host)
         else {
@@ -144,6 +141,9 @@ enum CookieRules {
             }
         }
         let path = path(of: text) ?? defaultPath(of: url)
+        // The expiry is read from the text as it came (by `CookieDate`, byte by byte): an `Expires` that `readable`
+        // keeps from `HTTPCookie` may still be a cookie date.
+        let expires = expiry(of: original)
         let expiresDiffers = expires.map { date in
             cookie.expiresDate.map { abs($0.timeIntervalSince(date)) >= 1 } ?? true
         }
