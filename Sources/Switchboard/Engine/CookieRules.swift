@@ -178,21 +178,22 @@ enum CookieRules {
         guard !bytes.contains(where: { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7F }) else { return nil }
         guard bytes.contains(where: { $0 >= 0x80 }) else { return text }
         var segments = text.split(separator: ";", omittingEmptySubsequences: false)
-        func isReadable(_ segment: Substring) -> Bool {
-            // Its name is ASCII, and its first `=` is a character of its own.
-            segment.utf8.prefix { $0 != UInt8(ascii: "=") }.allSatisfy { $0 < 0x80 }
-                && (segment.first(where: { $0.unicodeScalars.contains("=") }).map { $0 == "=" } ?? true)
-        }
-        func hasReadableDate(_ segment: Substring) -> Bool {
+        // Its name is ASCII, its first `=` is a character of its own, and an attribute's `Expires` date is printable
+        // ASCII.
+        func isReadable(_ segment: Substring, isAttribute: Bool) -> Bool {
             let bytes = segment.utf8
-            guard let equals = bytes.firstIndex(of: UInt8(ascii: "=")),
+            let equals = bytes.firstIndex(of: UInt8(ascii: "=")) ?? bytes.endIndex
+            guard bytes[..<equals].allSatisfy({ $0 < 0x80 }),
+                segment.first(where: { $0.unicodeScalars.contains("=") }).map({ $0 == "=" }) ?? true
+            else { return false }
+            guard isAttribute, equals < bytes.endIndex,
                 String(decoding: bytes[..<equals], as: UTF8.self).trimmingCharacters(in: .whitespaces)
                     .equalsIgnoringASCIICase("expires")
             else { return true }
             return bytes[bytes.index(after: equals)...].allSatisfy { ($0 >= 0x20 && $0 < 0x7F) || $0 == 0x09 }
         }
-        guard let first = segments.first, isReadable(first) else { return nil }
-        segments = [first] + segments.dropFirst().filter { isReadable($0) && hasReadableDate($0) }
+        guard let first = segments.first, isReadable(first, isAttribute: false) else { return nil }
+        segments = [first] + segments.dropFirst().filter { isReadable($0, isAttribute: true) }
         return segments.joined(separator: ";")
     }
 
