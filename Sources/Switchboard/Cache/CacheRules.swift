@@ -7,36 +7,42 @@ struct CacheControl: Sendable, Equatable {
 
     init(_ field: String?) {
         guard let field else { return }
-        var index = field.startIndex
-        while index < field.endIndex {
+        // Read by scalar: a combining mark after `,`, `=` or `"` joins it into one `Character`, which would hide the
+        // separator (`no-store,` U+0301 `max-age=5` would lose its `no-store`).
+        let scalars = field.unicodeScalars
+        func text(_ range: Range<String.Index>) -> String {
+            String(scalars[range]).trimmingCharacters(in: .whitespaces)
+        }
+        var index = scalars.startIndex
+        while index < scalars.endIndex {
             // A directive: token [ "=" ( token / quoted-string ) ], separated by commas.
-            let nameEnd = field[index...].firstIndex { $0 == "=" || $0 == "," } ?? field.endIndex
-            let name = field[index..<nameEnd].trimmingCharacters(in: .whitespaces).lowercased()
+            let nameEnd = scalars[index...].firstIndex { $0 == "=" || $0 == "," } ?? scalars.endIndex
+            let name = text(index..<nameEnd).lowercased()
             index = nameEnd
             var value: String?
-            if index < field.endIndex, field[index] == "=" {
-                index = field.index(after: index)
-                while index < field.endIndex, field[index] == " " { index = field.index(after: index) }
-                if index < field.endIndex, field[index] == "\"" {
-                    var text = ""
-                    index = field.index(after: index)
-                    while index < field.endIndex, field[index] != "\"" {
-                        if field[index] == "\\", field.index(after: index) < field.endIndex {
-                            index = field.index(after: index)
+            if index < scalars.endIndex, scalars[index] == "=" {
+                index = scalars.index(after: index)
+                while index < scalars.endIndex, scalars[index] == " " { index = scalars.index(after: index) }
+                if index < scalars.endIndex, scalars[index] == "\"" {
+                    var quoted = String.UnicodeScalarView()
+                    index = scalars.index(after: index)
+                    while index < scalars.endIndex, scalars[index] != "\"" {
+                        if scalars[index] == "\\", scalars.index(after: index) < scalars.endIndex {
+                            index = scalars.index(after: index)
                         }
-                        text.append(field[index])
-                        index = field.index(after: index)
+                        quoted.append(scalars[index])
+                        index = scalars.index(after: index)
                     }
-                    if index < field.endIndex { index = field.index(after: index) }
-                    value = text
+                    if index < scalars.endIndex { index = scalars.index(after: index) }
+                    value = String(quoted)
                 } else {
-                    let end = field[index...].firstIndex(of: ",") ?? field.endIndex
-                    value = field[index..<end].trimmingCharacters(in: .whitespaces)
+                    let end = scalars[index...].firstIndex(of: ",") ?? scalars.endIndex
+                    value = text(index..<end)
                     index = end
                 }
-                index = field[index...].firstIndex(of: ",") ?? field.endIndex
+                index = scalars[index...].firstIndex(of: ",") ?? scalars.endIndex
             }
-            if index < field.endIndex { index = field.index(after: index) }
+            if index < scalars.endIndex { index = scalars.index(after: index) }
             if !name.isEmpty, directives[name] == nil { directives[name] = value }
         }
     }
@@ -66,13 +72,17 @@ enum CacheRules {
     }
 
     /// The request header names a response varies on, lower-cased and sorted; `nil` for `Vary: *` (never matched).
+    ///
+    /// A name that is not a header name (not an RFC 9110 token) counts as `*`: the cache cannot tell which request
+    /// field it means, so the response is never matched rather than served to a request it may not fit.
     static func varyNames(_ response: HTTPHeaders) -> [String]? {
         guard let vary = response["Vary"] else { return [] }
         var names: [String] = []
-        for part in vary.split(separator: ",") {
-            let name = part.trimmingCharacters(in: .whitespaces).lowercased()
-            if name == "*" { return nil }
-            if !name.isEmpty, !names.contains(name) { names.append(name) }
+        for part in vary.unicodeScalars.split(separator: ",") {
+            let name = String(part).trimmingCharacters(in: .whitespaces).lowercased()
+            if name.isEmpty { continue }
+            if name == "*" || !name.utf8.allSatisfy(HTTPMethod.isTokenByte) { return nil }
+            if !names.contains(name) { names.append(name) }
         }
         return names.sorted()
     }
@@ -82,8 +92,8 @@ enum CacheRules {
         names.map { name in
             // Values compared as sent, with runs of spaces after commas folded (RFC 9111, 4.1).
             let value = request[name].map {
-                $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
-                    .joined(separator: ",")
+                $0.unicodeScalars.split(separator: ",")
+                    .map { String($0).trimmingCharacters(in: .whitespaces) }.joined(separator: ",")
             }
             return "\(name):\(value.map { "=" + $0 } ?? "-")"
         }.joined(separator: "\n")

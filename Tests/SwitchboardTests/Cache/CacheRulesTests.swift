@@ -19,6 +19,25 @@ import SwitchboardTestSupport
         #expect(!CacheControl(nil).has("no-store"))
     }
 
+    /// A combining mark after a separator joins the two into one `Character`; the directives and `Vary` names are read
+    /// by scalar, so the separator still separates. `no-store,` U+0301 `max-age=60` was read as one directive, and the
+    /// response was stored.
+    @Test func aCombiningMarkDoesNotHideASeparator() {
+        #expect(CacheControl("no-store,\u{301}max-age=60").has("no-store"))
+        #expect(CacheControl("max-age=\u{301}5, no-store").has("no-store"))
+        #expect(CacheControl("no-cache=\"a\"\u{301}, no-store").directives["no-cache"] == .some("a"))
+        #expect(CacheControl("no-cache=\"a\"\u{301}, no-store").has("no-store"))
+        let plain = HTTPHeaders(["Cache-Control": "max-age=60"])
+        let marked = HTTPHeaders(["Cache-Control": "no-store,\u{301}max-age=60"])
+        #expect(!CacheRules.isStorable(status: 200, response: marked, request: plain))
+        // A Vary name that is not a header name: the cache cannot tell which field it means, so it is never matched.
+        #expect(CacheRules.varyNames(HTTPHeaders(["Vary": "Accept,\u{301}Authorization"])) == nil)
+        #expect(CacheRules.varyNames(HTTPHeaders(["Vary": "Accept, X-Lang,,accept"])) == ["accept", "x-lang"])
+        let variant = { (value: String) in CacheRules.variant(["x-a"], of: HTTPHeaders(["X-A": value])) }
+        #expect(variant("a ,  b") == variant("a,b"), "spaces around commas are folded")
+        #expect(variant("a,\u{301}b") != variant("a,b"), "a mark after a comma is kept")
+    }
+
     @Test func freshnessComesFromMaxAgeThenExpiresLessDateThenNothing() {
         let now = Date(timeIntervalSince1970: 1_700_000_000)
         let date = Httpbin.httpDate(now)

@@ -172,6 +172,23 @@ final class SentLog: Plugin {
         #expect(log.count == 5, "Vary: * is never served from the cache")
     }
 
+    /// `Cache-Control: max-age=60, no-store,` U+0301 `x` from the server: the mark joined the comma into one character,
+    /// the field was read as one directive, and the response was stored and served again. Both engines hand the
+    /// field over as sent; the cache reads it by scalar, so nothing is stored.
+    @Test(arguments: bothEngines)
+    func aNoStoreFollowedByACombiningMarkIsNotStored(engineName: String) async throws {
+        let log = SentLog()
+        let center = try loopbackCenter(engineName) { config in
+            config.cache = ResponseCache()
+            config.plugins.append(log)
+        }
+        let api = headers(["Cache-Control": "max-age=60, no-store,\u{301}x", "X-Case": UUID().uuidString])
+        let first = try await send(center, api)
+        #expect(first.headers["Cache-Control"] == "max-age=60, no-store,\u{301}x", "\(engineName): the field as sent")
+        #expect(try await send(center, api).source == .network, "\(engineName)")
+        #expect(log.count == 2, "\(engineName)")
+    }
+
     @Test func aSuccessfulUnsafeRequestForgetsItsURLAndItsLocation() async throws {
         let (center, log) = center()
         let ttl = CachePolicy.cacheElseNetwork(maxAge: .seconds(600))
