@@ -229,6 +229,8 @@ struct RequestBenchmarks {
                             format: " (%.2f× with the body kept)",
                             sample.cpuPerRequest.seconds / medians[keptFloor].cpuPerRequest.seconds)
                     }
+                    note += String(
+                        format: "; %.2f thread switches", Double(sample.switches) / Double(sample.requests))
                     rows.append(
                         Row(
                             family: family, name: "\(contender.0), \(mode)", sample: sample,
