@@ -7,8 +7,8 @@
 // - 3, 12: cookies (`CookieRules`, `CookieMaxAge`, `HTTPCookie` beneath), header fields (their bytes read as text
 //   lose nothing; a `Content-Range` read is one a file can hold; a download's file name from one is always a single
 //   path component);
-// - 4: cache rules; 5: `XML(data:)`; 6: text in a charset; 7: redirect targets; 8: log redaction of a body (and a
-//   secret's value never printed, whatever it holds);
+// - 4: cache rules (a `no-store` directive is always seen); 5: `XML(data:)`; 6: text in a charset; 7: redirect
+//   targets; 8: log redaction of a body (and a secret's value never printed, whatever it holds);
 // - 9: URLs (composition, validation, redaction); 10: property lists;
 // - 11: typed decoding from the parsed body gives what `JSONDecoder` gives from the bytes.
 import Foundation
@@ -142,6 +142,12 @@ func cache(_ text: String) {
     _ = CacheRules.currentAge(headers, requestTime: Date(), responseTime: Date(), now: Date())
     if let names = CacheRules.varyNames(headers) { _ = CacheRules.variant(names, of: headers) }
     _ = RetryPolicy.httpDate(text)
+    // A `no-store` is seen wherever it stands as a directive of its own: first, or last after text with no quote
+    // (a quote may open a quoted value that takes the rest); whatever the text around it holds.
+    precondition(CacheControl("no-store," + text).has("no-store"), "no-store first, then \(Array(text.unicodeScalars))")
+    if !text.unicodeScalars.contains("\"") {
+        precondition(CacheControl(text + ",no-store").has("no-store"), "no-store after \(Array(text.unicodeScalars))")
+    }
 }
 
 /// Any body is read without stopping the process, and a secret's value never reaches the log, whatever it holds

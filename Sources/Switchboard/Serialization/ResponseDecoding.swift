@@ -103,8 +103,9 @@ enum ResponseDecoding {
     /// The charset a `Content-Type` names, in lower case, without quotes.
     static func charset(of contentType: String?) -> String? {
         guard let contentType else { return nil }
-        return contentType.lowercased().split(separator: ";").lazy
-            .map({ $0.trimmingCharacters(in: .whitespaces) })
+        // Split by scalar: a combining mark after `;` would join it into one `Character` and hide the parameter.
+        return contentType.lowercased().unicodeScalars.split(separator: ";").lazy
+            .map({ String(Substring($0)).trimmingCharacters(in: .whitespaces) })
             .first(where: { $0.hasPrefix("charset=") })?
             .dropFirst("charset=".count)
             .trimmingCharacters(in: CharacterSet(charactersIn: "\" "))

@@ -288,7 +288,8 @@ struct DownloadPlan: Sendable {
         for (name, value) in dispositionParameters(header) {
             switch name {
             case "filename*":
-                let parts = value.split(separator: "'", maxSplits: 2, omittingEmptySubsequences: false)
+                let parts = value.unicodeScalars.split(separator: "'", maxSplits: 2, omittingEmptySubsequences: false)
+                    .map { Substring($0) }
                 guard parts.count == 3 else { continue }
                 // UTF-8 unless it says ISO-8859-1 (the two RFC 8187 names; others are read as UTF-8, as before).
                 extended =
@@ -305,9 +306,15 @@ struct DownloadPlan: Sendable {
 
     /// The `name=value` parameters after a `Content-Disposition` field's type, names in lower case; a quoted value
     /// unquoted, so that a `;` inside quotes stays in the value.
+    ///
+    /// Read by scalar: a combining mark after `;`, `=`, `"` or `\\` joins it into one `Character`, which hid the
+    /// separator (the parameters after it were lost, or a quoted value ran on past its closing quote).
     static func dispositionParameters(_ header: String) -> [(String, String)] {
         var parameters: [(String, String)] = []
-        var rest = Substring(header)
+        var rest = Substring(header).unicodeScalars
+        func text(_ scalars: Substring.UnicodeScalarView) -> String {
+            String(Substring(scalars)).trimmingCharacters(in: .whitespaces)
+        }
         // The disposition type, up to the first `;` (it is a token: no quotes).
         guard let first = rest.firstIndex(of: ";") else { return [] }
         rest = rest[rest.index(after: first)...]
@@ -318,31 +325,31 @@ struct DownloadPlan: Sendable {
                 rest = rest.drop { $0 != ";" }
                 continue
             }
-            let name = rest[..<equals].trimmingCharacters(in: .whitespaces).lowercased()
+            let name = text(rest[..<equals]).lowercased()
             rest = rest[rest.index(after: equals)...].drop { $0 == " " || $0 == "\t" }
-            var value = ""
+            var value = String.UnicodeScalarView()
             if rest.first == "\"" {
                 rest = rest.dropFirst()
                 // `\"` is a quote inside the value; any other backslash stays as it came (RFC 6266 Appendix D: user
                 // agents do not unescape it, and it reads as a path separator, which `sanitize` cuts at).
-                while let character = rest.first {
+                while let scalar = rest.first {
                     rest = rest.dropFirst()
-                    if character == "\\", rest.first == "\"" {
+                    if scalar == "\\", rest.first == "\"" {
                         value.append("\"")
                         rest = rest.dropFirst()
-                    } else if character == "\"" {
+                    } else if scalar == "\"" {
                         break
                     } else {
-                        value.append(character)
+                        value.append(scalar)
                     }
                 }
                 rest = rest.drop { $0 != ";" }
+                parameters.append((name, String(value)))
             } else {
                 let end = rest.firstIndex(of: ";") ?? rest.endIndex
-                value = rest[..<end].trimmingCharacters(in: .whitespaces)
+                parameters.append((name, text(rest[..<end])))
                 rest = rest[end...]
             }
-            parameters.append((name, value))
         }
         return parameters
     }

@@ -52,6 +52,24 @@ import SwitchboardTestSupport
         #expect(broken.error?.message.contains("(shift_jis)") == true, "\(String(describing: broken.error))")
     }
 
+    /// A combining mark after a `;` of the `Content-Type` joined it into one character, so the charset ran on into
+    /// the next parameter (`iso-8859-1;` U+0301 `x`), was unknown, and the body failed to read. The parameters are
+    /// split by scalar now, on both engines.
+    @Test(arguments: bothEngines)
+    func aCombiningMarkAfterASemicolonDoesNotJoinTheCharsetToTheNextParameter(engineName: String) async throws {
+        let server = try LoopbackServer { _ in
+            ServerResponse(headers: [("Content-Type", "text/plain; charset=iso-8859-1;\u{301}x")], body: Data([0xA3]))
+        }
+        defer { server.stop() }
+        let outcome = try await loopbackCenter(engineName, server: server).sendRecording { request in
+            request.api = "price"
+            request.responseSerializer = .string
+        }
+        #expect(outcome.response?.string == "£", "\(engineName): \(String(describing: outcome.error))")
+        #expect(ResponseDecoding.charset(of: "text/plain; charset=iso-8859-1;\u{301}x") == "iso-8859-1")
+        #expect(ResponseDecoding.charset(of: "text/plain;\u{301}charset=gbk") == nil, "not a parameter named charset")
+    }
+
     /// A byte order mark decides the encoding whatever the label says, and is not part of the text (WHATWG, as
     /// browsers read): UTF-16 labelled UTF-8 failed, and UTF-8 labelled ISO-8859-1 came out garbled.
     @Test(arguments: bothEngines)

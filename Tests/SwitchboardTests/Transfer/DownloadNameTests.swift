@@ -96,6 +96,29 @@ import SwitchboardTestSupport
         #expect(inside.isEmpty, "\(engineName): \(inside)")
     }
 
+    /// A combining mark after the closing quote of `filename` joined the two into one character: the name ran on
+    /// to the end of the field (`a.txt"` U+0301 `; filename*=…`), and the file was saved under that. The field is
+    /// read by scalar; the name is `filename*`'s, on both engines.
+    @Test(arguments: bothEngines)
+    func aCombiningMarkAfterAClosingQuoteEndsTheName(engineName: String) async throws {
+        let server = try LoopbackServer { _ in
+            ServerResponse(
+                headers: [("Content-Disposition", "attachment; filename=\"a.txt\"\u{301}; filename*=UTF-8''b.txt")],
+                body: Self.content)
+        }
+        defer { server.stop() }
+        let scratch = Scratch()
+        let directory = scratch.file("downloads")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let response = try await loopbackCenter(engineName, server: server).send { request in
+            request.kind = .download
+            request.api = "report"
+            request.destination = .directory(directory)
+        }
+        #expect(response.fileURL == directory.appendingPathComponent("b.txt"), "\(engineName)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["b.txt"], "\(engineName)")
+    }
+
     @Test(arguments: bothEngines)
     func aDownloadIntoANamedFileReplacesIt(engineName: String) async throws {
         let server = try Self.server()
@@ -133,6 +156,12 @@ import SwitchboardTestSupport
             ("attachment; filename=\"sub/\u{301}x.txt\"", "\u{301}x.txt"),
             ("attachment; filename*=UTF-8''..%2F%CC%81..%2F%E2%80%8Dx", "\u{200D}x"),
             ("attachment; filename=\"a\\\u{301}b\"", "\u{301}b"),
+            // A quote, `;` or `=` followed by a combining mark still ends the value, separates, or names.
+            ("attachment; filename=\"a.txt\"\u{301}; filename*=UTF-8''b.txt", "b.txt"),
+            ("attachment; filename=\"a.txt\"\u{301}", "a.txt"),
+            ("attachment; filename=a.txt;\u{301} size=3", "a.txt"),
+            ("attachment; filename=\u{301}a.txt", "\u{301}a.txt"),
+            ("attachment; filename*=UTF-8'\u{301}'b.txt", "b.txt"),
             ("attachment; filename=\"plain.txt\"; filename*=UTF-8''%E4%B8%AD%E6%96%87.txt", "中文.txt"),
             ("attachment; filename*=iso-8859-1'en'%A3%20rates.txt", "£ rates.txt"),
             ("attachment; filename*=UTF-8''%ZZ; filename=\"fallback.txt\"", "fallback.txt"),
