@@ -129,10 +129,15 @@ public struct RetryPolicy: Sendable, Hashable {
         return .nanoseconds(Int64(min(jittered, Duration.longestWait.seconds) * 1e9))
     }
 
-    /// The wait a response asks for in `Retry-After`: seconds, or an HTTP date.
+    /// The wait a response asks for in `Retry-After`: seconds (digits only, RFC 9110 section 10.2.3), or an HTTP
+    /// date. A sign is no number of seconds (`-1` was read as no wait at all, and the request sent again at once), and
+    /// a number too large for an `Int64` is as long as forever, beyond any cap (it was read as no `Retry-After`, and
+    /// the request was sent again after the policy's own backoff).
     static func retryAfter(_ response: Response) -> Duration? {
         guard let value = response.headers["Retry-After"]?.trimmingCharacters(in: .whitespaces) else { return nil }
-        if let seconds = Int(value) { return .seconds(seconds) }
+        if !value.isEmpty, value.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) {
+            return .seconds(Int64(value) ?? .max)
+        }
         guard let date = httpDate(value) else { return nil }
         // Bounded before it is converted: a date parser that took a year of many digits would make a number no
         // `Int64` holds (a date in the past is no wait at all).

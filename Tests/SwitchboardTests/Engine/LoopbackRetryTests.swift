@@ -53,6 +53,48 @@ import SwitchboardTestSupport
         #expect(try await sent.value.attempts == 2, "\(engineName)")
     }
 
+    /// `Retry-After` is digits (RFC 9110 section 10.2.3). A signed value is no number of seconds: `-1` was read as no
+    /// wait, and the request was sent again at once, past the policy's backoff; now the backoff applies. A number of
+    /// seconds too large for any clock is as good as forever, beyond the cap, so the error is final: it was read as
+    /// no `Retry-After`, and the request was sent again after the backoff. Both engines.
+    @Test(arguments: bothEngines)
+    func aSignedOrEndlessRetryAfterIsNotAShortWait(engineName: String) async throws {
+        let clock = ManualClock()
+        let center = try loopbackCenter(engineName) { config in
+            config.retryPolicy = RetryPolicy(maxAttempts: 2, initialDelay: .seconds(30), jitter: 0)
+            config.clock = clock
+        }
+        for signed in ["-1", "+0"] {
+            let before = clock.sleeps.count
+            let sent = Task {
+                try await center.send { request in
+                    request.api = "fail-times/1/\(UUID().uuidString)"
+                    request.parameters = ["status": 503, "retry_after": signed]
+                }
+            }
+            // A wait of zero is asked for too, and ends at once.
+            await waitUntil { clock.sleeps.count > before }
+            #expect(clock.sleeps.last == .seconds(30), "\(engineName), \(signed)")
+            clock.advance(by: .seconds(30))
+            #expect(try await sent.value.attempts == 2, "\(engineName), \(signed)")
+        }
+        let sleeps = clock.sleeps.count
+        let finished = Locked(false)
+        let sent = Task {
+            defer { finished.withLock { $0 = true } }
+            return await center.sendRecording { request in
+                request.api = "fail-times/1/\(UUID().uuidString)"
+                request.parameters = ["status": 503, "retry_after": "99999999999999999999999"]
+            }
+        }
+        await waitUntil { finished.withLock { $0 } || clock.sleeping == 1 }
+        if clock.sleeping == 1 { clock.advance(by: .seconds(30)) }  // a wait asked for: let it end, and fail below
+        let endless = await sent.value
+        #expect(endless.error?.status == 503, "\(engineName)")
+        #expect(endless.error?.response?.attempts == 1, "\(engineName)")
+        #expect(clock.sleeps.count == sleeps, "\(engineName): no wait, no second attempt")
+    }
+
     /// HTTP dates are printable ASCII; anything else is no date, and is not given to `DateFormatter`.
     @Test func httpDatesAreReadFromASCIIOnly() {
         #expect(RetryPolicy.httpDate("Sun, 06 Nov 1994 08:49:37 GMT") == Date(timeIntervalSince1970: 784_111_777))
