@@ -49,6 +49,16 @@ struct DownloadPlan: Sendable {
                     "the destination \(file.path) is a directory; use .directory(_:) to "
                         + "save into it", request: request)
             }
+            // A finished download replaces what is at its destination, by renaming its file onto it: a device, a FIFO
+            // or a socket would be replaced, not written to (with the rights to do it, `/dev/null` became a regular
+            // file holding the body). A symbolic link is replaced as a name, and what it points to is left alone.
+            var status = stat()
+            if lstat(file.path, &status) == 0, status.st_mode & S_IFMT != S_IFREG, status.st_mode & S_IFMT != S_IFLNK {
+                throw HTTPError(
+                    .fileSystem,
+                    "the destination \(file.path) is not a regular file (a device, a FIFO or a socket): a download "
+                        + "replaces the file at its destination; nothing was sent", request: request)
+            }
             try DownloadPlan.checkWritableDirectory(file.deletingLastPathComponent(), request)
             base = file
         case .directory(let directory):

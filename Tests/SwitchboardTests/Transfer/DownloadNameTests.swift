@@ -135,6 +135,48 @@ import SwitchboardTestSupport
         #expect(try Data(contentsOf: file) == Self.content, "\(engineName)")
     }
 
+    /// A download into a named file replaces what is there by renaming its own file onto it. A FIFO (or a device, or
+    /// a socket) there was replaced by a regular file holding the body; with the rights to do it, `/dev/null` became
+    /// one. Such a destination is refused before anything is sent, on both engines. A symbolic link is replaced as a
+    /// name: the file it points to is left as it was.
+    @Test(arguments: bothEngines)
+    func aDownloadNeverReplacesADeviceOrAFIFO(engineName: String) async throws {
+        let asked = Locked(0)
+        let server = try LoopbackServer { _ in
+            asked.withLock { $0 += 1 }
+            return ServerResponse(body: Self.content)
+        }
+        defer { server.stop() }
+        let center = try loopbackCenter(engineName, server: server)
+        let scratch = Scratch()
+        let fifo = scratch.file("pipe")
+        #expect(mkfifo(fifo.path, 0o600) == 0)
+        let outcome = await center.sendRecording { request in
+            request.kind = .download
+            request.api = "report"
+            request.destination = .file(fifo)
+        }
+        #expect(outcome.error?.code == .fileSystem, "\(engineName): \(String(describing: outcome.error))")
+        #expect(outcome.error?.message.contains("not a regular file") == true, "\(engineName)")
+        var status = stat()
+        #expect(lstat(fifo.path, &status) == 0 && status.st_mode & S_IFMT == S_IFIFO, "\(engineName): still a FIFO")
+        #expect(asked.withLock { $0 } == 0, "\(engineName): nothing was sent")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.url.path) == ["pipe"], "\(engineName)")
+
+        let elsewhere = scratch.file("elsewhere.txt")
+        try Data("left alone\n".utf8).write(to: elsewhere)
+        let link = scratch.file("link.txt")
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: elsewhere)
+        let response = try await center.send { request in
+            request.kind = .download
+            request.api = "report"
+            request.destination = .file(link)
+        }
+        #expect(response.fileURL == link)
+        #expect(try Data(contentsOf: link) == Self.content, "\(engineName)")
+        #expect(try Data(contentsOf: elsewhere) == Data("left alone\n".utf8), "\(engineName)")
+    }
+
     /// Names a server gives in `Content-Disposition` stay inside the download directory whatever they hold, and a
     /// quoted name keeps its `;` (it was cut there, leaving a stray quote in the name).
     @Test(
