@@ -67,6 +67,16 @@ struct DownloadPlan: Sendable {
             base = directory.appendingPathComponent(
                 ".switchboard-" + String(SHA256Hasher.hex(Data(url.absoluteString.utf8)).prefix(24)))
         }
+        if case .sha256(let expected) = request.checksum,
+            expected.utf8.count != 64 || !expected.unicodeScalars.allSatisfy(\.properties.isASCIIHexDigit)
+        {
+            // Checked before anything is sent: found only at the end, it cost the whole download, and a resumable
+            // one lost its partial file with it.
+            throw HTTPError(
+                .encoding,
+                "the checksum \(String(reflecting: expected)) is not a SHA-256 (64 hex digits); nothing was sent",
+                request: request)
+        }
         if let asked = request.headers["Range"] {
             // A download into a file takes one range from a known byte, written from the file's start; a resumable
             // one asks for the rest of its file itself.

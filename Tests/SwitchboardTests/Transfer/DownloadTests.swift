@@ -320,6 +320,24 @@ import SwitchboardTestSupport
         #expect(bad.error?.code == .fileSystem)
         #expect(bad.error?.message.contains("SHA-256") == true)
         #expect(scratch.contents == ["good.bin"])
+        // A checksum that is no SHA-256 is refused before anything is sent: found at the end, it cost the whole
+        // download, and a resumable one its partial file.
+        for malformed in [
+            "zz", String(repeating: "0", count: 63), " " + String(repeating: "a", count: 64),
+            String(repeating: "g", count: 64), String(repeating: "\u{663}", count: 64),
+        ] {
+            let refused = await center().sendRecording { request in
+                request.kind = .download
+                request.api = "files/\(self.length)"
+                request.destination = .file(scratch.file("refused.bin"))
+                request.resumable = true
+                request.checksum = .sha256(malformed)
+            }
+            #expect(refused.error?.code == .encoding, "\(malformed)")
+            #expect(refused.error?.message.contains("not a SHA-256 (64 hex digits)") == true, "\(malformed)")
+            #expect(refused.error?.response == nil, "\(malformed): nothing was sent")
+        }
+        #expect(scratch.contents == ["good.bin"])
     }
 
     @Test func asyncProgressStream() async throws {
