@@ -9,7 +9,8 @@
 //   path component);
 // - 4: cache rules (a `no-store` directive is always seen); 5: `XML(data:)`; 6: text in a charset; 7: redirect
 //   targets; 8: log redaction of a body (and a secret's value never printed, whatever it holds);
-// - 9: URLs (composition, validation, redaction); 10: property lists;
+// - 9: URLs (composition, validation, redaction; an IPv4 address in an older form is read as `inet_aton` reads
+//   it); 10: property lists;
 // - 11: typed decoding from the parsed body gives what `JSONDecoder` gives from the bytes.
 import Foundation
 #if canImport(FoundationNetworking)
@@ -197,6 +198,17 @@ func urls(_ text: String) {
     _ = try? URLComposition.compose(composed)
     _ = Redaction.standard.url(text)
     _ = Redaction.standard.text(text)
+    _ = URLComposition.canonical(text)
+    // An IPv4 address in an older form is the address the C library reads in it (`inet_aton`, as libcurl reads it).
+    var host = text
+    host.withUTF8 { bytes in
+        guard let quad = URLComposition.dottedQuad(bytes) else { return }
+        var read = in_addr()
+        var usual = in_addr()
+        precondition(
+            inet_aton(text, &read) == 1 && inet_aton(quad, &usual) == 1 && read.s_addr == usual.s_addr,
+            "\(text) read as \(quad)")
+    }
 }
 
 func plist(_ data: Data) {

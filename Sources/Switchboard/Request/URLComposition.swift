@@ -110,25 +110,116 @@ enum URLComposition {
         }
     }
 
-    /// The URL with its scheme in lower case (`HTTP://x/` as `http://x/`), the rest of its text as it is: schemes
-    /// are case-insensitive (RFC 3986 section 3.1), but URLSession on Linux refuses an upper-case one ("unsupported
-    /// URL"), where libcurl takes it.
-    static func lowercasingScheme(_ url: URL) -> URL {
-        lowercasedScheme(url) ?? url
+    /// The URL as both engines send it (see `canonical(_:)`), the rest of its text as it is.
+    static func canonicalizing(_ url: URL) -> URL {
+        canonical(url) ?? url
     }
 
-    /// The URL with its scheme in lower case, or `nil` when it is in lower case already (nothing to change).
-    static func lowercasedScheme(_ url: URL) -> URL? {
-        lowercasedScheme(url.absoluteString)
+    /// The URL as both engines send it, or `nil` when it is so already (nothing to change).
+    static func canonical(_ url: URL) -> URL? {
+        canonical(url.absoluteString)
     }
 
-    /// A URL's text (`absoluteString`) with its scheme in lower case, as a URL, or `nil` when it is in lower case
-    /// already.
-    static func lowercasedScheme(_ text: String) -> URL? {
-        guard let colon = text.utf8.firstIndex(of: UInt8(ascii: ":")),
-            text.utf8[..<colon].contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") })
-        else { return nil }
-        return URL(string: text[..<colon].lowercased() + text[colon...])
+    /// A URL's text (`absoluteString`) as both engines send it, as a URL, or `nil` when it is so already: the scheme
+    /// in lower case (`HTTP://x/` as `http://x/`), and a host written as an IPv4 address in an older form in the
+    /// usual one (`http://127.1/` as `http://127.0.0.1/`, see `dottedQuad`); the rest as it is.
+    ///
+    /// Schemes are case-insensitive (RFC 3986 section 3.1), but URLSession on Linux refuses an upper-case one
+    /// ("unsupported URL"), where libcurl takes it. libcurl reads `127.1`, `0x7f.1` or `2130706433` as the address
+    /// `127.0.0.1`, as browsers do (the WHATWG URL Standard's IPv4 parser); URLSession on Linux, which compares the
+    /// URL's host to libcurl's, refused such a URL as a bad URL (`-1000`), and the engines' outcomes differed.
+    static func canonical(_ text: String) -> URL? {
+        let utf8 = text.utf8
+        guard let colon = utf8.firstIndex(of: UInt8(ascii: ":")) else { return nil }
+        let upperScheme = utf8[..<colon].contains { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }
+        var mutable = text
+        let host = mutable.withUTF8 { bytes -> (Range<Int>, String)? in
+            guard let (start, end) = authorityBounds(bytes) else { return nil }
+            var hostEnd = start
+            while hostEnd < end, bytes[hostEnd] != UInt8(ascii: ":") { hostEnd += 1 }
+            return dottedQuad(UnsafeBufferPointer(rebasing: bytes[start..<hostEnd])).map { (start..<hostEnd, $0) }
+        }
+        guard upperScheme || host != nil else { return nil }
+        var bytes = Array(utf8)
+        if let (range, quad) = host { bytes.replaceSubrange(range, with: quad.utf8) }
+        for index in 0..<utf8.distance(from: utf8.startIndex, to: colon)
+        where bytes[index] >= UInt8(ascii: "A") && bytes[index] <= UInt8(ascii: "Z") {
+            bytes[index] |= 0x20
+        }
+        return URL(string: String(decoding: bytes, as: UTF8.self))
+    }
+
+    /// The usual form (`127.0.0.1`) of a host that libcurl reads as an IPv4 address written in an older one: one to
+    /// four parts, each decimal, hexadecimal (`0x7f`) or octal (`0177`), the last filling the bytes the others leave
+    /// (`127.1`, `2130706433`); `nil` for any other host, and for one in the usual form already. A part that is no
+    /// number of these (`08`, `0x`, an empty one, a trailing dot) or too large makes the host a name, as it is.
+    static func dottedQuad(_ host: UnsafeBufferPointer<UInt8>) -> String? {
+        // A name has a letter other than a-f or x: most hosts are known not to be an address at their first byte.
+        guard !host.isEmpty, host.allSatisfy({ $0 == UInt8(ascii: ".") || isHexOrX($0) }) else { return nil }
+        // Read without allocating: every request a host such as `127.0.0.1` passes here.
+        var parts = 0
+        var leading: UInt64 = 0  // the parts before the last, a byte each
+        var last: UInt64 = 0
+        var isUsual = true  // four decimal parts without leading zeros, each at most 255
+        var start = 0
+        for index in 0...host.count where index == host.count || host[index] == UInt8(ascii: ".") {
+            let part = UnsafeBufferPointer(rebasing: host[start..<index])
+            guard parts < 4, let number = ipv4Number(part) else { return nil }
+            isUsual =
+                isUsual && part.count <= 3 && (part.count == 1 || part[0] != UInt8(ascii: "0"))
+                && part.allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
+            if index == host.count {
+                last = number
+            } else {
+                guard number <= 255 else { return nil }
+                leading = leading << 8 | number
+            }
+            parts += 1
+            start = index + 1
+        }
+        // The last part fills the bytes the others leave.
+        let lastBytes = UInt64(5 - parts)
+        guard last < UInt64(1) << (8 * lastBytes), !(isUsual && parts == 4) else { return nil }
+        let address = leading << (8 * lastBytes) | last
+        return (0..<4).reversed().map { String(address >> (8 * UInt64($0)) & 0xFF) }.joined(separator: ".")
+    }
+
+    /// Whether a byte may be part of an IPv4 address in an older form: a hexadecimal digit or `x` (either case).
+    private static func isHexOrX(_ byte: UInt8) -> Bool {
+        let lower = byte | 0x20
+        return (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
+            || (lower >= UInt8(ascii: "a") && lower <= UInt8(ascii: "f")) || lower == UInt8(ascii: "x")
+    }
+
+    /// A part of an IPv4 address in an older form: decimal, `0x` then hexadecimal digits, or `0` then octal digits;
+    /// `nil` for anything else, or a value above 2^32.
+    private static func ipv4Number(_ part: UnsafeBufferPointer<UInt8>) -> UInt64? {
+        var digits = part[...]
+        var radix: UInt64 = 10
+        if digits.count >= 2, digits.first == UInt8(ascii: "0"), digits.dropFirst().first! | 0x20 == UInt8(ascii: "x") {
+            digits = digits.dropFirst(2)
+            radix = 16
+        } else if digits.count >= 2, digits.first == UInt8(ascii: "0") {
+            digits = digits.dropFirst()
+            radix = 8
+        }
+        guard !digits.isEmpty else { return nil }
+        var value: UInt64 = 0
+        for byte in digits {
+            let lower = byte | 0x20
+            let digit: UInt64
+            if byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") {
+                digit = UInt64(byte - UInt8(ascii: "0"))
+            } else if lower >= UInt8(ascii: "a") && lower <= UInt8(ascii: "f") {
+                digit = UInt64(lower - UInt8(ascii: "a") + 10)
+            } else {
+                return nil
+            }
+            guard digit < radix else { return nil }
+            value = value * radix + digit
+            if value > UInt64(UInt32.max) { return nil }
+        }
+        return value
     }
 
     /// Whether the URL's host is an IP literal in brackets (`http://[::1]:8080/`, RFC 3986 section 3.2.2).

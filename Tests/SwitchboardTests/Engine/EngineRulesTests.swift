@@ -275,6 +275,58 @@ import SwitchboardTestSupport
         #expect(echo["url"]?.string?.hasSuffix("/anything/redirected") == true)
     }
 
+    /// An IPv4 address in an older form (`127.1`, `0x7f.1`, `2130706433`, `0177.0.0.1`), which libcurl reads as
+    /// `127.0.0.1` as browsers do: both engines reach the server, directly and by a redirect, send the address in the
+    /// usual form, and answer with that URL. URLSession on Linux refused such a URL as a bad URL (`-1000`, reported as
+    /// a transport failure) where CurlEngine reached it. A cookie stored for `127.0.0.1` goes with a request to
+    /// `127.1`, on both engines: it is sent to that address.
+    @Test(arguments: bothEngines)
+    func anIPv4AddressInAnOlderFormIsThatAddress(engineName: String) async throws {
+        let storage = privateCookieStorage()
+        let engine = try CookieRulesTests.engine(engineName, cookies: storage)
+        let port = try #require(URL(string: LoopbackServer.shared.baseURL)?.port)
+        let set = try await engine.perform(
+            EngineRequest(url: URL(string: "http://127.0.0.1:\(port)/cookies/set?older=1")!)
+        ) { _ in }
+        #expect(set.status == 302 || set.status == 200, "\(engineName)")
+        for host in ["127.1", "0x7f.1", "2130706433", "0177.0.0.1", "127.0.1"] {
+            let direct = try await engine.perform(EngineRequest(url: URL(string: "http://\(host):\(port)/cookies")!)) {
+                _ in
+            }
+            #expect(direct.status == 200, "\(engineName), \(host)")
+            #expect(direct.url?.absoluteString == "http://127.0.0.1:\(port)/cookies", "\(engineName), \(host)")
+            let cookies = try JSONDecoder().decode(JSON.self, from: direct.body)["cookies"]?.object
+            #expect(cookies?.keys.sorted() == ["older"], "\(engineName), \(host): the cookie for 127.0.0.1")
+        }
+        let target = "http://127.1:\(port)/headers".addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+        let redirected = try await engine.perform(
+            EngineRequest(url: URL(string: LoopbackServer.shared.baseURL + "/redirect-to?url=" + target)!)
+        ) { _ in }
+        #expect(redirected.status == 200, "\(engineName)")
+        let echo = try JSONDecoder().decode(JSON.self, from: redirected.body)
+        #expect(echo["headers"]?["Host"]?.string == "127.0.0.1:\(port)", "\(engineName): \(echo)")
+    }
+
+    @Test func anIPv4AddressInAnOlderFormIsWrittenInTheUsualOne() {
+        func canonical(_ text: String) -> String? { URLComposition.canonical(text)?.absoluteString }
+        #expect(canonical("http://127.1:8080/a?b#c") == "http://127.0.0.1:8080/a?b#c")
+        #expect(canonical("HTTP://u:p@0x7F.1/") == "http://u:p@127.0.0.1/")
+        #expect(canonical("http://2130706433/") == "http://127.0.0.1/")
+        #expect(canonical("http://0177.0.0.01/") == "http://127.0.0.1/")
+        #expect(canonical("http://1.16777215/") == "http://1.255.255.255/")
+        #expect(canonical("http://0xcafe/") == "http://0.0.202.254/")
+        #expect(canonical("http://127.000.0.1/") == "http://127.0.0.1/")
+        #expect(canonical("HTTPS://example.com/") == "https://example.com/")
+        // The usual form already, or a name: nothing to change.
+        for unchanged in [
+            "http://127.0.0.1:8080/", "http://10.0.0.255/", "http://localhost/", "http://cafe/", "http://a.b.c.d/",
+            "http://08.1/", "http://0x/", "http://1.2.3.4.5/", "http://256.1.1.1/", "http://1.16777216/",
+            "http://4294967296/", "http://127.0.0.1./", "http://127..1/", "http://[::1]/", "http://1.2.3.0x100/",
+        ] {
+            #expect(canonical(unchanged) == nil, "\(unchanged)")
+        }
+    }
+
     /// An IPv6 address in a URL (`http://[::1]:port/`): CurlEngine reaches it, directly and by a redirect. URLSession
     /// on Linux refuses every such URL before it connects (FoundationNetworking compares the host without brackets to
     /// libcurl's with them), which URLSessionEngine reported as "The operation could not be completed (-1000)", a

@@ -119,7 +119,10 @@ public final class CurlEngine: Engine {
             let began = redirects == 0 ? start : ContinuousClock.now
             if let deadline { current.totalTimeout = HostQueue.remaining(until: deadline) }
             var sent = current
-            if let cookies, !ownCookieHeader, let field = CookieRules.requestField(for: sent.url, in: cookies) {
+            // Looked up for the URL as it is sent (`127.1` is sent to `127.0.0.1`), as URLSessionEngine does.
+            if let cookies, !ownCookieHeader,
+                let field = CookieRules.requestField(for: sent.url.map(URLComposition.canonicalizing), in: cookies)
+            {
                 sent.headers["Cookie"] = field
             }
             var response: EngineResponse

@@ -147,9 +147,10 @@ final class CurlTransfer: @unchecked Sendable {
         // content encodings' list is built anew, each time it is set).
         let reused = handle.settings.primed
         var kept = handle.settings
-        // libcurl follows no redirect (the engine does), so the response is the request URL's (its scheme in lower
-        // case, as URLSessionEngine's response has it), kept as text when the request's is.
-        responseAddress = URLComposition.lowercasedScheme(address).map { .url($0) } ?? requested
+        // libcurl follows no redirect (the engine does), so the response is the request URL's (as libcurl sends it,
+        // and as URLSessionEngine's response has it: see `URLComposition.canonical`), kept as text when the request's
+        // is.
+        responseAddress = URLComposition.canonical(address).map { .url($0) } ?? requested
         if kept.url != address {
             set(easy, .url, address)
             kept.url = address

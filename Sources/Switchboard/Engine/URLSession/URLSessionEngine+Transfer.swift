@@ -133,7 +133,7 @@ final class SessionTransfer: Sendable {
             state.started = .now
             return state.segments
         }
-        let url = request.url.map(URLComposition.lowercasingScheme)
+        let url = request.url.map(URLComposition.canonicalizing)
         let first = request.urlRequest(url: url) { fields in
             if let segments { Self.set(segments.range, for: "Range", in: &fields) }
             adjust(&fields, for: url)
@@ -243,11 +243,11 @@ final class SessionTransfer: Sendable {
         if stopped { task.cancel() }
     }
 
-    /// The request as URLSession gets it: the scheme in lower case, and its fields as `adjust` leaves them. Changing
-    /// the request of a redirect or a segment (`start` makes the first one so from the outset).
+    /// The request as URLSession gets it: its URL as `URLComposition.canonical` writes it, and its fields as `adjust`
+    /// leaves them. Changing the request of a redirect or a segment (`start` makes the first one so from the outset).
     private func outgoing(_ urlRequest: URLRequest) -> URLRequest {
         var urlRequest = urlRequest
-        if let url = urlRequest.url, let lowered = URLComposition.lowercasedScheme(url) { urlRequest.url = lowered }
+        if let url = urlRequest.url, let lowered = URLComposition.canonical(url) { urlRequest.url = lowered }
         var fields = urlRequest.allHTTPHeaderFields ?? [:]
         if adjust(&fields, for: urlRequest.url) { urlRequest.allHTTPHeaderFields = fields }
         return urlRequest
@@ -574,7 +574,7 @@ final class SessionTransfer: Sendable {
         }
         #endif
         var next = proposed
-        next.url = target.map(URLComposition.lowercasingScheme)
+        next.url = target.map(URLComposition.canonicalizing)
         if !Redirects.sameOrigin(response.url ?? request.url, target) {
             for name in Redirects.originBoundHeaders(request.headers, forwardingSecrets: request.forwardsSecretHeaders)
             {
