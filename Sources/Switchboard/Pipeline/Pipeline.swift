@@ -152,7 +152,16 @@ extension Center {
                 let stubbed = try await stubbed(reply, exchange.engineRequest, request, configuration, cancellation)
                 return try await postProcess(stubbed, request, configuration, log: log)
             }
-            if let stream { exchange.engineRequest.receiver = BodyReceiver(stream) }
+            if let stream {
+                // Taken as 1 byte, any other value failed the stream at its first line ("longer than 1 bytes").
+                guard request.streamBufferSize >= 1 else {
+                    throw HTTPError(
+                        .encoding,
+                        "streamBufferSize is \(request.streamBufferSize); a stream holds at least 1 byte for its "
+                            + "reader. Nothing was sent", request: request)
+                }
+                exchange.engineRequest.receiver = BodyReceiver(stream)
+            }
             // Without a cache nothing is looked up (nor the engine request copied for it).
             let cache =
                 stream != nil || configuration.cache == nil

@@ -153,7 +153,7 @@ public struct Request: Sendable {
     ///
     /// Also the longest line (`ResponseStream.lines`, `jsonLines(_:decoder:)`), and the most data of one event
     /// (`ResponseStream.events`, `Center.events(_:maxReconnections:)`), a stream reads: a longer one ends the
-    /// iteration with `.streamOverflow`.
+    /// iteration with `.streamOverflow`. It must be at least 1 (`.encoding`, unsent).
     public var streamBufferSize: Int {
         get { fields.streamBufferSize }
         set { storage.unique().value.streamBufferSize = newValue }

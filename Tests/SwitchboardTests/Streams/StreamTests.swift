@@ -291,6 +291,39 @@ struct StreamTests {
         #expect(engine.stub.requests.isEmpty)
     }
 
+    /// A stream's buffer holds at least a byte: 0 or less is refused before anything is sent, through the `onError`
+    /// hook like any refusal (it was taken as 1 byte, and the stream failed at its first line, "longer than 1 bytes").
+    /// The same for the server-sent events built on streams.
+    @Test func aStreamBufferOfNoBytesIsRefusedBeforeSending() async throws {
+        let stub = StubEngine()
+        stub.on(.get, "/v1/feed", reply: .string("data: a\n\n"))
+        let hooked = Locked(0)
+        let (center, _) = stubCenter(stub) { config in
+            config.onError = { _, error in
+                hooked.withLock { $0 += 1 }
+                return error
+            }
+        }
+        for size in [0, -1, Int.min] {
+            do {
+                _ = try await center.stream { request in
+                    request.api = "feed"
+                    request.streamBufferSize = size
+                }
+                Issue.record("a stream with streamBufferSize \(size) was opened")
+            } catch {
+                #expect(error.code == .encoding, "\(size)")
+                #expect(error.message.contains("streamBufferSize is \(size)"), "\(error.message)")
+            }
+        }
+        #expect(hooked.withLock { $0 } == 3)
+        _ = try await center.stream { request in
+            request.api = "feed"
+            request.streamBufferSize = 1
+        }
+        #expect(stub.requests.count == 1, "only the stream of 1 byte was sent")
+    }
+
     /// Above the transport: the stub hands the body over in one piece, through hooks and plugins like any request.
     @Test func theStubStreamsThroughTheHooks() async throws {
         let stub = StubEngine()
