@@ -80,7 +80,8 @@ public struct Paginator: Sendable, Hashable {
             // Nothing to count with: another request could only repeat this one's answer.
             hasMore = false
         }
-        page += 1
+        // There is no page after the last number there is (a caller's first page of `Int.max` trapped here).
+        if page == .max { hasMore = false } else { page += 1 }
     }
 
     /// Back to the first page.

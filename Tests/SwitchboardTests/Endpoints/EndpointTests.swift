@@ -251,6 +251,14 @@ struct StubbedProfile: Endpoint {
         #expect(!zero.hasMore, "a page size of 0 cannot reach a total: one page")
     }
 
+    @Test func theLastPageNumberThereIsEndsTheWalk() {
+        // A full page with no total: another would follow, but there is no page after Int.max (`page + 1` trapped).
+        var last = Paginator(firstPage: .max, pageSize: 2, totalPath: nil)
+        last.advance(after: Response(status: 200, data: Data(#"{"items":[1,2]}"#.utf8)))
+        #expect(!last.hasMore)
+        #expect(last.page == .max)
+    }
+
     @Test func withoutATotalAShortPageIsTheLast() {
         var pages = Paginator(pageSize: 2, totalPath: nil)
         pages.advance(after: Response(status: 200, data: Data(#"{"items":[1,2]}"#.utf8)))
