@@ -32,25 +32,41 @@ import SwitchboardTestSupport
         #expect(clock.sleeps == [.zero])
     }
 
-    /// A `Retry-After` that is no date or number (here `m` and a combining mark, which stopped the process inside
-    /// `DateFormatter` on Linux) is ignored, on both engines: the policy's own backoff applies.
-    @Test(arguments: bothEngines)
-    func aRetryAfterThatIsNoDateIsIgnored(engineName: String) async throws {
+    /// A center on the named engine whose policy waits 30 s before its one retry, on a clock the test moves.
+    static func backoffCenter(_ engineName: String) throws -> (Center, ManualClock) {
         let clock = ManualClock()
         let center = try loopbackCenter(engineName) { config in
             config.retryPolicy = RetryPolicy(maxAttempts: 2, initialDelay: .seconds(30), jitter: 0)
             config.clock = clock
         }
+        return (center, clock)
+    }
+
+    /// Sends a request that fails once with a 503 carrying `retryAfter`, and expects the policy's own 30 s wait
+    /// before the second attempt, which succeeds.
+    static func expectTheBackoff(
+        _ center: Center, _ clock: ManualClock, retryAfter: String, _ label: String
+    ) async throws {
+        let before = clock.sleeps.count
         let sent = Task {
             try await center.send { request in
                 request.api = "fail-times/1/\(UUID().uuidString)"
-                request.parameters = ["status": 503, "retry_after": "m\u{338}, 06 Nov 1994 08:49:37 GMT"]
+                request.parameters = ["status": 503, "retry_after": retryAfter]
             }
         }
-        await waitUntil { clock.sleeping == 1 }
-        #expect(clock.sleeps == [.seconds(30)], "\(engineName)")
+        // A wait of zero is asked for too, and ends at once.
+        await waitUntil { clock.sleeps.count > before }
+        #expect(clock.sleeps.last == .seconds(30), "\(label), \(retryAfter)")
         clock.advance(by: .seconds(30))
-        #expect(try await sent.value.attempts == 2, "\(engineName)")
+        #expect(try await sent.value.attempts == 2, "\(label), \(retryAfter)")
+    }
+
+    /// A `Retry-After` that is no date or number (here `m` and a combining mark, which stopped the process inside
+    /// `DateFormatter` on Linux) is ignored, on both engines: the policy's own backoff applies.
+    @Test(arguments: bothEngines)
+    func aRetryAfterThatIsNoDateIsIgnored(engineName: String) async throws {
+        let (center, clock) = try Self.backoffCenter(engineName)
+        try await Self.expectTheBackoff(center, clock, retryAfter: "m\u{338}, 06 Nov 1994 08:49:37 GMT", engineName)
     }
 
     /// `Retry-After` is digits (RFC 9110 section 10.2.3). A signed value is no number of seconds: `-1` was read as no
@@ -59,24 +75,9 @@ import SwitchboardTestSupport
     /// no `Retry-After`, and the request was sent again after the backoff. Both engines.
     @Test(arguments: bothEngines)
     func aSignedOrEndlessRetryAfterIsNotAShortWait(engineName: String) async throws {
-        let clock = ManualClock()
-        let center = try loopbackCenter(engineName) { config in
-            config.retryPolicy = RetryPolicy(maxAttempts: 2, initialDelay: .seconds(30), jitter: 0)
-            config.clock = clock
-        }
+        let (center, clock) = try Self.backoffCenter(engineName)
         for signed in ["-1", "+0"] {
-            let before = clock.sleeps.count
-            let sent = Task {
-                try await center.send { request in
-                    request.api = "fail-times/1/\(UUID().uuidString)"
-                    request.parameters = ["status": 503, "retry_after": signed]
-                }
-            }
-            // A wait of zero is asked for too, and ends at once.
-            await waitUntil { clock.sleeps.count > before }
-            #expect(clock.sleeps.last == .seconds(30), "\(engineName), \(signed)")
-            clock.advance(by: .seconds(30))
-            #expect(try await sent.value.attempts == 2, "\(engineName), \(signed)")
+            try await Self.expectTheBackoff(center, clock, retryAfter: signed, engineName)
         }
         let sleeps = clock.sleeps.count
         let finished = Locked(false)

@@ -19,6 +19,27 @@ import SwitchboardTestSupport
         }
     }
 
+    /// Downloads `report` on the named engine from a server that names it with `disposition`, into the directory
+    /// `downloads` in `scratch` (made first, with `subfolder` in it when given); returns the response and the
+    /// directory.
+    static func download(
+        _ engineName: String, disposition: String, into scratch: Scratch, subfolder: String? = nil
+    ) async throws -> (response: Response, directory: URL) {
+        let server = try LoopbackServer { _ in
+            ServerResponse(headers: [("Content-Disposition", disposition)], body: content)
+        }
+        defer { server.stop() }
+        let directory = scratch.file("downloads")
+        try FileManager.default.createDirectory(
+            at: subfolder.map(directory.appendingPathComponent) ?? directory, withIntermediateDirectories: true)
+        let response = try await loopbackCenter(engineName, server: server).send { request in
+            request.kind = .download
+            request.api = "report"
+            request.destination = .directory(directory)
+        }
+        return (response, directory)
+    }
+
     @Test(arguments: bothEngines)
     func aDownloadIntoADirectoryNeverReplacesAFileThere(engineName: String) async throws {
         let server = try Self.server()
@@ -73,21 +94,9 @@ import SwitchboardTestSupport
     /// at slash characters only, the file went into the folder `sub` inside the directory.
     @Test(arguments: bothEngines)
     func aSlashWithACombiningMarkDoesNotLeadIntoAFolder(engineName: String) async throws {
-        let server = try LoopbackServer { _ in
-            ServerResponse(
-                headers: [("Content-Disposition", "attachment; filename*=UTF-8''sub%2F%CC%81x.txt")],
-                body: Self.content)
-        }
-        defer { server.stop() }
         let scratch = Scratch()
-        let directory = scratch.file("downloads")
-        try FileManager.default.createDirectory(
-            at: directory.appendingPathComponent("sub"), withIntermediateDirectories: true)
-        let response = try await loopbackCenter(engineName, server: server).send { request in
-            request.kind = .download
-            request.api = "report"
-            request.destination = .directory(directory)
-        }
+        let (response, directory) = try await Self.download(
+            engineName, disposition: "attachment; filename*=UTF-8''sub%2F%CC%81x.txt", into: scratch, subfolder: "sub")
         let file = try #require(response.fileURL, "\(engineName)")
         #expect(file.deletingLastPathComponent().path == directory.path, "\(engineName)")
         #expect(Array(file.lastPathComponent.unicodeScalars) == Array("\u{301}x.txt".unicodeScalars), "\(engineName)")
@@ -101,20 +110,9 @@ import SwitchboardTestSupport
     /// read by scalar; the name is `filename*`'s, on both engines.
     @Test(arguments: bothEngines)
     func aCombiningMarkAfterAClosingQuoteEndsTheName(engineName: String) async throws {
-        let server = try LoopbackServer { _ in
-            ServerResponse(
-                headers: [("Content-Disposition", "attachment; filename=\"a.txt\"\u{301}; filename*=UTF-8''b.txt")],
-                body: Self.content)
-        }
-        defer { server.stop() }
         let scratch = Scratch()
-        let directory = scratch.file("downloads")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let response = try await loopbackCenter(engineName, server: server).send { request in
-            request.kind = .download
-            request.api = "report"
-            request.destination = .directory(directory)
-        }
+        let (response, directory) = try await Self.download(
+            engineName, disposition: "attachment; filename=\"a.txt\"\u{301}; filename*=UTF-8''b.txt", into: scratch)
         #expect(response.fileURL == directory.appendingPathComponent("b.txt"), "\(engineName)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["b.txt"], "\(engineName)")
     }
