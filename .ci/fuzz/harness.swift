@@ -160,12 +160,18 @@ func redaction(_ data: Data, _ text: String, limit: Int) {
     // Compared byte for byte: `contains` on a string compares characters, and misses a marker a mark follows.
     guard text.utf8.firstRange(of: marker.utf8) == nil else { return }
     let value = String(text.prefix(200)) + marker + String(text.suffix(20))
+    // The secret's name: `password`, then what the text starts with when that is not ASCII (a combining mark that
+    // joins the word's last letter, say): the name still holds the word.
+    let after = text.unicodeScalars.prefix { !$0.isASCII }.prefix(2)
+    let name = "password" + String(String.UnicodeScalarView(after))
     var member = ""
     ParameterValue.writeJSONString(value, to: &member)
-    let json = #"{"user":"ada","password":"# + member + #","n":1}"#
+    var quotedName = ""
+    ParameterValue.writeJSONString(name, to: &quotedName)
+    let json = #"{"user":"ada","# + quotedName + ":" + member + #","n":1}"#
     var escaped = ""
     ParameterValue.writeJSONString(json, to: &escaped)
-    let encoded = FormEncoding.encode([(key: "password", value: .string(value)), (key: "user", value: .string("ada"))])
+    let encoded = FormEncoding.encode([(key: name, value: .string(value)), (key: "user", value: .string("ada"))])
     let printed = [
         Redaction.standard.body(Data(json.utf8), limit: 100_000),
         Redaction.standard.body(Data((#"{"data":"# + escaped + "}").utf8), limit: 100_000),

@@ -40,8 +40,10 @@ struct Redaction: Sendable {
     }
 
     func isSecret(_ name: String) -> Bool {
-        let lowered = name.lowercased()
-        return words.contains { lowered.contains($0) } || Redaction.hasSecretWord(name)
+        // Compared by bytes: by character, a word's last letter and a combining mark after it (`token` then U+0301)
+        // are one, and the name did not contain the word.
+        let lowered = name.lowercased().utf8
+        return words.contains { lowered.firstRange(of: $0.utf8) != nil } || Redaction.hasSecretWord(name)
     }
 
     /// Whether one of the words of `name` is one of `secretNameWords`, in any case. Words are split where a byte is

@@ -482,6 +482,32 @@ import SwitchboardTestSupport
         #expect(printed.contains("page=2"), "\(engineName)")
     }
 
+    /// A secret word followed by a combining mark (`token` then U+0301) is still in the name: the name was compared
+    /// by character, in which the word's last letter and the mark are one, and the value was printed. In a JSON
+    /// body and its echo, a form body, and a query, over loopback on both engines.
+    @Test(arguments: bothEngines)
+    func aSecretWordFollowedByACombiningMarkIsStillSecret(engineName: String) async throws {
+        let log = EventLog()
+        let center = try loggingLoopbackCenter(engineName, log)
+        let json = try await center.send { request in
+            request.api = "anything?access_token\u{301}=tok-AAA&page=2"
+            request.method = .post
+            request.requestSerializer = .json
+            request.parameters = ["token\u{301}": "tok-BBB", "api_key\u{301}s": ["tok-CCC"], "user": "ada"]
+        }
+        #expect(json.json?["json"]?["token\u{301}"]?.string == "tok-BBB", "the server saw the values")
+        _ = try await center.send { request in
+            request.api = "post"
+            request.method = .post
+            request.parameters = ["secret\u{301}": "tok-DDD"]
+        }
+        let printed = log.all.joined()
+        for secret in ["tok-AAA", "tok-BBB", "tok-CCC", "tok-DDD"] {
+            #expect(!printed.contains(secret), "\(engineName): \(secret) leaked")
+        }
+        #expect(printed.contains("ada") && printed.contains("page=2"), "\(engineName)")
+    }
+
     /// A center on loopback that logs to `log`.
     func loggingLoopbackCenter(_ engineName: String, _ log: EventLog) throws -> Center {
         try loopbackCenter(engineName) { config in
