@@ -7,6 +7,19 @@ struct SingleCallbacks: Sendable {
     var onFailure: (@Sendable (HTTPError) -> Void)? = nil
     var onFinished: (@Sendable (Result<Response, HTTPError>) -> Void)? = nil
 
+    /// What a throwing `onSuccess` reports, with the response it was given: an `HTTPError` as it is (the request and
+    /// response filled in), a `DecodingError` as `.decoding`, and any other error as `.business`, as an error thrown by
+    /// `onResponse` or `validate` is: the app rejected a response that arrived whole. (It was `.transport`, which
+    /// says the transfer failed, and carried no response.)
+    static func failure(thrownBy error: any Error, for response: Response) -> HTTPError {
+        if error is DecodingError {
+            return HTTPError(
+                .decoding, "the body could not be decoded: \(error)", request: response.request, response: response,
+                underlying: error)
+        }
+        return Center.hookError(error, default: .business, "onSuccess threw", response.request, response: response)
+    }
+
     /// Success then finished, or failure then finished; a throwing `onSuccess` turns the outcome into a failure.
     /// Returns the outcome the callbacks saw.
     @discardableResult
@@ -18,7 +31,7 @@ struct SingleCallbacks: Sendable {
                 onFinished?(.success(response))
                 return result
             } catch {
-                let error = HTTPError.from(error, request: response.request)
+                let error = Self.failure(thrownBy: error, for: response)
                 onFailure?(error)
                 onFinished?(.failure(error))
                 return .failure(error)

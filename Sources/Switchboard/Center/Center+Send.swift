@@ -20,7 +20,8 @@ extension Center {
     /// Every callback runs on the request's `callbackQueue`, else the configuration's (a private queue when both are
     /// `nil`), at most once: `onSuccess` then `onFinished`, or `onFailure` then `onFinished`. `onProgress` runs
     /// before them, in order. If `onSuccess` throws, for example because `decode(_:)` failed, the error is reported
-    /// through `onFailure` and `onFinished` as the outcome of the request.
+    /// through `onFailure` and `onFinished` as the outcome of the request, with the response: an `HTTPError` as it is,
+    /// a `DecodingError` as `.decoding`, any other error as `.business`.
     ///
     /// The callback form needs at least one of `onSuccess`, `onFailure` or `onFinished`: without a callback,
     /// `send { ... }` is the `async` form, which returns the response.

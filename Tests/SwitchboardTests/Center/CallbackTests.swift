@@ -48,6 +48,42 @@ import Testing
         #expect(error.message.contains("missing key \"id\""))
     }
 
+    /// An error of the app's own thrown by `onSuccess` is `.business`, as one thrown by `onResponse` or `validate`
+    /// is, and a `DecodingError` is `.decoding`; each carries the response. Both were `.transport` or without the
+    /// response: a transfer failure, for a response that arrived whole.
+    @Test func whatOnSuccessThrowsIsReportedByItsKindWithTheResponse() async {
+        struct Rejected: Error {}
+        struct User: Decodable { var id: Int }
+        let stub = StubEngine()
+        stub.on(nil, "*", reply: .json(["name": "no id here"]))
+        let (center, _) = stubCenter(stub)
+        func outcome(_ body: @escaping @Sendable (Response) throws -> Void) async -> [HTTPError] {
+            let seen = Locked<[HTTPError]>([])
+            let finished = await withCheckedContinuation {
+                (continuation: CheckedContinuation<Result<Response, HTTPError>, Never>) in
+                center.send {
+                    $0.api = "x"
+                } onSuccess: {
+                    try body($0)
+                } onFailure: { error in
+                    seen.withLock { $0.append(error) }
+                } onFinished: {
+                    continuation.resume(returning: $0)
+                }
+            }
+            if case .failure(let error) = finished { seen.withLock { $0.append(error) } }
+            return seen.withLock { $0 }
+        }
+        let rejected = await outcome { _ in throw Rejected() }
+        #expect(rejected.count == 2, "onFailure, then onFinished, each once")
+        #expect(rejected.allSatisfy { $0.code == .business && $0.response?.status == 200 && $0.underlying is Rejected })
+        let undecodable = await outcome { _ = try JSONDecoder().decode(User.self, from: $0.data) }
+        #expect(undecodable.count == 2)
+        #expect(undecodable.allSatisfy { $0.code == .decoding && $0.response?.status == 200 })
+        let own = await outcome { _ in throw HTTPError(.vetoed, "mine") }
+        #expect(own.allSatisfy { $0.code == .vetoed && $0.message == "mine" && $0.response?.status == 200 })
+    }
+
     @Test func callbacksRunOnThePrivateQueueWhenNoneIsSet() async {
         let stub = StubEngine()
         stub.on(nil, "*", reply: .status(204))
