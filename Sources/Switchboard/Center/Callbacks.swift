@@ -13,9 +13,9 @@ struct SingleCallbacks: Sendable {
     /// says the transfer failed, and carried no response.)
     static func failure(thrownBy error: any Error, for response: Response) -> HTTPError {
         if error is DecodingError {
-            return HTTPError(
-                .decoding, "the body could not be decoded: \(error)", request: response.request, response: response,
-                underlying: error)
+            var error = HTTPError.from(error, request: response.request)
+            error.response = response
+            return error
         }
         return Center.hookError(error, default: .business, "onSuccess threw", response.request, response: response)
     }

@@ -82,7 +82,8 @@ enum URLAddress: Sendable {
         while index < count {
             let byte = text[index]
             if byte == UInt8(ascii: "%") {
-                guard index + 2 < count, isHexDigit(text[index + 1]), isHexDigit(text[index + 2]) else {
+                guard index + 2 < count, text[index + 1].hexDigitValue != nil, text[index + 2].hexDigitValue != nil
+                else {
                     return false
                 }
                 index += 3
@@ -118,15 +119,6 @@ enum URLAddress: Sendable {
         case UInt8(ascii: "!"), UInt8(ascii: "$"), UInt8(ascii: "&"), UInt8(ascii: "'"), UInt8(ascii: "("),
             UInt8(ascii: ")"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: ","), UInt8(ascii: ";"),
             UInt8(ascii: "="), UInt8(ascii: ":"), UInt8(ascii: "@"), UInt8(ascii: "/"), UInt8(ascii: "?"):
-            true
-        default: false
-        }
-    }
-
-    private static func isHexDigit(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"),
-            UInt8(ascii: "A")...UInt8(ascii: "F"):
             true
         default: false
         }

@@ -155,7 +155,9 @@ enum URLComposition {
     /// number of these (`08`, `0x`, an empty one, a trailing dot) or too large makes the host a name, as it is.
     static func dottedQuad(_ host: UnsafeBufferPointer<UInt8>) -> String? {
         // A name has a letter other than a-f or x: most hosts are known not to be an address at their first byte.
-        guard !host.isEmpty, host.allSatisfy({ $0 == UInt8(ascii: ".") || isHexOrX($0) }) else { return nil }
+        guard !host.isEmpty,
+            host.allSatisfy({ $0 == UInt8(ascii: ".") || $0.hexDigitValue != nil || $0 | 0x20 == UInt8(ascii: "x") })
+        else { return nil }
         // Read without allocating: every request a host such as `127.0.0.1` passes here.
         var parts = 0
         var leading: UInt64 = 0  // the parts before the last, a byte each
@@ -184,13 +186,6 @@ enum URLComposition {
         return (0..<4).reversed().map { String(address >> (8 * UInt64($0)) & 0xFF) }.joined(separator: ".")
     }
 
-    /// Whether a byte may be part of an IPv4 address in an older form: a hexadecimal digit or `x` (either case).
-    private static func isHexOrX(_ byte: UInt8) -> Bool {
-        let lower = byte | 0x20
-        return (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
-            || (lower >= UInt8(ascii: "a") && lower <= UInt8(ascii: "f")) || lower == UInt8(ascii: "x")
-    }
-
     /// A part of an IPv4 address in an older form: decimal, `0x` then hexadecimal digits, or `0` then octal digits;
     /// `nil` for anything else, or a value above 2^32.
     private static func ipv4Number(_ part: UnsafeBufferPointer<UInt8>) -> UInt64? {
@@ -206,16 +201,7 @@ enum URLComposition {
         guard !digits.isEmpty else { return nil }
         var value: UInt64 = 0
         for byte in digits {
-            let lower = byte | 0x20
-            let digit: UInt64
-            if byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") {
-                digit = UInt64(byte - UInt8(ascii: "0"))
-            } else if lower >= UInt8(ascii: "a") && lower <= UInt8(ascii: "f") {
-                digit = UInt64(lower - UInt8(ascii: "a") + 10)
-            } else {
-                return nil
-            }
-            guard digit < radix else { return nil }
+            guard let digit = byte.hexDigitValue.map(UInt64.init), digit < radix else { return nil }
             value = value * radix + digit
             if value > UInt64(UInt32.max) { return nil }
         }

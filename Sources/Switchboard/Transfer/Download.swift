@@ -383,8 +383,7 @@ struct DownloadPlan: Sendable {
                 scalars.append(Unicode.Scalar(byte))
                 continue
             }
-            guard let high = bytes.next().flatMap({ UInt8(String(UnicodeScalar($0)), radix: 16) }),
-                let low = bytes.next().flatMap({ UInt8(String(UnicodeScalar($0)), radix: 16) })
+            guard let high = bytes.next()?.hexDigitValue, let low = bytes.next()?.hexDigitValue
             else { return nil }
             scalars.append(Unicode.Scalar(high << 4 | low))
         }
