@@ -99,6 +99,35 @@ import Testing
         #expect(onPrivate)
     }
 
+    /// A request refused before it is sent, or answered at once, ends quickly: its callbacks still run later, on
+    /// their queue, never inside the call to `send` (before it returned the identifier).
+    @Test func noCallbackRunsInsideTheCallToSend() async {
+        let stub = StubEngine()
+        stub.on(nil, "*", reply: .status(204))
+        let (center, _) = stubCenter(stub)
+        let answeredAtOnce: @Sendable (inout Request) -> Void = { $0.api = "x" }
+        let refused: @Sendable (inout Request) -> Void = { $0.parameters = ["when": Date()] }
+        for (configure, expected) in [(answeredAtOnce, true), (refused, false)] {
+            for _ in 0..<20 {
+                // The thread that is inside `send` while it runs (set before the call, cleared after it).
+                let sending = Locked<ObjectIdentifier?>(nil)
+                let (inside, succeeded) = await withCheckedContinuation {
+                    (continuation: CheckedContinuation<(Bool, Bool), Never>) in
+                    sending.withLock { $0 = ObjectIdentifier(Thread.current) }
+                    center.send(configure) { result in
+                        let here = ObjectIdentifier(Thread.current)
+                        let queue = DispatchQueue.getSpecific(key: Center.privateQueueKey)
+                        let onPrivate = queue == ObjectIdentifier(center)
+                        continuation.resume(returning: (sending.snapshot == here || !onPrivate, result.isSuccess))
+                    }
+                    sending.withLock { $0 = nil }
+                }
+                #expect(!inside, "the callback ran inside send, or off the private queue")
+                #expect(succeeded == expected)
+            }
+        }
+    }
+
     @Test func callbacksRunOnTheConfiguredQueue() async {
         let key = DispatchSpecificKey<String>()
         let queue = DispatchQueue(label: "test.callbacks")
