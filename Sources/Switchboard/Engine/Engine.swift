@@ -429,9 +429,12 @@ public struct EngineRequest: Sendable {
                     : "the body stream ended after \(count) of the \(length) bytes it announced")
         }
 
-        /// The error for a stream whose read failed with `error` (its `streamError`, if any).
+        /// The error for a stream whose read failed with `error` (its `streamError`, if any): an `HTTPError` as it
+        /// is (a multipart body's file part that changed says so, as a raw file body does), anything else as
+        /// `.fileSystem`.
         static func readFailure(_ error: (any Error)?) -> HTTPError {
-            HTTPError(
+            if let error = error as? HTTPError { return error }
+            return HTTPError(
                 .fileSystem, "the body stream failed: \(error.map { "\($0)" } ?? "read error")", underlying: error)
         }
     }

@@ -27,19 +27,15 @@ struct Multipart {
                 "the form part \"\(Multipart.quote(part.name))\" has a MIME type with a line break or NUL, which "
                     + "cannot be sent", request: request)
         }
-        let pieces = pieces()
+        let pieces = try pieces(for: request)
         var length: Int64 = 0
         var hasFiles = false
         for piece in pieces {
             switch piece {
             case .data(let data):
                 length += Int64(data.count)
-            case .file(let url):
+            case .file(_, let size):
                 hasFiles = true
-                try RequestEncoding.checkUploadFile(url, for: request)
-                guard let size = DownloadPlan.size(of: url) else {
-                    throw RequestEncoding.unreadableUploadFile(url, for: request)
-                }
                 length += size
             }
         }
@@ -53,8 +49,10 @@ struct Multipart {
         return .stream(stream)
     }
 
-    /// The body in order: part heads, field values and part contents, files by reference.
-    private func pieces() -> [MultipartStream.Piece] {
+    /// The body in order: part heads, field values and part contents, files by reference with the length each has
+    /// now, which the stream holds it to. A file part is refused as a raw file body is: one that is missing, cannot
+    /// be read or is not a regular file, and one that measures 0 bytes but has some (a file in `/proc`).
+    private func pieces(for request: Request) throws(HTTPError) -> [MultipartStream.Piece] {
         var pieces: [MultipartStream.Piece] = []
         for field in fields {
             pieces.append(
@@ -73,7 +71,16 @@ struct Multipart {
             pieces.append(.data(Data(head.utf8)))
             switch part.content {
             case .data(let data): pieces.append(.data(data))
-            case .file(let url): pieces.append(.file(url))
+            case .file(let url):
+                guard let size = RequestEncoding.readableFileSize(url) else {
+                    throw RequestEncoding.unreadableUploadFile(url, for: request)
+                }
+                do {
+                    try RequestEncoding.checkLength(ofUploadFile: url, size: size)
+                } catch {
+                    throw error.with(request: request)
+                }
+                pieces.append(.file(url, length: size))
             }
             pieces.append(.data(Data("\r\n".utf8)))
         }

@@ -3,12 +3,17 @@ import Foundation
 /// A multipart body read straight from its pieces: part heads and fields from memory, file parts from disk, in
 /// order, without first copying them into a temporary file. `Multipart` knows the length from the pieces.
 ///
+/// Each file part is held to the length it had when the body was made, as a raw file body is: a file that grew or
+/// shrank meanwhile fails the read with `RequestEncoding.changedUploadFile`'s error (read to its end, one file that
+/// grew and another that shrank by as much made a body of the announced length, with the parts' bytes shifted).
+///
 /// An `InputStream`, because that is what both engines read a streamed body from. Made afresh (by the body's
 /// `open`) for every send, and read by one thread at a time, as the engines do with any stream body.
 final class MultipartStream: InputStream {
     enum Piece: Sendable {
         case data(Data)
-        case file(URL)
+        /// A file, and the length it is held to.
+        case file(URL, length: Int64)
     }
 
     private let pieces: [Piece]
@@ -16,6 +21,8 @@ final class MultipartStream: InputStream {
     /// Where the current data piece has been read to.
     private var offset = 0
     private var handle: FileHandle?
+    /// How much of the current file piece has been read.
+    private var fileRead: Int64 = 0
     private var status: Stream.Status = .notOpen
     private var failure: (any Error)?
 
@@ -59,19 +66,29 @@ final class MultipartStream: InputStream {
                 written += count
                 offset += count
                 if offset == data.count { next() }
-            case .file(let url):
+            case .file(let url, let expected):
                 do {
                     if handle == nil { handle = try FileHandle(forReadingFrom: url) }
-                    let chunk = try handle!.read(upToCount: length - written) ?? Data()
-                    if chunk.isEmpty {
-                        next()
-                        continue
+                    let remaining = expected - fileRead
+                    let chunk =
+                        remaining > 0
+                        ? try handle!.read(upToCount: Int(min(Int64(length - written), remaining))) ?? Data() : Data()
+                    fileRead += Int64(chunk.count)
+                    if chunk.isEmpty && remaining > 0 {
+                        throw RequestEncoding.changedUploadFile(url, read: fileRead, of: expected)
                     }
-                    chunk.withUnsafeBytes { bytes in
-                        (buffer + written).update(
-                            from: bytes.bindMemory(to: UInt8.self).baseAddress!, count: chunk.count)
+                    // Its end is found before its last byte goes: a file with more than its length fails here.
+                    if fileRead == expected, try !(handle!.read(upToCount: 1) ?? Data()).isEmpty {
+                        throw RequestEncoding.changedUploadFile(url, read: expected + 1, of: expected)
                     }
-                    written += chunk.count
+                    if !chunk.isEmpty {
+                        chunk.withUnsafeBytes { bytes in
+                            (buffer + written).update(
+                                from: bytes.bindMemory(to: UInt8.self).baseAddress!, count: chunk.count)
+                        }
+                        written += chunk.count
+                    }
+                    if fileRead == expected { next() }
                 } catch {
                     failure = error
                     status = .error
@@ -95,5 +112,6 @@ final class MultipartStream: InputStream {
         handle = nil
         index += 1
         offset = 0
+        fileRead = 0
     }
 }

@@ -126,11 +126,65 @@ import SwitchboardTestSupport
         #expect(stub.requests.isEmpty)
     }
 
+    /// A file part that measures 0 bytes but has some (a file in `/proc`) is refused before anything is sent, as a
+    /// raw file body is: it was sent, and the stream then yielded more than it announced (`.encoding`).
+    @Test func aFilePartInProcIsRefusedBeforeAnythingIsSent() async throws {
+        let stub = StubEngine()
+        let center = Center {
+            $0.engine = stub; $0.server = "https://api.example.com/"
+        }
+        let outcome = await center.sendRecording { request in
+            request.kind = .upload
+            request.api = "upload"
+            request.addFormData(name: "status", fileURL: URL(fileURLWithPath: "/proc/self/status"))
+        }
+        #expect(outcome.error?.code == .fileSystem)
+        #expect(outcome.error?.message.contains("/proc/self/status measures 0 bytes but has more to read") == true)
+        #expect(outcome.error?.request != nil)
+        #expect(stub.requests.isEmpty)
+    }
+
+    /// Each file part is held to the length it had when the body was made. Read to their ends, a first file that
+    /// grew and a second that shrank by as much made a body of the announced length with every byte after the first
+    /// file shifted, which no length check could see.
+    @Test func aFilePartThatChangedFailsTheReadNamingTheFile() throws {
+        let scratch = Scratch()
+        let first = scratch.write("first.bin", bytes: 5000, seed: 45)
+        let second = scratch.write("second.bin", bytes: 5000, seed: 46)
+        let pieces: [MultipartStream.Piece] = [
+            .data(Data("a".utf8)), .file(first, length: 5000), .data(Data("b".utf8)), .file(second, length: 5000),
+        ]
+        let grown = try FileHandle(forUpdating: first)
+        grown.seekToEndOfFile()
+        grown.write(Data(repeating: 7, count: 10))
+        try grown.close()
+        let shrunk = try FileHandle(forUpdating: second)
+        try shrunk.truncate(atOffset: 4990)
+        try shrunk.close()
+        for size in [1, 4096, 1 << 20] {
+            let stream = MultipartStream(pieces)
+            stream.open()
+            var buffer = [UInt8](repeating: 0, count: size)
+            var total = 0
+            var last = 0
+            repeat {
+                last = stream.read(&buffer, maxLength: size)
+                total += max(last, 0)
+            } while last > 0
+            #expect(last == -1, "reading \(size) bytes at a time")
+            #expect(total <= 1 + 5000, "nothing beyond the first file's length went out")
+            let error = stream.streamError as? HTTPError
+            #expect(error?.code == .fileSystem)
+            #expect(error?.message.contains("\(first.path) changed while it was sent") == true)
+            stream.close()
+        }
+    }
+
     @Test func theStreamReadsThePiecesInOrderWhateverTheBufferSize() throws {
         let scratch = Scratch()
         let file = scratch.write("middle.bin", bytes: 100_000, seed: 44)
         let pieces: [MultipartStream.Piece] = [
-            .data(Data("head-".utf8)), .file(file), .data(Data(count: 0)),
+            .data(Data("head-".utf8)), .file(file, length: 100_000), .data(Data(count: 0)),
             .data(Data("-tail".utf8)),
         ]
         let expected = Data("head-".utf8) + (try Data(contentsOf: file)) + Data("-tail".utf8)

@@ -512,7 +512,7 @@ final class SessionTransfer: Sendable {
         case .file(let url):
             // The file's size as the send starts: a file that then grows or shrinks fails the request.
             if let length = DownloadPlan.size(of: url) {
-                made = .success((MultipartStream([.file(url)]), length))
+                made = .success((MultipartStream([.file(url, length: length)]), length))
                 mismatch = { RequestEncoding.changedUploadFile(url, read: $0, of: $1) }
             } else {
                 made = .failure(RequestEncoding.unreadableUploadFile(url))
@@ -934,8 +934,8 @@ final class SessionTransfer: Sendable {
 
     /// The temporary file holding a stream body that needs a length, written on the first send.
     ///
-    /// - Throws: `.fileSystem` when it cannot be written, `.encoding` when the stream yields another length than
-    ///   it announced.
+    /// - Throws: `.fileSystem` when it cannot be written or the stream fails (a multipart body's file part that
+    ///   changed names its file), `.encoding` when the stream yields another length than it announced.
     private func spool(_ stream: EngineRequest.BodyStream) throws -> URL {
         if let spooled = state.withLock({ $0.spooled }) { return spooled }
         let file = FileManager.default.temporaryDirectory
@@ -953,16 +953,14 @@ final class SessionTransfer: Sendable {
         var written: Int64 = 0
         while true {
             let count = input.read(&buffer, maxLength: buffer.count)
-            if count < 0 {
-                throw HTTPError(
-                    .fileSystem, "the body stream failed: \(input.streamError.map { "\($0)" } ?? "no reason")")
-            }
+            // Said as the other engines say it (a multipart body's file part that changed names its file).
+            if count < 0 { throw EngineRequest.BodyStream.readFailure(input.streamError) }
             if count == 0 { break }
             try handle.write(contentsOf: buffer[0..<count])
             written += Int64(count)
         }
         if let length = stream.length, written != length {
-            throw HTTPError(.encoding, "the body stream yielded \(written) bytes; it announced \(length)")
+            throw EngineRequest.BodyStream.mismatch(written, announced: length)
         }
         return file
     }
