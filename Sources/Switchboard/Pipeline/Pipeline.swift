@@ -148,6 +148,8 @@ extension Center {
         // starts again from zero.
         for pass in 1...2 {
             var exchange = try encode(prepared, configuration, cancellation: cancellation)
+            // A resumable download's partial file is its own until the pass ends (see `DownloadPlan.claim`).
+            defer { exchange.download?.release() }
             if request.kind == .data, let reply = request.endpointStub, configuration.usesEndpointStubs {
                 let stubbed = try await stubbed(reply, exchange.engineRequest, request, configuration, cancellation)
                 return try await postProcess(stubbed, request, configuration, log: log)

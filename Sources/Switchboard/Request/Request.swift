@@ -200,6 +200,10 @@ public struct Request: Sendable {
     }
     /// Whether a download keeps its partial file when it fails or is cancelled, and continues from it next time
     /// (with `Range` and `If-Range`), even from a new process.
+    ///
+    /// The partial file lies beside the destination, named after it (or, into a directory, after the URL): while a
+    /// resumable download runs, another into the same partial file is refused with `.fileSystem` before anything is
+    /// sent.
     public var resumable: Bool {
         get { fields.resumable }
         set { storage.unique().value.resumable = newValue }

@@ -92,6 +92,8 @@ struct DownloadPlan: Sendable {
         if request.resumable {
             partial = URL(fileURLWithPath: base.path + DownloadPlan.partialSuffix)
             recordURL = URL(fileURLWithPath: base.path + DownloadPlan.recordSuffix)
+            // The last check: from here on the plan is made, and the attempt that made it releases the claim.
+            try DownloadPlan.claim(partial, for: request)
         } else {
             partial = URL(fileURLWithPath: base.path + ".\(request.id?.rawValue ?? 0)" + DownloadPlan.partialSuffix)
             recordURL = nil
@@ -231,6 +233,48 @@ struct DownloadPlan: Sendable {
     /// Cleans up after a failure: a resumable download keeps its partial file (and record), another drops it.
     func interrupted() {
         if !request.resumable { discard() }
+    }
+
+    /// Resumable downloads running in this process, by partial file, with the request that holds each.
+    ///
+    /// A resumable download's partial file is named after its destination (or, into a directory, its URL), so that a
+    /// later download finds it; two at once would share it. Each wrote into it as if it were its own: a second
+    /// download of another URL to the same file removed the first's partial file, and the first then failed with
+    /// "the download has 1062912 of 4000000 bytes" (or, finishing just after the second had written all of its own,
+    /// took the second's file as its own); two of one URL whose content changed between them wrote both versions into
+    /// one file. The second is now refused before anything is sent.
+    private static let claims = Locked<[String: RequestID]>([:])
+
+    /// Takes `partial` for `request` (again, for its next attempt), or refuses when another request holds it.
+    private static func claim(_ partial: URL, for request: Request) throws(HTTPError) {
+        let id = request.id ?? RequestID(rawValue: 0)
+        let holder = claims.withLock { claims -> RequestID? in
+            if let holder = claims[partial.path], holder != id { return holder }
+            claims[partial.path] = id
+            return nil
+        }
+        if let holder {
+            let into =
+                switch request.destination {
+                case .directory(let directory): "\(directory.path) of the same URL"
+                case .file(let file): file.path
+                case nil: partial.path
+                }
+            throw HTTPError(
+                .fileSystem,
+                "another resumable download into \(into) is running (request \(holder.rawValue)): it keeps its "
+                    + "partial file beside the destination, which two downloads cannot share; nothing was sent",
+                request: request)
+        }
+    }
+
+    /// Gives up the partial file's claim, when this plan's request holds it: called when the attempt that made the
+    /// plan ends, whatever its outcome.
+    func release() {
+        guard request.resumable, let id = request.id else { return }
+        DownloadPlan.claims.withLock { claims in
+            if claims[partial.path] == id { claims[partial.path] = nil }
+        }
     }
 
     /// Deletes the partial file and its record.
