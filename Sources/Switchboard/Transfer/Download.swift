@@ -248,9 +248,10 @@ struct DownloadPlan: Sendable {
     /// Takes `partial` for `request` (again, for its next attempt), or refuses when another request holds it.
     private static func claim(_ partial: URL, for request: Request) throws(HTTPError) {
         let id = request.id ?? RequestID(rawValue: 0)
+        let key = claimKey(partial)
         let holder = claims.withLock { claims -> RequestID? in
-            if let holder = claims[partial.path], holder != id { return holder }
-            claims[partial.path] = id
+            if let holder = claims[key], holder != id { return holder }
+            claims[key] = id
             return nil
         }
         if let holder {
@@ -272,9 +273,16 @@ struct DownloadPlan: Sendable {
     /// plan ends, whatever its outcome.
     func release() {
         guard request.resumable, let id = request.id else { return }
+        let key = DownloadPlan.claimKey(partial)
         DownloadPlan.claims.withLock { claims in
-            if claims[partial.path] == id { claims[partial.path] = nil }
+            if claims[key] == id { claims[key] = nil }
         }
+    }
+
+    /// The partial file's path as claims know it: `.` and `..` resolved, so that two spellings of one destination
+    /// (`downloads/../downloads/a.bin`) are one claim.
+    private static func claimKey(_ partial: URL) -> String {
+        partial.standardizedFileURL.path
     }
 
     /// Deletes the partial file and its record.

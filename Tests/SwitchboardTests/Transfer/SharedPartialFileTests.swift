@@ -12,7 +12,7 @@ import SwitchboardTestSupport
 @Suite struct SharedPartialFileTests {
     static let length = 4_000_000
 
-    @Test(arguments: bothEngines, ["file", "directory"])
+    @Test(arguments: bothEngines, ["file", "file spelled otherwise", "directory"])
     func aSecondResumableDownloadIntoTheSamePartialFileIsRefused(engineName: String, into: String) async throws {
         let paths = Locked<[String]>([])
         let server = try LoopbackServer { request in
@@ -25,26 +25,30 @@ import SwitchboardTestSupport
         let directory = scratch.file("downloads")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let target = directory.appendingPathComponent("out.bin")
+        // The same file by another path: `downloads/../downloads/out.bin`.
+        let otherSpelling = directory.appendingPathComponent("..").appendingPathComponent("downloads")
+            .appendingPathComponent("out.bin")
         // Into one file, two URLs; into a directory, one URL (its partial file is named after the URL).
+        let intoFile = into != "directory"
         let first = "files/\(Self.length)?pause_at=1000000&pause=0.5"
-        let second = into == "file" ? "files/\(Self.length)?seed=2" : first
-        @Sendable func download(_ api: String) async -> Result<Response, HTTPError> {
+        let second = intoFile ? "files/\(Self.length)?seed=2" : first
+        @Sendable func download(_ api: String, to file: URL) async -> Result<Response, HTTPError> {
             do {
                 return .success(
                     try await center.send { request in
                         request.kind = .download
                         request.api = api
                         request.resumable = true
-                        request.destination = into == "file" ? .file(target) : .directory(directory)
+                        request.destination = intoFile ? .file(file) : .directory(directory)
                     })
             } catch {
                 return .failure(error)
             }
         }
-        async let running = download(first)
+        async let running = download(first, to: target)
         // The first has its partial file once the server has its request.
         await waitUntil { paths.snapshot.count == 1 }
-        let refused = await download(second)
+        let refused = await download(second, to: into == "file" ? target : otherSpelling)
         guard case .failure(let error) = refused else {
             Issue.record("\(engineName), \(into): the second download was not refused")
             return
@@ -56,8 +60,8 @@ import SwitchboardTestSupport
         let expected = GeneratedContent(seed: 1).bytes(offset: 0, count: Self.length)
         #expect(try Data(contentsOf: try #require(finished.fileURL)) == expected)
         // Free again once the first ended: the same download now runs, to its own bytes.
-        let again = try await download(second).get()
-        let secondSeed: UInt64 = into == "file" ? 2 : 1
+        let again = try await download(second, to: target).get()
+        let secondSeed: UInt64 = intoFile ? 2 : 1
         let secondBytes = GeneratedContent(seed: secondSeed).bytes(offset: 0, count: Self.length)
         #expect(try Data(contentsOf: try #require(again.fileURL)) == secondBytes)
     }
