@@ -62,9 +62,11 @@ struct CacheControl: Sendable, Equatable {
 /// may be stored, how long it stays fresh, how old it is, and how a `304` updates it.
 enum CacheRules {
     /// Whether a response to this request may be stored: not when either says `no-store`, not for `Vary: *`, and
-    /// only for a success (the statuses the cache keeps).
+    /// only for a success (the statuses the cache keeps) that is the whole response: never a `206`, which holds part
+    /// of it (a `Range` is not part of the key, so the part was served to the next request for the URL as the whole;
+    /// RFC 9111, 3.3: a cache that does not complete partial responses does not store them).
     static func isStorable(status: Int, response: HTTPHeaders, request: HTTPHeaders) -> Bool {
-        guard (200...299).contains(status) else { return false }
+        guard (200...299).contains(status), status != 206 else { return false }
         if CacheControl(request["Cache-Control"]).has("no-store") { return false }
         if CacheControl(response["Cache-Control"]).has("no-store") { return false }
         if varyNames(response) == nil { return false }

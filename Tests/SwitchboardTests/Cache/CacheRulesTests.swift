@@ -38,6 +38,18 @@ import SwitchboardTestSupport
         #expect(variant("a,\u{301}b") != variant("a,b"), "a mark after a comma is kept")
     }
 
+    /// Only whole successes are stored: a `206` is part of a response (see `PartialResponseCacheTests`).
+    @Test func onlyAWholeSuccessIsStorable() {
+        let fields = HTTPHeaders(["Cache-Control": "max-age=60"])
+        let none = HTTPHeaders()
+        for status in [200, 203, 204, 299] {
+            #expect(CacheRules.isStorable(status: status, response: fields, request: none), "\(status)")
+        }
+        for status in [206, 301, 304, 404, 500] {
+            #expect(!CacheRules.isStorable(status: status, response: fields, request: none), "\(status)")
+        }
+    }
+
     @Test func freshnessComesFromMaxAgeThenExpiresLessDateThenNothing() {
         let now = Date(timeIntervalSince1970: 1_700_000_000)
         let date = Httpbin.httpDate(now)

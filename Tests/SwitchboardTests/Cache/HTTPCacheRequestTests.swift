@@ -227,3 +227,43 @@ final class SentLog: Plugin {
         #expect(bodies.count == 2 && bodies[0] == bodies[1], "the 304 confirmed the stored body")
     }
 }
+
+/// A `206` holds part of a response: stored under the URL (a `Range` is not part of the key), it was served to the
+/// next request for the URL without a `Range`, as if it were the whole (10 bytes of 20, status `206`, on both
+/// engines). The cache keeps no part of a response.
+@Suite struct PartialResponseCacheTests {
+    @Test(arguments: bothEngines)
+    func aPartialResponseIsNeverStored(engineName: String) async throws {
+        let whole = Data("0123456789abcdefghij".utf8)
+        let served = Locked(0)
+        let server = try LoopbackServer { request in
+            served.withLock { $0 += 1 }
+            guard request.header("Range") == "bytes=0-9" else {
+                return ServerResponse(status: 200, headers: [("Cache-Control", "max-age=60")], body: whole)
+            }
+            return ServerResponse(
+                status: 206, headers: [("Cache-Control", "max-age=60"), ("Content-Range", "bytes 0-9/20")],
+                body: whole.prefix(10))
+        }
+        defer { server.stop() }
+        let center = try loopbackCenter(engineName, server: server)
+        center.setup { $0.cache = ResponseCache() }
+        func send(range: Bool) async throws -> Response {
+            try await center.send { request in
+                request.api = "resource"
+                request.cachePolicy = .http
+                request.responseSerializer = .raw
+                if range { request.headers["Range"] = "bytes=0-9" }
+            }
+        }
+        let part = try await send(range: true)
+        #expect(part.status == 206 && part.data == whole.prefix(10))
+        let first = try await send(range: false)
+        #expect(first.source == .network, "\(engineName): the part was served from the cache")
+        #expect(first.status == 200 && first.data == whole)
+        // The whole response is stored as ever, and serves the next request for it.
+        let second = try await send(range: false)
+        #expect(second.source == .cache && second.data == whole)
+        #expect(served.snapshot == 2)
+    }
+}
