@@ -187,6 +187,57 @@ extension ParameterValue {
         return "\(value)"
     }
 
+    /// Whether two decimal number texts (JSON's form, or a `Double`'s `description`) denote the same number, digit
+    /// for digit: `19.99` and `1.999e1` do, `12345678901234567890.12` and `1.2345678901234567e+19` do not.
+    static func sameNumber(_ first: String, _ second: String) -> Bool {
+        let (a, b) = (decimalParts(first), decimalParts(second))
+        // Zero is zero, whatever its sign.
+        if a.digits.isEmpty || b.digits.isEmpty { return a.digits.isEmpty && b.digits.isEmpty }
+        return a == b
+    }
+
+    /// A number's sign, its significant digits (no leading or trailing zeros), and the power of ten of the first.
+    private static func decimalParts(_ text: String) -> DecimalParts {
+        let bytes = Array(text.utf8)
+        var index = 0
+        var negative = false
+        if index < bytes.count, bytes[index] == UInt8(ascii: "-") || bytes[index] == UInt8(ascii: "+") {
+            negative = bytes[index] == UInt8(ascii: "-")
+            index += 1
+        }
+        var digits: [UInt8] = []
+        // The power of ten of the first digit kept, counted from the digits before the point.
+        var integerDigits = 0
+        var seenPoint = false
+        var leadingZeros = 0
+        while index < bytes.count, bytes[index] != UInt8(ascii: "e"), bytes[index] != UInt8(ascii: "E") {
+            let byte = bytes[index]
+            index += 1
+            if byte == UInt8(ascii: ".") {
+                seenPoint = true
+                continue
+            }
+            if !seenPoint { integerDigits += 1 }
+            if digits.isEmpty && byte == UInt8(ascii: "0") {
+                leadingZeros += 1
+                continue
+            }
+            digits.append(byte)
+        }
+        var exponent = 0
+        if index < bytes.count {
+            exponent = Int(String(decoding: bytes[(index + 1)...], as: UTF8.self)) ?? 0
+        }
+        while digits.last == UInt8(ascii: "0") { digits.removeLast() }
+        return DecimalParts(negative: negative, digits: digits, power: integerDigits - leadingZeros - 1 + exponent)
+    }
+
+    private struct DecimalParts: Equatable {
+        var negative: Bool
+        var digits: [UInt8]
+        var power: Int
+    }
+
     /// Appends the value as JSON text; non-finite numbers fail, naming the path.
     func writeJSON(to out: inout String, path: String) throws(HTTPError) {
         switch self {
@@ -246,7 +297,17 @@ extension ParameterValue {
         case .int(let value): return NSNumber(value: value)
         case .uint(let value): return NSNumber(value: value)
         case .double(let value): return NSNumber(value: value)
-        case .literal(let text): return NSNumber(value: Double(text) ?? .nan)
+        case .literal(let text):
+            // A property list's numbers are 64-bit integers and doubles: a number with more digits than a double
+            // holds (a `Decimal` such as 12345678901234567890.12, an integer beyond 64 bits from a `JSON` value) was
+            // sent rounded, as 1.2345678901234567e+19, without a word.
+            guard let value = Double(text), value.isFinite, ParameterValue.sameNumber(text, "\(value)") else {
+                throw HTTPError(
+                    .encoding,
+                    "parameter \"\(path)\" is \(text), which a property list cannot hold exactly (its numbers are "
+                        + "64-bit integers and doubles); send it as a string, or with the JSON serializer")
+            }
+            return NSNumber(value: value)
         case .bool(let value): return NSNumber(value: value)
         case .null: throw HTTPError(.encoding, "parameter \"\(path)\" is null, which a property list cannot hold")
         case .array(let elements):

@@ -87,6 +87,21 @@ import Testing
             mentions: "\"n\" is null")
     }
 
+    /// A property list's numbers are 64-bit integers and doubles: a number with more digits than a double holds was
+    /// sent rounded, without a word (12345678901234567890.12 as 1.2345678901234567e+19).
+    @Test(arguments: [
+        ("dec", Decimal(string: "12345678901234567890.12")! as any Sendable),
+        ("big", JSON.number(JSON.Number(text: "123456789012345678901234567890")!) as any Sendable),
+        ("tiny", JSON.number(JSON.Number(text: "1e-400")!) as any Sendable),
+    ])
+    func aNumberAPropertyListCannotHoldExactly(name: String, value: any Sendable) async {
+        await expectEncodingError(
+            {
+                $0.api = "x"; $0.method = .post; $0.requestSerializer = .plist; $0.parameters = ["list": [name: value]]
+            },
+            mentions: "parameter \"list.\(name)\" is")
+    }
+
     @Test func anEncodableBodyThatFailsToEncode() async {
         struct Reading: Encodable, Sendable { var value = Double.nan }
         await expectEncodingError(
@@ -291,6 +306,42 @@ import Testing
             request.parameters = ["z": UInt64.max, "a": [true, JSON.null], "m": "quote\" slash\\ nl\n"]
         }
         #expect(body(request) == #"{"a":[true,null],"m":"quote\" slash\\ nl\n","z":18446744073709551615}"#)
+    }
+
+    /// A property list holds what a double holds: a decimal that is one (19.99) goes as that double, which reads
+    /// back as 19.99; integers go whole.
+    @Test func aPropertyListHoldsEveryNumberItCanExactly() throws {
+        let request = try encoded { request in
+            request.url = "http://x.com/p"
+            request.method = .post
+            request.requestSerializer = .plist
+            request.parameters = [
+                "price": Decimal(string: "19.99")!, "max": UInt64.max, "min": Int64.min, "float": Float(0.1),
+                "small": JSON.number(JSON.Number(text: "1.5e-300")!),
+            ]
+        }
+        guard case .data(let data) = request.body else {
+            Issue.record("no body")
+            return
+        }
+        let read = try PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any]
+        #expect((read?["price"] as? NSNumber)?.doubleValue == 19.99)
+        #expect((read?["float"] as? NSNumber)?.doubleValue == 0.1)
+        #expect((read?["small"] as? NSNumber)?.doubleValue == 1.5e-300)
+        #expect(body(request).contains("<integer>18446744073709551615</integer>"))
+        #expect(body(request).contains("<integer>-9223372036854775808</integer>"))
+    }
+
+    @Test func numberTextsAreComparedDigitForDigit() {
+        #expect(ParameterValue.sameNumber("19.99", "\(19.99)"))
+        #expect(ParameterValue.sameNumber("1999e-2", "19.99"))
+        #expect(ParameterValue.sameNumber("0.00100", "1e-3"))
+        #expect(ParameterValue.sameNumber("-0", "0.0"))
+        #expect(ParameterValue.sameNumber("120", "1.2E+2"))
+        #expect(!ParameterValue.sameNumber("-1", "1.0"))
+        #expect(!ParameterValue.sameNumber("12345678901234567890.12", "\(12345678901234567890.12)"))
+        #expect(!ParameterValue.sameNumber("0.1", "0.01"))
+        #expect(!ParameterValue.sameNumber("1.00000000000000000000000000000000000000001", "1.0"))
     }
 
     @Test func idleTimeoutAndTotalTimeoutReachTheEngine() throws {
