@@ -33,6 +33,13 @@ enum ResponseDecoding {
                         return (.json(json), decodable)
                     }
                 }
+                if case .failure(let error) = parsed,
+                    let text = declaredText(of: data, contentType: response.headers["Content-Type"])
+                {
+                    // Read in the charset the server declared; if that fails too, the first error says more.
+                    guard let (json, decodable) = try? JSON.parsed(Data(text.utf8)) else { throw error }
+                    return (.json(json), decodable)
+                }
                 return try parsed.get()
             case .plist:
                 let object: Any
@@ -64,6 +71,19 @@ enum ResponseDecoding {
             return media.isEmpty ? "Content-Type \(String(reflecting: value))" : media
         }
         return "\(type ?? "no Content-Type"), \(response.data.count) bytes"
+    }
+
+    /// JSON text in the charset a `Content-Type` declares, when that is not a Unicode one (`charset=GBK` from an older
+    /// server, ISO-8859-1) and the body is not UTF-8 either; `nil` otherwise. JSON is UTF-8 (RFC 8259), and a body
+    /// that is UTF-8 is read so whatever the label says (servers label UTF-8 as ISO-8859-1 often enough); only a body
+    /// that cannot be UTF-8 is read in the declared charset, as AFNetworking read every JSON body, where it failed
+    /// with "invalid UTF-8".
+    static func declaredText(of data: Data, contentType: String?) -> String? {
+        guard let label = charset(of: contentType), let encoding = encoding(forCharset: label),
+            ![.utf8, .ascii, .utf16, .utf16BigEndian, .utf16LittleEndian].contains(encoding),
+            byteOrderMark(data) == nil, String(data: data, encoding: .utf8) == nil
+        else { return nil }
+        return String(data: data, encoding: encoding)
     }
 
     /// The body as text, in the charset its `Content-Type` names (UTF-8 when it names none).

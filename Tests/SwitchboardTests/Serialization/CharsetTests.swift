@@ -35,6 +35,37 @@ import SwitchboardTestSupport
         #expect(response.value == .string(sample.text))
     }
 
+    /// JSON in a declared charset that is not Unicode (`charset=GBK` from an older server) is read in it when the body
+    /// is not UTF-8, as a value and by `decode`: it failed with "invalid UTF-8". A UTF-8 body is read as UTF-8 whatever
+    /// its label says (servers label UTF-8 as ISO-8859-1 often enough), and one that is neither still fails.
+    @Test(arguments: bothEngines)
+    func jsonInADeclaredCharsetIsReadInIt(engineName: String) async throws {
+        struct Greeting: Decodable, Equatable { var text: String; var n: Int }
+        func send(_ bytes: [UInt8], _ type: String) async throws -> Outcome {
+            try await loopbackCenter(engineName).sendRecording { request in
+                request.api = "echo-body"
+                request.method = .post
+                request.body = .data(Data(bytes), contentType: type)
+            }
+        }
+        // {"text":"你好","n":1} in GBK.
+        let gbk = Array(#"{"text":""#.utf8) + [0xC4, 0xE3, 0xBA, 0xC3] + Array(#"","n":1}"#.utf8)
+        let read = try #require(try await send(gbk, "application/json; charset=GBK").response)
+        #expect(read.json?["text"]?.string == "你好")
+        #expect(try read.decode(Greeting.self) == Greeting(text: "你好", n: 1))
+        #expect(read.data == Data(gbk), "the body stays as it came")
+        // ISO-8859-1 for real, and UTF-8 labelled ISO-8859-1.
+        let latin1 = Array(#"{"text":"Zo"#.utf8) + [0xEB] + Array(#"","n":2}"#.utf8)
+        let fromLatin1 = try await send(latin1, "application/json; charset=iso-8859-1")
+        #expect(fromLatin1.response?.json?["text"]?.string == "Zoë")
+        let mislabelled = try await send(Array(#"{"text":"Zoë","n":3}"#.utf8), "application/json; charset=iso-8859-1")
+        #expect(mislabelled.response?.json?["text"]?.string == "Zoë")
+        // Without a charset, a body that is not UTF-8 fails as before, naming the byte.
+        let undeclared = try await send(latin1, "application/json")
+        #expect(undeclared.error?.code == .decoding)
+        #expect(undeclared.error?.message.contains("invalid UTF-8") == true)
+    }
+
     /// A charset nobody knows is read as UTF-8 when the body is UTF-8; otherwise the error names it. A body that is
     /// not text in a charset Switchboard knows names that charset.
     @Test(arguments: bothEngines)
