@@ -328,10 +328,42 @@ struct DownloadPlan: Sendable {
     }
 
     /// `name (number).ext`: the number goes before the last extension (`photo (1).jpg`, `notes (1)`).
+    ///
+    /// The name part is cut (by whole characters) as far as the number needs to keep the whole within `nameLimit`
+    /// bytes: a name of the limit's length numbered past it, so the system refused the rename after the whole
+    /// transfer, and the download was lost.
     static func numbered(_ name: String, _ number: Int) -> String {
-        let dot = name.lastIndex(of: ".").flatMap { $0 == name.startIndex ? nil : $0 }
-        guard let dot else { return "\(name) (\(number))" }
-        return "\(name[..<dot]) (\(number))\(name[dot...])"
+        let (stem, ext) = stemAndExtension(name)
+        return fitting(stem, " (\(number))" + ext)
+    }
+
+    /// The most bytes a file name may hold (`NAME_MAX` on Linux and Apple platforms).
+    static let nameLimit = 255
+
+    /// The longest extension kept whole when a long name is cut: a longer "extension" is just more name.
+    private static let extensionLimit = 32
+
+    /// A name's part before its last extension, and the extension with its dot (empty when it has none, or when the
+    /// only dot starts the name, or the extension is longer than `extensionLimit` bytes).
+    private static func stemAndExtension(_ name: String) -> (stem: Substring, ext: String) {
+        guard let dot = name.lastIndex(of: "."), dot != name.startIndex,
+            name.utf8.distance(from: dot, to: name.endIndex) <= extensionLimit
+        else { return (name[...], "") }
+        return (name[..<dot], String(name[dot...]))
+    }
+
+    /// `stem`, cut after the last whole character that lets `stem` and `tail` together fit in `nameLimit` bytes,
+    /// then `tail`.
+    private static func fitting(_ stem: Substring, _ tail: String) -> String {
+        let room = nameLimit - tail.utf8.count
+        var used = 0
+        var end = stem.startIndex
+        for character in stem {
+            used += character.utf8.count
+            if used > room { break }
+            end = stem.index(after: end)
+        }
+        return stem[..<end] + tail
     }
 
     private func finalURL(for response: Response) throws(HTTPError) -> URL {
@@ -443,7 +475,8 @@ struct DownloadPlan: Sendable {
     }
 
     /// A name that stays inside its directory: the last path component (either slash), without control characters,
-    /// not `.` or `..`, not hidden, and at most 255 bytes; `nil` when nothing usable is left.
+    /// not `.` or `..`, not hidden, and at most `nameLimit` bytes, a longer one cut before its extension (cut at its
+    /// end, `report….pdf` lost its `.pdf`); `nil` when nothing usable is left.
     ///
     /// The name is cut at every slash scalar. Cut at slash characters, a slash followed by a combining mark or a
     /// joiner (`sub/` then U+0301) was one character, not a slash, and stayed in the name: the file went into a
@@ -457,8 +490,9 @@ struct DownloadPlan: Sendable {
                 }))
         cleaned = cleaned.trimmingCharacters(in: CharacterSet.whitespaces.union(CharacterSet(charactersIn: ".")))
         guard !cleaned.isEmpty else { return nil }
-        while cleaned.utf8.count > 255 { cleaned.removeLast() }
-        return cleaned
+        guard cleaned.utf8.count > nameLimit else { return cleaned }
+        let (stem, ext) = stemAndExtension(cleaned)
+        return fitting(stem, ext)
     }
 
     // MARK: - Files

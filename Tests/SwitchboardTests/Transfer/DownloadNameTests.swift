@@ -9,13 +9,10 @@ import SwitchboardTestSupport
 @Suite struct DownloadNameTests {
     static let content = Data("the report\n".utf8)
 
-    static func server() throws -> LoopbackServer {
+    static func server(_ disposition: String = "attachment; filename=\"report.txt\"") throws -> LoopbackServer {
         try LoopbackServer { _ in
             ServerResponse(
-                headers: [
-                    ("Content-Type", "text/plain"), ("Content-Disposition", "attachment; filename=\"report.txt\""),
-                ],
-                body: content)
+                headers: [("Content-Type", "text/plain"), ("Content-Disposition", disposition)], body: content)
         }
     }
 
@@ -211,6 +208,52 @@ import SwitchboardTestSupport
         ] as [(String, String?)])
     func aServersFileNameIsReadAndKeptInsideTheDirectory(field: String, name: String?) {
         #expect(DownloadPlan.fileName(contentDisposition: field) == name, "\(field)")
+    }
+
+    /// A name longer than a file name may be (255 bytes) is cut before its extension, by whole characters; a number
+    /// for a name taken cuts the name further. Cut at its end, the name lost its extension, and a second download of
+    /// it was numbered past the limit: the system refused the name after the whole transfer, and the download was lost.
+    @Test(arguments: bothEngines)
+    func aLongNameKeepsItsExtensionAndASecondCopyGetsANumber(engineName: String) async throws {
+        let scratch = Scratch()
+        for (index, stem) in [String(repeating: "a", count: 300), String(repeating: "中", count: 100)].enumerated() {
+            let server = try Self.server("attachment; filename=\"\(stem).pdf\"")
+            defer { server.stop() }
+            let center = try loopbackCenter(engineName, server: server)
+            let directory = scratch.file("downloads-\(index)")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            var files: [URL] = []
+            for _ in 0..<2 {
+                let response = try await center.send { request in
+                    request.kind = .download
+                    request.api = "report"
+                    request.destination = .directory(directory)
+                }
+                files += [response.fileURL].compactMap { $0 }
+            }
+            let names = files.map(\.lastPathComponent)
+            #expect(names.count == 2 && Set(names).count == 2, "\(names)")
+            #expect(names.allSatisfy { $0.utf8.count <= 255 && $0.hasSuffix(".pdf") }, "\(names.map(\.utf8.count))")
+            #expect(names.last?.hasSuffix(" (1).pdf") == true)
+            #expect(names.allSatisfy { $0.hasPrefix(String(stem.prefix(50))) })
+            for url in files { #expect(try Data(contentsOf: url) == Self.content) }
+        }
+    }
+
+    @Test func aLongNameIsCutBeforeItsExtensionByWholeCharacters() throws {
+        let family = "\u{1F468}\u{200D}\u{1F469}\u{200D}\u{1F467}"  // one character of 18 bytes
+        for stem in [String(repeating: "a", count: 400), String(repeating: family, count: 20)] {
+            let name = try #require(DownloadPlan.sanitize(stem + ".tar.gz"))
+            #expect(name.utf8.count <= 255)
+            #expect(name.hasSuffix(".gz"))
+            #expect(stem.hasPrefix(String(name.dropLast(3))), "whole characters of the name, in order")
+            let numbered = DownloadPlan.numbered(name, 9999)
+            #expect(numbered.utf8.count <= 255 && numbered.hasSuffix(" (9999).gz"))
+        }
+        // An "extension" longer than an extension is just more name, cut like the rest.
+        let long = try #require(DownloadPlan.sanitize("x." + String(repeating: "y", count: 300)))
+        #expect(long.utf8.count == 255)
+        #expect(DownloadPlan.sanitize("short.txt") == "short.txt")
     }
 
     @Test func aNumberGoesBeforeTheLastExtension() {
