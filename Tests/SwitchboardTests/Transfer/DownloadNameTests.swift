@@ -37,6 +37,20 @@ import SwitchboardTestSupport
         return (response, directory)
     }
 
+    /// Downloads `report` into `directory` twice, one after the other; returns where each went.
+    static func downloadTwice(_ center: Center, into directory: URL) async throws -> [URL] {
+        var files: [URL] = []
+        for _ in 0..<2 {
+            let response = try await center.send { request in
+                request.kind = .download
+                request.api = "report"
+                request.destination = .directory(directory)
+            }
+            files.append(try #require(response.fileURL))
+        }
+        return files
+    }
+
     @Test(arguments: bothEngines)
     func aDownloadIntoADirectoryNeverReplacesAFileThere(engineName: String) async throws {
         let server = try Self.server()
@@ -47,17 +61,9 @@ import SwitchboardTestSupport
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let mine = Data("mine, not the server's\n".utf8)
         try mine.write(to: directory.appendingPathComponent("report.txt"))
-        var names: [String] = []
-        for _ in 0..<2 {
-            let response = try await center.send { request in
-                request.kind = .download
-                request.api = "report"
-                request.destination = .directory(directory)
-            }
-            let file = try #require(response.fileURL, "\(engineName)")
-            names.append(file.lastPathComponent)
-            #expect(try Data(contentsOf: file) == Self.content, "\(engineName)")
-        }
+        let files = try await Self.downloadTwice(center, into: directory)
+        let names = files.map(\.lastPathComponent)
+        for file in files { #expect(try Data(contentsOf: file) == Self.content, "\(engineName)") }
         #expect(names == ["report (1).txt", "report (2).txt"], "\(engineName)")
         #expect(try Data(contentsOf: directory.appendingPathComponent("report.txt")) == mine, "\(engineName)")
         let left = try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
@@ -222,15 +228,7 @@ import SwitchboardTestSupport
             let center = try loopbackCenter(engineName, server: server)
             let directory = scratch.file("downloads-\(index)")
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            var files: [URL] = []
-            for _ in 0..<2 {
-                let response = try await center.send { request in
-                    request.kind = .download
-                    request.api = "report"
-                    request.destination = .directory(directory)
-                }
-                files += [response.fileURL].compactMap { $0 }
-            }
+            let files = try await Self.downloadTwice(center, into: directory)
             let names = files.map(\.lastPathComponent)
             #expect(names.count == 2 && Set(names).count == 2, "\(names)")
             #expect(names.allSatisfy { $0.utf8.count <= 255 && $0.hasSuffix(".pdf") }, "\(names.map(\.utf8.count))")
