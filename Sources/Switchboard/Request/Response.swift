@@ -173,7 +173,17 @@ public struct Response: Sendable {
     /// when it is not JSON.
     public var json: JSON? {
         if case .json(let json) = value { return json }
-        return data.isEmpty ? nil : try? JSON(data: data)
+        guard !data.isEmpty else { return nil }
+        return (try? JSON(data: data)) ?? jsonInDeclaredCharset?.value
+    }
+
+    /// The body read as JSON in the charset its `Content-Type` declares, when that is not Unicode and the body is not
+    /// UTF-8 (see `ResponseDecoding.declaredText`), as the `.json` serializer reads it: for a body no serializer read
+    /// (an error status's, a `.raw` one), so that an older server's error message in GBK reads as its success does.
+    private var jsonInDeclaredCharset: (value: JSON, decodable: Bool)? {
+        ResponseDecoding.declaredText(of: data, contentType: headers["Content-Type"]).flatMap {
+            try? JSON.parsed(Data($0.utf8))
+        }
     }
 
     /// The body as text: the serializer's value for `.string`, otherwise the body read in the charset its
@@ -229,7 +239,11 @@ public struct Response: Sendable {
                 return try PropertyListDecoder().decode(T.self, from: data)
             }
             var parsed: JSON?
-            if valueStandsForData, case .json(let json) = value { parsed = json }
+            if valueStandsForData, case .json(let json) = value {
+                parsed = json
+            } else if let declared = jsonInDeclaredCharset, declared.decodable {
+                parsed = declared.value
+            }
             let options = parsed.flatMap { _ in JSONValueDecoder.Options(decoder) }
             return try JSONValueDecoder.decode(T.self, parsed: parsed, options: options, else: decoder, from: data)
         } catch {

@@ -60,6 +60,17 @@ import SwitchboardTestSupport
         #expect(fromLatin1.response?.json?["text"]?.string == "Zoë")
         let mislabelled = try await send(Array(#"{"text":"Zoë","n":3}"#.utf8), "application/json; charset=iso-8859-1")
         #expect(mislabelled.response?.json?["text"]?.string == "Zoë")
+        // An error status's body, which no serializer reads, reads so too: an older server's message in GBK.
+        struct Failure: Decodable, Equatable { var text: String }
+        let failed = try await loopbackCenter(engineName).sendRecording { request in
+            request.api = "echo-body"
+            request.method = .post
+            request.body = .data(Data(gbk), contentType: "application/json; charset=GBK")
+            request.acceptableStatusCodes = [201]
+        }
+        let refused = try #require(failed.error?.response)
+        #expect(refused.json?["text"]?.string == "你好")
+        #expect(try refused.decode(Failure.self) == Failure(text: "你好"))
         // Without a charset, a body that is not UTF-8 fails as before, naming the byte.
         let undeclared = try await send(latin1, "application/json")
         #expect(undeclared.error?.code == .decoding)
