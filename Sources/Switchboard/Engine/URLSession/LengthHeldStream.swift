@@ -17,22 +17,15 @@ final class LengthHeldStream: InputStream {
     private let source: InputStream
     private let length: Int64?
     private let failed: @Sendable (HTTPError) -> Void
-    /// The error for a source that ends before the length or has bytes beyond it (the bytes read, the length).
-    private let mismatch: (Int64, Int64) -> HTTPError
     private var delivered: Int64 = 0
     private var status: Stream.Status = .notOpen
     private var failure: HTTPError?
     /// The source's end was found (and nothing after it) while the last bytes were read: the next read answers 0.
     private var endFound = false
 
-    init(
-        _ source: InputStream, length: Int64?,
-        mismatch: @escaping (Int64, Int64) -> HTTPError = EngineRequest.BodyStream.mismatch,
-        failed: @escaping @Sendable (HTTPError) -> Void
-    ) {
+    init(_ source: InputStream, length: Int64?, failed: @escaping @Sendable (HTTPError) -> Void) {
         self.source = source
         self.length = length
-        self.mismatch = mismatch
         self.failed = failed
         super.init(data: Data())
     }
@@ -74,7 +67,7 @@ final class LengthHeldStream: InputStream {
         }
         let count = source.read(buffer, maxLength: Int(min(Int64(maxLength), remaining)))
         if count < 0 { return fail(EngineRequest.BodyStream.readFailure(source.streamError)) }
-        if count == 0 { return fail(mismatch(delivered, length)) }
+        if count == 0 { return fail(EngineRequest.BodyStream.mismatch(delivered, announced: length)) }
         delivered += Int64(count)
         if delivered == length, let failed = checkEnd() { return failed }
         return count
@@ -86,7 +79,7 @@ final class LengthHeldStream: InputStream {
         var probe: UInt8 = 0
         let extra = source.read(&probe, maxLength: 1)
         if extra > 0 {
-            return fail(mismatch(delivered + Int64(extra), length ?? 0))
+            return fail(EngineRequest.BodyStream.mismatch(delivered + Int64(extra), announced: length ?? 0))
         }
         if extra < 0 { return fail(EngineRequest.BodyStream.readFailure(source.streamError)) }
         endFound = true

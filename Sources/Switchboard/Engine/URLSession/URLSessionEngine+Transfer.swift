@@ -507,13 +507,12 @@ final class SessionTransfer: Sendable {
     /// `LengthHeldStream`), which the task's end reports.
     private func lengthHeldBody() -> (stream: InputStream, length: Int64)? {
         let made: Result<(InputStream, Int64), HTTPError>
-        var mismatch = EngineRequest.BodyStream.mismatch
         switch request.body {
         case .file(let url):
-            // The file's size as the send starts: a file that then grows or shrinks fails the request.
+            // The file's size as the send starts: a file that then grows or shrinks fails the request, the stream
+            // saying so as a file (`RequestEncoding.changedUploadFile`).
             if let length = DownloadPlan.size(of: url) {
                 made = .success((MultipartStream([.file(url, length: length)]), length))
-                mismatch = { RequestEncoding.changedUploadFile(url, read: $0, of: $1) }
             } else {
                 made = .failure(RequestEncoding.unreadableUploadFile(url))
             }
@@ -527,7 +526,7 @@ final class SessionTransfer: Sendable {
         }
         switch made {
         case .success(let (source, length)):
-            let held = LengthHeldStream(source, length: length, mismatch: mismatch) { [weak self] error in
+            let held = LengthHeldStream(source, length: length) { [weak self] error in
                 self?.recordFailure(error)
             }
             return (held, length)
