@@ -72,15 +72,7 @@ struct Multipart {
             switch part.content {
             case .data(let data): pieces.append(.data(data))
             case .file(let url):
-                guard let size = RequestEncoding.readableFileSize(url) else {
-                    throw RequestEncoding.unreadableUploadFile(url, for: request)
-                }
-                do {
-                    try RequestEncoding.checkLength(ofUploadFile: url, size: size)
-                } catch {
-                    throw error.with(request: request)
-                }
-                pieces.append(.file(url, length: size))
+                pieces.append(.file(url, length: try RequestEncoding.uploadFileLength(url, for: request)))
             }
             pieces.append(.data(Data("\r\n".utf8)))
         }

@@ -201,17 +201,20 @@ enum RequestEncoding {
                 + "FIFO, a device or a socket)", request: request)
     }
 
-    /// Refuses an upload file that measures 0 bytes but has some (a file in `/proc`, say): its `Content-Length` would
-    /// be 0, and the server would take the empty request whole (URLSessionEngine sent it, then failed; CurlEngine
-    /// sent it and succeeded). Checked before anything is sent; `size` is the file's measured size.
-    static func checkLength(ofUploadFile file: URL, size: Int64) throws(HTTPError) {
-        guard size == 0, let handle = try? FileHandle(forReadingFrom: file) else { return }
+    /// The length an upload file goes with (its `Content-Length`), checked before anything is sent: refused when it
+    /// is missing, unreadable or not a regular file (see `isReadableFile`), and when it measures 0 bytes but has some
+    /// (a file in `/proc`, say): its `Content-Length` would be 0, and the server would take the empty request whole
+    /// (URLSessionEngine sent it, then failed; CurlEngine sent it and succeeded). For a raw file body and a form's
+    /// file part alike.
+    static func uploadFileLength(_ file: URL, for request: Request? = nil) throws(HTTPError) -> Int64 {
+        guard let size = readableFileSize(file) else { throw unreadableUploadFile(file, for: request) }
+        guard size == 0, let handle = try? FileHandle(forReadingFrom: file) else { return size }
         defer { try? handle.close() }
-        guard (try? handle.read(upToCount: 1))?.isEmpty == false else { return }
+        guard (try? handle.read(upToCount: 1))?.isEmpty == false else { return size }
         throw HTTPError(
             .fileSystem,
             "the upload file \(file.path) measures 0 bytes but has more to read (a file in /proc, or one being "
-                + "written): it has no length to send; copy it to a file first")
+                + "written): it has no length to send; copy it to a file first", request: request)
     }
 
     /// An upload file that grew or shrank while it was sent: the server would have had a body that is neither the
