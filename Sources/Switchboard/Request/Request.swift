@@ -202,8 +202,9 @@ public struct Request: Sendable {
     /// (with `Range` and `If-Range`), even from a new process.
     ///
     /// The partial file lies beside the destination, named after it (or, into a directory, after the URL): while a
-    /// resumable download runs, another into the same partial file is refused with `.fileSystem` before anything is
-    /// sent.
+    /// resumable download runs, another into the same partial file, in this process or another, is refused with
+    /// `.fileSystem` before anything is sent (other processes see it by `<destination>.switchboard-lock`, which it
+    /// holds locked while it runs).
     public var resumable: Bool {
         get { fields.resumable }
         set { storage.unique().value.resumable = newValue }

@@ -95,7 +95,12 @@ struct DownloadPlan: Sendable {
             // The last check: from here on the plan is made, and the attempt that made it releases the claim.
             try DownloadPlan.claim(partial, for: request)
         } else {
-            partial = URL(fileURLWithPath: base.path + ".\(request.id?.rawValue ?? 0)" + DownloadPlan.partialSuffix)
+            // Named for this download alone. The request's number only is not enough: every process numbers its
+            // requests from 1, so two processes downloading to one destination wrote into one file, each cutting it
+            // back under the other, and the one that finished renamed the mixture into place.
+            let unique = String(UInt64.random(in: .min ... .max), radix: 36)
+            partial = URL(
+                fileURLWithPath: base.path + ".\(request.id?.rawValue ?? 0)-\(unique)" + DownloadPlan.partialSuffix)
             recordURL = nil
         }
         var offset: Int64 = 0
@@ -235,38 +240,116 @@ struct DownloadPlan: Sendable {
         if !request.resumable { discard() }
     }
 
-    /// Resumable downloads running in this process, by partial file, with the request that holds each.
+    /// Resumable downloads running in this process, by partial file: the request that holds each, and the descriptor
+    /// of its lock file, which tells other processes (see `lockAcrossProcesses`).
     ///
     /// A resumable download's partial file is named after its destination (or, into a directory, its URL), so that a
     /// later download finds it; two at once would share it. Each wrote into it as if it were its own: a second
     /// download of another URL to the same file removed the first's partial file, and the first then failed with
     /// "the download has 1062912 of 4000000 bytes" (or, finishing just after the second had written all of its own,
     /// took the second's file as its own); two of one URL whose content changed between them wrote both versions into
-    /// one file. The second is now refused before anything is sent.
-    private static let claims = Locked<[String: RequestID]>([:])
+    /// one file. The second is now refused before anything is sent, in this process or in another.
+    private static let claims = Locked<[String: (id: RequestID, lock: Int32?)]>([:])
 
-    /// Takes `partial` for `request` (again, for its next attempt), or refuses when another request holds it.
+    /// The file beside a resumable download's partial file that it holds locked while it runs.
+    static let lockSuffix = ".switchboard-lock"
+
+    /// Takes `partial` for `request` (again, for its next attempt), or refuses when another request holds it, in this
+    /// process or in another.
     private static func claim(_ partial: URL, for request: Request) throws(HTTPError) {
         let id = request.id ?? RequestID(rawValue: 0)
         let key = claimKey(partial)
-        let holder = claims.withLock { claims -> RequestID? in
-            if let holder = claims[key], holder != id { return holder }
-            claims[key] = id
-            return nil
+        // Another request's claim, or whether this request's own (taken again, for its next attempt) holds the lock.
+        let (holder, locked) = claims.withLock { claims -> (RequestID?, Bool) in
+            if let held = claims[key] { return held.id == id ? (nil, held.lock != nil) : (held.id, false) }
+            claims[key] = (id, nil)
+            return (nil, false)
         }
+        let into =
+            switch request.destination {
+            case .directory(let directory): "\(directory.path) of the same URL"
+            case .file(let file): file.path
+            case nil: partial.path
+            }
         if let holder {
-            let into =
-                switch request.destination {
-                case .directory(let directory): "\(directory.path) of the same URL"
-                case .file(let file): file.path
-                case nil: partial.path
-                }
             throw HTTPError(
                 .fileSystem,
                 "another resumable download into \(into) is running (request \(holder.rawValue)): it keeps its "
                     + "partial file beside the destination, which two downloads cannot share; nothing was sent",
                 request: request)
         }
+        guard !locked else { return }
+        let lockPath = lockPath(forClaim: key)
+        switch lockAcrossProcesses(lockPath) {
+        case .taken(let descriptor):
+            claims.withLock { claims in claims[key]?.lock = descriptor }
+        case .heldElsewhere:
+            claims.withLock { claims in claims[key] = nil }
+            throw HTTPError(
+                .fileSystem,
+                "another process is downloading into \(into) (it holds \(lockPath) locked): a resumable download "
+                    + "keeps its partial file beside the destination, which two downloads cannot share; nothing was "
+                    + "sent", request: request)
+        case .unsupported:
+            // A file system without locks (some network ones): the claim holds within this process.
+            break
+        case .failed(let reason):
+            claims.withLock { claims in claims[key] = nil }
+            throw HTTPError(
+                .fileSystem, "the lock file \(lockPath) cannot be opened (\(reason)); nothing was sent",
+                request: request)
+        }
+    }
+
+    /// How taking a lock file went.
+    enum ProcessLock: Equatable {
+        /// Taken: the open descriptor holds it until it is closed.
+        case taken(Int32)
+        /// Another open of the file (another process's, or another download's in this one) holds it.
+        case heldElsewhere
+        /// The file system does not lock files.
+        case unsupported
+        /// The file could not be opened; `strerror`'s words.
+        case failed(String)
+    }
+
+    /// Opens (creating it) and locks `path` without waiting, with `flock`, which other processes see (and other opens
+    /// of the file in this one).
+    ///
+    /// The holder removes the file before it lets go of it, so that nothing is left behind; an open that came just
+    /// before the removal then locks a file no longer at the path. So the lock counts only when the path still names
+    /// the file that was locked; otherwise it is taken again, on the file now there. A file left by a process that
+    /// was killed is locked by nobody, and is taken.
+    static func lockAcrossProcesses(_ path: String) -> ProcessLock {
+        for _ in 0..<8 {
+            let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+            guard descriptor >= 0 else { return .failed(String(cString: strerror(errno))) }
+            if flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
+                let error = errno
+                close(descriptor)
+                switch error {
+                case EWOULDBLOCK: return .heldElsewhere
+                case EINTR: continue
+                default: return .unsupported
+                }
+            }
+            var locked = stat()
+            var named = stat()
+            if fstat(descriptor, &locked) == 0, stat(path, &named) == 0, locked.st_dev == named.st_dev,
+                locked.st_ino == named.st_ino
+            {
+                return .taken(descriptor)
+            }
+            close(descriptor)
+        }
+        // The file was replaced under every attempt: others are taking and releasing it as fast as that.
+        return .heldElsewhere
+    }
+
+    /// Lets go of a lock `lockAcrossProcesses` took: the file is removed first, while it is still held (see there).
+    static func unlockAcrossProcesses(_ path: String, descriptor: Int32) {
+        unlink(path)
+        close(descriptor)
     }
 
     /// Gives up the partial file's claim, when this plan's request holds it: called when the attempt that made the
@@ -274,9 +357,17 @@ struct DownloadPlan: Sendable {
     func release() {
         guard request.resumable, let id = request.id else { return }
         let key = DownloadPlan.claimKey(partial)
-        DownloadPlan.claims.withLock { claims in
-            if claims[key] == id { claims[key] = nil }
+        let lock = DownloadPlan.claims.withLock { claims -> Int32? in
+            guard let held = claims[key], held.id == id else { return nil }
+            claims[key] = nil
+            return held.lock
         }
+        if let lock { DownloadPlan.unlockAcrossProcesses(DownloadPlan.lockPath(forClaim: key), descriptor: lock) }
+    }
+
+    /// The lock file of the partial file a claim is keyed by.
+    private static func lockPath(forClaim key: String) -> String {
+        String(key.dropLast(partialSuffix.utf8.count)) + lockSuffix
     }
 
     /// The partial file's path as claims know it: `.` and `..` resolved, so that two spellings of one destination

@@ -65,4 +65,114 @@ import SwitchboardTestSupport
         let secondBytes = GeneratedContent(seed: secondSeed).bytes(offset: 0, count: Self.length)
         #expect(try Data(contentsOf: try #require(again.fileURL)) == secondBytes)
     }
+
+    /// A resumable download whose lock file another process holds is refused before anything is sent, and runs once
+    /// the lock is let go; the file a killed process leaves behind (locked by nobody) is taken and removed.
+    ///
+    /// The other process is stood in for by another open of the lock file in this one: `flock` locks belong to an
+    /// open of the file, so this one's own lock conflicts with it exactly as another process's does (the test below
+    /// uses a real one).
+    @Test(arguments: bothEngines)
+    func aResumableDownloadIsRefusedWhileAnotherProcessHoldsItsPartialFile(engineName: String) async throws {
+        let requests = Locked(0)
+        let server = try LoopbackServer { request in
+            requests.withLock { $0 += 1 }
+            return Httpbin.route(request)
+        }
+        defer { server.stop() }
+        let center = try loopbackCenter(engineName, server: server)
+        let scratch = Scratch()
+        let target = scratch.file("out.bin")
+        let lockFile = target.path + DownloadPlan.lockSuffix
+        let other = open(lockFile, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        try #require(other >= 0)
+        try #require(flock(other, LOCK_EX | LOCK_NB) == 0)
+        let download: @Sendable () async throws(HTTPError) -> Response = {
+            try await center.send { request in
+                request.kind = .download
+                request.api = "files/100000"
+                request.resumable = true
+                request.destination = .file(target)
+            }
+        }
+        do {
+            _ = try await download()
+            Issue.record("\(engineName): the download was not refused")
+        } catch {
+            #expect(error.code == .fileSystem)
+            #expect(error.message.contains("another process is downloading into \(target.path)"), "\(error.message)")
+        }
+        #expect(requests.snapshot == 0, "a refused download sent nothing")
+        #expect(scratch.contents == ["out.bin.switchboard-lock"], "a refused download left no file of its own")
+        // Let go, as a killed process would: its file stays, locked by nobody.
+        close(other)
+        let response = try await download()
+        #expect(
+            try Data(contentsOf: try #require(response.fileURL))
+                == GeneratedContent(seed: 1).bytes(offset: 0, count: 100_000))
+        #expect(scratch.contents == ["out.bin"], "the lock file went with the download")
+    }
+
+    #if os(Linux)
+    /// The same with a real second process (util-linux's `flock`, holding the lock file while it sleeps): the lock
+    /// is one other processes see.
+    @Test func aLockHeldByAnotherProcessRefusesAResumableDownload() async throws {
+        let flockTool = "/usr/bin/flock"
+        try #require(FileManager.default.isExecutableFile(atPath: flockTool), "util-linux's flock is needed")
+        let (center, _) = stubCenter(StubEngine())
+        let scratch = Scratch()
+        let target = scratch.file("out.bin")
+        let ready = scratch.file("ready")
+        let child = try ProcessLaunch.spawn(
+            flockTool,
+            ["-x", target.path + DownloadPlan.lockSuffix, "/bin/sh", "-c", "echo > \(ready.path); exec sleep 60"])
+        defer {
+            kill(child, SIGTERM)
+            _ = ProcessLaunch.exitStatus(of: child)
+        }
+        await waitUntil { FileManager.default.fileExists(atPath: ready.path) }
+        do {
+            _ = try await center.send { request in
+                request.kind = .download
+                request.url = "https://example.invalid/file"
+                request.resumable = true
+                request.destination = .file(target)
+            }
+            Issue.record("the download was not refused")
+        } catch {
+            #expect(error.code == .fileSystem)
+            #expect(error.message.contains("another process is downloading into"), "\(error.message)")
+        }
+    }
+    #endif
+
+    /// A download that is not resumable writes into a partial file of its own. It was named after the request's
+    /// number, which every process counts from 1: two processes downloading to one destination wrote into one file,
+    /// each cutting it back under the other, and the first to finish renamed the mixture into place (and the other's
+    /// file with it).
+    @Test(arguments: bothEngines)
+    func aDownloadLeavesAlonePartialFilesOfOtherProcessesWithItsNumber(engineName: String) async throws {
+        let server = try LoopbackServer { Httpbin.route($0) }
+        defer { server.stop() }
+        let center = try loopbackCenter(engineName, server: server)
+        let scratch = Scratch()
+        let target = scratch.file("out.bin")
+        let number: UInt64 = 987_654_321
+        // Another process's download of its request with this number, into the same destination.
+        let others = scratch.file("out.bin.\(number).switchboard-partial")
+        let theirs = Data("another process's bytes".utf8)
+        try theirs.write(to: others)
+        let response = try await center.send { request in
+            request.id = RequestID(rawValue: number)
+            request.kind = .download
+            request.api = "files/100000"
+            request.destination = .file(target)
+        }
+        #expect(response.request.id == RequestID(rawValue: number))
+        #expect(
+            try Data(contentsOf: try #require(response.fileURL))
+                == GeneratedContent(seed: 1).bytes(offset: 0, count: 100_000))
+        #expect(try Data(contentsOf: others) == theirs)
+        #expect(scratch.contents == ["out.bin", "out.bin.\(number).switchboard-partial"])
+    }
 }
