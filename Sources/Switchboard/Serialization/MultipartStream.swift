@@ -20,9 +20,8 @@ final class MultipartStream: InputStream {
     private var index = 0
     /// Where the current data piece has been read to.
     private var offset = 0
-    private var handle: FileHandle?
-    /// How much of the current file piece has been read.
-    private var fileRead: Int64 = 0
+    /// The current file piece, once it is opened.
+    private var file: LengthHeldFile?
     private var status: Stream.Status = .notOpen
     private var failure: (any Error)?
 
@@ -36,8 +35,8 @@ final class MultipartStream: InputStream {
     }
 
     override func close() {
-        try? handle?.close()
-        handle = nil
+        file?.close()
+        file = nil
         status = .closed
     }
 
@@ -68,19 +67,8 @@ final class MultipartStream: InputStream {
                 if offset == data.count { next() }
             case .file(let url, let expected):
                 do {
-                    if handle == nil { handle = try FileHandle(forReadingFrom: url) }
-                    let remaining = expected - fileRead
-                    let chunk =
-                        remaining > 0
-                        ? try handle!.read(upToCount: Int(min(Int64(length - written), remaining))) ?? Data() : Data()
-                    fileRead += Int64(chunk.count)
-                    if chunk.isEmpty && remaining > 0 {
-                        throw RequestEncoding.changedUploadFile(url, read: fileRead, of: expected)
-                    }
-                    // Its end is found before its last byte goes: a file with more than its length fails here.
-                    if fileRead == expected, try !(handle!.read(upToCount: 1) ?? Data()).isEmpty {
-                        throw RequestEncoding.changedUploadFile(url, read: expected + 1, of: expected)
-                    }
+                    if file == nil { file = try LengthHeldFile(url, length: expected) }
+                    let chunk = try file!.next(upTo: length - written)
                     if !chunk.isEmpty {
                         chunk.withUnsafeBytes { bytes in
                             (buffer + written).update(
@@ -88,7 +76,7 @@ final class MultipartStream: InputStream {
                         }
                         written += chunk.count
                     }
-                    if fileRead == expected { next() }
+                    if file!.isAtEnd { next() }
                 } catch {
                     failure = error
                     status = .error
@@ -108,10 +96,9 @@ final class MultipartStream: InputStream {
 
     /// On to the next piece, closing the file just read.
     private func next() {
-        try? handle?.close()
-        handle = nil
+        file?.close()
+        file = nil
         index += 1
         offset = 0
-        fileRead = 0
     }
 }

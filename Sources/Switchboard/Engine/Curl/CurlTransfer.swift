@@ -25,11 +25,8 @@ final class CurlTransfer: @unchecked Sendable {
     var easy: UnsafeMutableRawPointer? { handle?.easy }
     /// The header list libcurl sends (shared with other transfers that send the same fields).
     @exclusivity(unchecked) private var headerList: CurlHeaderList?
-    /// The upload file being read, and where it is (for the error when it changes during the send).
-    @exclusivity(unchecked) private var upload: (handle: FileHandle, file: URL)?
-    /// An upload file's length when the send started, and the bytes of it handed to libcurl so far.
-    @exclusivity(unchecked) private var uploadLength: Int64 = 0
-    @exclusivity(unchecked) private var uploadRead: Int64 = 0
+    /// The upload file being read, held to its length when the send started (its `Content-Length`).
+    @exclusivity(unchecked) private var upload: LengthHeldFile?
     @exclusivity(unchecked) private var bodyStream: CurlBodyStream?
     @exclusivity(unchecked) private var resume: (@Sendable () -> Void)?
     @exclusivity(unchecked) private var status = 0
@@ -118,7 +115,7 @@ final class CurlTransfer: @unchecked Sendable {
 
     deinit {
         handle?.destroy()
-        try? upload?.handle.close()
+        upload?.close()
         bodyStream?.close()
         body.reset()
     }
@@ -231,12 +228,11 @@ final class CurlTransfer: @unchecked Sendable {
             observeUpload(easy, context: context)
         case .file(let file):
             do {
-                upload = (try FileHandle(forReadingFrom: file), file)
+                upload = try LengthHeldFile(file, length: request.body.count ?? 0)
             } catch {
                 throw RequestEncoding.unreadableUploadFile(file)
             }
-            uploadLength = request.body.count ?? 0
-            setUploadCallbacks(easy, length: uploadLength, context: context)
+            setUploadCallbacks(easy, length: request.body.count ?? 0, context: context)
         case .stream(let stream):
             bodyStream = CurlBodyStream(stream, ready: resume ?? {})
             setUploadCallbacks(easy, length: stream.length, context: context)
@@ -536,26 +532,10 @@ final class CurlTransfer: @unchecked Sendable {
                 return 0x1000_0000  // CURL_READFUNC_ABORT
             }
         }
-        guard let upload else { return 0 }
+        guard upload != nil else { return 0 }
         do {
-            // The file is held to the length it had when the send started (its `Content-Length`), and its end is
-            // found before the last byte goes: a file that grew or shrank meanwhile fails the request (libcurl sent
-            // no more than the length of one that grew, and waited, until the idle timeout, for the rest of one that
-            // shrank), as on URLSessionEngine.
-            let remaining = uploadLength - uploadRead
-            let chunk =
-                remaining > 0
-                ? try upload.handle.read(upToCount: Int(min(Int64(buffer.count), remaining))) ?? Data() : Data()
-            uploadRead += Int64(chunk.count)
-            if chunk.isEmpty && remaining > 0 {
-                failure = RequestEncoding.changedUploadFile(upload.file, read: uploadRead, of: uploadLength)
-                return 0x1000_0000  // CURL_READFUNC_ABORT
-            }
-            if uploadRead == uploadLength, try !(upload.handle.read(upToCount: 1) ?? Data()).isEmpty {
-                uploadRead += 1
-                failure = RequestEncoding.changedUploadFile(upload.file, read: uploadRead, of: uploadLength)
-                return 0x1000_0000  // CURL_READFUNC_ABORT
-            }
+            // A file that grew or shrank since the send started fails the request, as on URLSessionEngine.
+            let chunk = try upload!.next(upTo: buffer.count)
             chunk.copyBytes(to: buffer)
             return chunk.count
         } catch {
@@ -568,10 +548,9 @@ final class CurlTransfer: @unchecked Sendable {
     /// a new one (only to its start). Answers `CURL_SEEKFUNC_OK` (0), or `CURL_SEEKFUNC_CANTSEEK` (2).
     func seek(to offset: Int64, origin: Int32) -> Int32 {
         guard origin == 0 /* SEEK_SET */, offset >= 0 else { return 2 }
-        if let upload {
+        if upload != nil {
             do {
-                try upload.handle.seek(toOffset: UInt64(offset))
-                uploadRead = offset
+                try upload!.seek(to: offset)
                 return 0
             } catch {
                 return 2
