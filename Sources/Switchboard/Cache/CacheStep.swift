@@ -114,7 +114,8 @@ final class CacheStep {
         else { return }
         cache.invalidate(url: url.absoluteString)
         for name in ["Location", "Content-Location"] {
-            guard let value = response.headers[name], let target = URL(string: value, relativeTo: url)?.absoluteURL,
+            guard let value = response.headers[name],
+                let target = URL(string: URLComposition.keepingEscapes(value), relativeTo: url)?.absoluteURL,
                 Redirects.sameOrigin(url, target)
             else { continue }
             cache.invalidate(url: target.absoluteString)

@@ -69,7 +69,8 @@ enum Redirects {
     static func target(of location: String?, from: URL?) -> URL? {
         guard let location, let from else { return nil }
         let first = locations(location).first ?? ""
-        return URL(string: first, relativeTo: from)?.absoluteURL
+        // Escapes in it are kept, as browsers keep them (`URLComposition.keepingEscapes`).
+        return URL(string: URLComposition.keepingEscapes(first), relativeTo: from)?.absoluteURL
     }
 
     /// The values of a `Location` field as both engines read it, repeated fields joined by `, ` (URLSession on Linux

@@ -34,7 +34,8 @@ enum URLAddress: Sendable {
         if text.withUTF8(Self.isPlain) {
             self = .text(text)
         } else {
-            self = .url(URL(string: text))
+            // Escapes in it are kept (see `URLComposition.keepingEscapes`).
+            self = .url(URL(string: URLComposition.keepingEscapes(text)))
         }
     }
 
@@ -113,7 +114,7 @@ enum URLAddress: Sendable {
 
     /// Unreserved characters, sub-delimiters (`!$&'()*+,;=`), `:`, `@`, `/` and `?`: what a path, a query and a
     /// fragment may hold without escaping.
-    private static func isPathByte(_ byte: UInt8) -> Bool {
+    static func isPathByte(_ byte: UInt8) -> Bool {
         if isHostByte(byte) { return true }
         return switch byte {
         case UInt8(ascii: "!"), UInt8(ascii: "$"), UInt8(ascii: "&"), UInt8(ascii: "'"), UInt8(ascii: "("),

@@ -24,19 +24,21 @@ enum URLComposition {
             // parsing either (`validate` parses the result).
             return server + api
         }
-        if let absolute = URL(string: api), absolute.scheme != nil {
+        // Escapes the caller wrote stay as they are (`keepingEscapes`).
+        let escapedAPI = keepingEscapes(api)
+        if let absolute = URL(string: escapedAPI), absolute.scheme != nil {
             return absolute.absoluteString
         }
         guard !server.isEmpty else {
             throw HTTPError(.invalidURL, "api \"\(api)\" has no server to resolve against", request: request)
         }
-        guard var base = URL(string: server), base.scheme != nil else {
+        guard var base = URL(string: keepingEscapes(server)), base.scheme != nil else {
             throw HTTPError(.invalidURL, "the server \"\(server)\" is not a valid URL", request: request)
         }
         if !base.path.isEmpty && !server.hasSuffix("/") {
             base = base.appendingPathComponent("")
         }
-        guard let resolved = URL(string: api, relativeTo: base) else {
+        guard let resolved = URL(string: escapedAPI, relativeTo: base) else {
             throw HTTPError(.invalidURL, "api \"\(api)\" is not a valid URL reference", request: request)
         }
         return resolved.absoluteString
@@ -285,5 +287,96 @@ enum URLComposition {
             end += 1
         }
         return (hostStart, end)
+    }
+
+    // MARK: - Escapes
+
+    /// The text with the bytes a URL cannot hold in its path, query or fragment percent-encoded, and the escapes it
+    /// has left as they are; the text itself when it has no escape, or nothing to encode.
+    ///
+    /// Foundation's `URL(string:)` encodes a text that holds such a byte (a space, `北京`, `[`) as if it had no
+    /// escapes at all, its `%` too: `files/a b/%2F` went as `files/a%20b/%252F`, and the server read the three
+    /// characters `%2F` where the caller had written an escaped `/`. Encoded here first, the text is one Foundation
+    /// takes as it is, escapes and all, as browsers do. What is encoded is what Foundation encodes: every byte but
+    /// RFC 3986's unreserved characters, sub-delimiters, `:`, `@`, `/` and `?`, with the first `#` kept as the
+    /// fragment's start and a `%` without two hex digits after it encoded as `%25`. The scheme and the authority are
+    /// left to Foundation (a host in another script goes as punycode).
+    static func keepingEscapes(_ text: String) -> String {
+        var text = text
+        let escaped = text.withUTF8 { bytes -> String? in
+            let start = pathStart(bytes)
+            var hasEscape = false
+            var needsEncoding = false
+            var sawFragment = false
+            var index = start
+            while index < bytes.count {
+                let byte = bytes[index]
+                if byte == UInt8(ascii: "%"), isEscape(bytes, at: index) {
+                    hasEscape = true
+                    index += 3
+                    continue
+                }
+                if byte == UInt8(ascii: "#") && !sawFragment {
+                    sawFragment = true
+                } else if !URLAddress.isPathByte(byte) {
+                    needsEncoding = true
+                }
+                index += 1
+            }
+            // Without an escape, Foundation's encoding is this one; without a byte to encode, it changes nothing.
+            guard hasEscape && needsEncoding else { return nil }
+            var result: [UInt8] = []
+            result.reserveCapacity(bytes.count + 32)
+            result.append(contentsOf: bytes[..<start])
+            sawFragment = false
+            index = start
+            while index < bytes.count {
+                let byte = bytes[index]
+                if byte == UInt8(ascii: "%"), isEscape(bytes, at: index) {
+                    result.append(contentsOf: bytes[index..<index + 3])
+                    index += 3
+                    continue
+                }
+                if (byte == UInt8(ascii: "#") && !sawFragment) || URLAddress.isPathByte(byte) {
+                    sawFragment = sawFragment || byte == UInt8(ascii: "#")
+                    result.append(byte)
+                } else {
+                    result.append(UInt8(ascii: "%"))
+                    result.append(UInt8.upperHexDigit(byte >> 4))
+                    result.append(UInt8.upperHexDigit(byte & 0x0F))
+                }
+                index += 1
+            }
+            return String(decoding: result, as: UTF8.self)
+        }
+        return escaped ?? text
+    }
+
+    /// Whether `%` at `index` starts an escape: two hex digits follow it.
+    private static func isEscape(_ bytes: UnsafeBufferPointer<UInt8>, at index: Int) -> Bool {
+        index + 2 < bytes.count && bytes[index + 1].hexDigitValue != nil && bytes[index + 2].hexDigitValue != nil
+    }
+
+    /// Where a URL reference's path starts: after its scheme (letters, digits, `+`, `-` and `.` after a letter,
+    /// then `:`) and its authority (after `//`), if it has them.
+    private static func pathStart(_ bytes: UnsafeBufferPointer<UInt8>) -> Int {
+        func isLetter(_ byte: UInt8) -> Bool {
+            (byte | 0x20) >= UInt8(ascii: "a") && (byte | 0x20) <= UInt8(ascii: "z")
+        }
+        func isSchemeByte(_ byte: UInt8) -> Bool {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."): true
+            default: isLetter(byte)
+            }
+        }
+        var index = 0
+        if let first = bytes.first, isLetter(first) {
+            var end = 1
+            while end < bytes.count, isSchemeByte(bytes[end]) { end += 1 }
+            if end < bytes.count, bytes[end] == UInt8(ascii: ":") { index = end + 1 }
+        }
+        guard index + 1 < bytes.count, bytes[index] == UInt8(ascii: "/"), bytes[index + 1] == UInt8(ascii: "/")
+        else { return index }
+        return hostBounds(bytes, from: index + 2).end
     }
 }

@@ -357,8 +357,8 @@ enum FormEncoding {
                         write(byte)
                     } else {
                         write(UInt8(ascii: "%"))
-                        write(hexDigit(byte >> 4))
-                        write(hexDigit(byte & 0x0F))
+                        write(UInt8.upperHexDigit(byte >> 4))
+                        write(UInt8.upperHexDigit(byte & 0x0F))
                     }
                 }
             }
@@ -416,11 +416,6 @@ enum FormEncoding {
             writer.writeEscaped(string)
             return writer.count
         }
-    }
-
-    /// An upper-case hex digit for a value below 16.
-    private static func hexDigit(_ value: UInt8) -> UInt8 {
-        value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "A") + value - 10
     }
 
     /// Unreserved characters (`A-Z a-z 0-9 - . _ ~`), `/` and `?`.

@@ -9,4 +9,9 @@ extension UInt8 {
         default: nil
         }
     }
+
+    /// The upper-case ASCII hexadecimal digit of a value below 16, for percent escapes.
+    static func upperHexDigit(_ value: UInt8) -> UInt8 {
+        value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "A") + value - 10
+    }
 }
