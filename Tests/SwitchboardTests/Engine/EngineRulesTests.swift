@@ -24,11 +24,7 @@ import SwitchboardTestSupport
     /// plugin's `adapt` sets after that, or a direct caller.
     @Test(arguments: bothEngines)
     func aFieldThatCannotBeSentIsRefusedBeforeAnythingIsSent(engineName: String) async throws {
-        let received = Locked(0)
-        let server = try LoopbackServer { request in
-            received.withLock { $0 += 1 }
-            return Httpbin.route(request)
-        }
+        let (server, received) = try countingHttpbin()
         defer { server.stop() }
         let engine = try namedEngine(engineName)
         let fields = [
@@ -333,11 +329,7 @@ import SwitchboardTestSupport
     /// transport failure: it now says `.unsupported`, and why, before anything is sent.
     @Test(.enabled(if: canListenOnIPv6, "needs the IPv6 loopback address"), arguments: bothEngines)
     func anIPv6AddressInAURLIsReachedOrRefusedClearly(engineName: String) async throws {
-        let received = Locked(0)
-        let server = try LoopbackServer(ipv6: true) { request in
-            received.withLock { $0 += 1 }
-            return Httpbin.route(request)
-        }
+        let (server, received) = try countingHttpbin(ipv6: true)
         defer { server.stop() }
         let engine = try namedEngine(engineName)
         let redirect =

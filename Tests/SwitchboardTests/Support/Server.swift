@@ -2,7 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import Switchboard
+@testable import Switchboard
 import SwitchboardTestSupport
 
 /// Where request tests send: a real httpbin when `SWITCHBOARD_HTTPBIN_URL` is set (CI), else the loopback server.
@@ -57,6 +57,17 @@ func namedEngine(_ name: String, perHost: Int? = nil) throws -> any Engine {
     let configuration = URLSessionConfiguration.default
     if let perHost { configuration.httpMaximumConnectionsPerHost = perHost }
     return URLSessionEngine(configuration: configuration)
+}
+
+/// A loopback server of a test's own that answers as httpbin does, and how many requests it has had: for the tests
+/// that a refused request sent nothing.
+func countingHttpbin(ipv6: Bool = false) throws -> (server: LoopbackServer, requests: Locked<Int>) {
+    let requests = Locked(0)
+    let server = try LoopbackServer(ipv6: ipv6) { request in
+        requests.withLock { $0 += 1 }
+        return Httpbin.route(request)
+    }
+    return (server, requests)
 }
 
 /// A center on the named engine (a new one), aimed at `server`: the shared loopback server unless given; then

@@ -74,11 +74,7 @@ import SwitchboardTestSupport
     /// uses a real one).
     @Test(arguments: bothEngines)
     func aResumableDownloadIsRefusedWhileAnotherProcessHoldsItsPartialFile(engineName: String) async throws {
-        let requests = Locked(0)
-        let server = try LoopbackServer { request in
-            requests.withLock { $0 += 1 }
-            return Httpbin.route(request)
-        }
+        let (server, requests) = try countingHttpbin()
         defer { server.stop() }
         let center = try loopbackCenter(engineName, server: server)
         let scratch = Scratch()

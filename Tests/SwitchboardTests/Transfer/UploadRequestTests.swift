@@ -292,11 +292,7 @@ import SwitchboardTestSupport
 struct ChangingUploadFileTests {
     @Test(arguments: bothEngines, ["grows", "shrinks", "grows in a form", "shrinks in a form"])
     func anUploadFileThatChangesWhileItIsSentFailsTheRequest(engineName: String, change: String) async throws {
-        let completeBodies = Locked(0)
-        let server = try LoopbackServer { request in
-            completeBodies.withLock { $0 += 1 }
-            return Httpbin.route(request)
-        }
+        let (server, completeBodies) = try countingHttpbin()
         defer { server.stop() }
         let center = try loopbackCenter(engineName, server: server)
         let scratch = Scratch()
