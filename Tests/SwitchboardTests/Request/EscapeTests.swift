@@ -109,6 +109,12 @@ import SwitchboardTestSupport
             $0.api = "files/a b/%2F/北京/100%"; $0.responseSerializer = .raw
         }
         #expect(viaAPI.url?.absoluteString == server.baseURL + "/files/a%20b/%2F/%E5%8C%97%E4%BA%AC/100%25")
+        // The parameters' escapes beside a space in a `url` (they were right before, the query being added to the
+        // URL once Foundation had encoded it; this keeps them so).
+        let withParameters = try await center.send {
+            $0.url = server.baseURL + "/search/a b"; $0.parameters = ["q": "x&y z"]; $0.responseSerializer = .raw
+        }
+        #expect(withParameters.status == 200)
         let viaURL = try await center.send {
             $0.url = server.baseURL + "/q?a=%2F&b=c d"; $0.parameters = ["e": "f"]; $0.responseSerializer = .raw
         }
@@ -119,7 +125,8 @@ import SwitchboardTestSupport
         #expect(redirected.url?.absoluteString == server.baseURL + "/to/a%20b%2Fc?d=%26%20e")
         #expect(
             targets.snapshot == [
-                "/files/a%20b/%2F/%E5%8C%97%E4%BA%AC/100%25", "/q?a=%2F&b=c%20d&e=f", "/moved",
+                "/files/a%20b/%2F/%E5%8C%97%E4%BA%AC/100%25", "/search/a%20b?q=x%26y%20z", "/q?a=%2F&b=c%20d&e=f",
+                "/moved",
                 "/to/a%20b%2Fc?d=%26%20e",
             ], "\(engineName)")
     }
