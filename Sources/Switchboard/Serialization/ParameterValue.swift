@@ -290,39 +290,108 @@ extension ParameterValue {
         out += "\""
     }
 
-    /// The value as a Foundation property-list object; `null` has no plist form and fails, naming the path.
-    func propertyList(path: String) throws(HTTPError) -> Any {
+    /// The members as an XML property list (Apple's format: a `dict` at the top, tab-indented), written here
+    /// rather than by `PropertyListSerialization`, which changed values on the way: a double went with 17 digits
+    /// (`19.99` as `19.989999999999998`, which a server reading decimals keeps as such), `-0.0` as `0.0`, a carriage
+    /// return as it is (an XML parser reads it as a line feed), and a control character as it is (which no XML
+    /// parser reads at all).
+    ///
+    /// - Throws: `.encoding`, naming the parameter: `null` (a property list has no such value), a number a double
+    ///   cannot hold exactly, a character XML cannot hold (a control character other than tab, line feed and
+    ///   carriage return; U+FFFE; U+FFFF).
+    static func propertyList(_ members: [(key: String, value: ParameterValue)]) throws(HTTPError) -> Data {
+        var out = """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
+            <plist version="1.0">
+
+            """
+        try ParameterValue.object(members).writePropertyList(to: &out, path: "", depth: 0)
+        out += "</plist>\n"
+        return Data(out.utf8)
+    }
+
+    /// Writes the value as a property-list element at `depth` tabs, and a line break.
+    private func writePropertyList(to out: inout String, path: String, depth: Int) throws(HTTPError) {
+        out += String(repeating: "\t", count: depth)
         switch self {
-        case .string(let value): return value
-        case .int(let value): return NSNumber(value: value)
-        case .uint(let value): return NSNumber(value: value)
-        case .double(let value): return NSNumber(value: value)
+        case .string(let value):
+            out += "<string>"
+            try ParameterValue.writeXMLText(value, to: &out, path: path)
+            out += "</string>\n"
+        case .int(let value): out += "<integer>\(value)</integer>\n"
+        case .uint(let value): out += "<integer>\(value)</integer>\n"
+        case .double(let value):
+            // Apple's spellings of the values that are not finite.
+            let text =
+                if value.isNaN {
+                    "nan"
+                } else if value.isInfinite {
+                    value < 0 ? "-infinity" : "+infinity"
+                } else {
+                    ParameterValue.numberText(value)
+                }
+            out += "<real>\(text)</real>\n"
         case .literal(let text):
             // A property list's numbers are 64-bit integers and doubles: a number with more digits than a double
             // holds (a `Decimal` such as 12345678901234567890.12, an integer beyond 64 bits from a `JSON` value) was
-            // sent rounded, as 1.2345678901234567e+19, without a word.
+            // sent rounded, as 1.2345678901234567e+19, without a word. One a double holds goes with its own digits.
             guard let value = Double(text), value.isFinite, ParameterValue.sameNumber(text, "\(value)") else {
                 throw HTTPError(
                     .encoding,
                     "parameter \"\(path)\" is \(text), which a property list cannot hold exactly (its numbers are "
                         + "64-bit integers and doubles); send it as a string, or with the JSON serializer")
             }
-            return NSNumber(value: value)
-        case .bool(let value): return NSNumber(value: value)
+            out += "<real>\(text)</real>\n"
+        case .bool(let value): out += value ? "<true/>\n" : "<false/>\n"
         case .null: throw HTTPError(.encoding, "parameter \"\(path)\" is null, which a property list cannot hold")
         case .array(let elements):
-            var array: [Any] = []
+            guard !elements.isEmpty else {
+                out += "<array/>\n"
+                return
+            }
+            out += "<array>\n"
             for (index, element) in elements.enumerated() {
-                array.append(try element.propertyList(path: "\(path)[\(index)]"))
+                try element.writePropertyList(to: &out, path: "\(path)[\(index)]", depth: depth + 1)
             }
-            return array
+            out += String(repeating: "\t", count: depth) + "</array>\n"
         case .object(let members):
-            var dictionary: [String: Any] = [:]
-            for member in members {
-                dictionary[member.key] = try member.value.propertyList(
-                    path: path.isEmpty ? member.key : "\(path).\(member.key)")
+            guard !members.isEmpty else {
+                out += "<dict/>\n"
+                return
             }
-            return dictionary
+            out += "<dict>\n"
+            for member in members {
+                let memberPath = path.isEmpty ? member.key : "\(path).\(member.key)"
+                out += String(repeating: "\t", count: depth + 1) + "<key>"
+                try ParameterValue.writeXMLText(member.key, to: &out, path: memberPath)
+                out += "</key>\n"
+                try member.value.writePropertyList(to: &out, path: memberPath, depth: depth + 1)
+            }
+            out += String(repeating: "\t", count: depth) + "</dict>\n"
+        }
+    }
+
+    /// Writes text as XML character data: `&`, `<` and `>` as entities, a carriage return as a character reference
+    /// (kept, where an XML parser reads a literal one as a line feed).
+    ///
+    /// - Throws: `.encoding` for a character XML 1.0 cannot hold, even as a reference.
+    private static func writeXMLText(_ text: String, to out: inout String, path: String) throws(HTTPError) {
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\r": out += "&#13;"
+            case "\t", "\n": out.unicodeScalars.append(scalar)
+            case _ where scalar.value < 0x20 || scalar.value == 0xFFFE || scalar.value == 0xFFFF:
+                let code = String(scalar.value, radix: 16, uppercase: true)
+                throw HTTPError(
+                    .encoding,
+                    "parameter \"\(path)\" holds U+\(String(repeating: "0", count: max(0, 4 - code.count)) + code), "
+                        + "which an XML property list cannot hold; send it with the JSON serializer")
+            default: out.unicodeScalars.append(scalar)
+            }
         }
     }
 }

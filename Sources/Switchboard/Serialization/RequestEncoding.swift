@@ -88,8 +88,7 @@ enum RequestEncoding {
                     body = .data(Data(text.utf8))
                     contentType = "application/json"
                 case .plist:
-                    let object = try ParameterValue.object(parameters).propertyList(path: "")
-                    body = .data(try plistData(object, request: request))
+                    body = .data(try ParameterValue.propertyList(parameters))
                     contentType = "application/x-plist"
                 }
             } catch {
@@ -225,16 +224,6 @@ enum RequestEncoding {
             .fileSystem,
             "the upload file \(file.path) changed while it was sent: it had \(length) bytes when the send started, "
                 + (count > length ? "and has more now" : "and ended after \(count)"))
-    }
-
-    private static func plistData(_ object: Any, request: Request) throws(HTTPError) -> Data {
-        do {
-            return try PropertyListSerialization.data(fromPropertyList: object, format: .xml, options: 0)
-        } catch {
-            throw HTTPError(
-                .encoding, "the parameters are not a valid property list", request: request,
-                underlying: error)
-        }
     }
 
     private static func accept(for serializer: ResponseSerializer) -> String? {
