@@ -367,7 +367,7 @@ struct DownloadPlan: Sendable {
 
     /// The lock file of the partial file a claim is keyed by.
     private static func lockPath(forClaim key: String) -> String {
-        String(key.dropLast(partialSuffix.utf8.count)) + lockSuffix
+        String(key.dropLast(partialSuffix.count)) + lockSuffix
     }
 
     /// The partial file's path as claims know it: `.` and `..` resolved, so that two spellings of one destination
