@@ -292,27 +292,27 @@ enum URLComposition {
     // MARK: - Escapes
 
     /// The text with the bytes a URL cannot hold in its path, query or fragment percent-encoded, and the escapes it
-    /// has left as they are; the text itself when it has no escape, or nothing to encode.
+    /// has left as they are; the text itself when it has nothing to encode.
     ///
     /// Foundation's `URL(string:)` encodes a text that holds such a byte (a space, `北京`, `[`) as if it had no
     /// escapes at all, its `%` too: `files/a b/%2F` went as `files/a%20b/%252F`, and the server read the three
     /// characters `%2F` where the caller had written an escaped `/`. Encoded here first, the text is one Foundation
-    /// takes as it is, escapes and all, as browsers do. What is encoded is what Foundation encodes: every byte but
-    /// RFC 3986's unreserved characters, sub-delimiters, `:`, `@`, `/` and `?`, with the first `#` kept as the
-    /// fragment's start and a `%` without two hex digits after it encoded as `%25`. The scheme and the authority are
-    /// left to Foundation (a host in another script goes as punycode).
+    /// takes as it is, escapes and all, as browsers do; and one that every Foundation takes (before iOS 17 and macOS
+    /// 14, `URL(string:)` refused a space instead of encoding it). What is encoded is what Foundation encodes: every
+    /// byte but RFC 3986's unreserved characters, sub-delimiters, `:`, `@`, `/` and `?`, with the first `#` kept as
+    /// the fragment's start and a `%` without two hex digits after it encoded as `%25`, so that a text without an
+    /// escape ends as Foundation would make it. The scheme and the authority are left to Foundation (a host in
+    /// another script goes as punycode).
     static func keepingEscapes(_ text: String) -> String {
         var text = text
         let escaped = text.withUTF8 { bytes -> String? in
             let start = pathStart(bytes)
-            var hasEscape = false
             var needsEncoding = false
             var sawFragment = false
             var index = start
             while index < bytes.count {
                 let byte = bytes[index]
                 if byte == UInt8(ascii: "%"), isEscape(bytes, at: index) {
-                    hasEscape = true
                     index += 3
                     continue
                 }
@@ -323,8 +323,7 @@ enum URLComposition {
                 }
                 index += 1
             }
-            // Without an escape, Foundation's encoding is this one; without a byte to encode, it changes nothing.
-            guard hasEscape && needsEncoding else { return nil }
+            guard needsEncoding else { return nil }
             var result: [UInt8] = []
             result.reserveCapacity(bytes.count + 32)
             result.append(contentsOf: bytes[..<start])
