@@ -602,6 +602,19 @@ extension URLError {
             ])
     }
 
+    /// The error both engines give when libcurl stops reading a response head at a field longer than it reads (100 KB,
+    /// `CURL_MAX_HTTP_HEADER`): libcurl's own words are only "Out of memory", which sent readers looking for a
+    /// memory problem on their side. `detail` is libcurl's words.
+    static func headFieldTooLong(_ detail: String, underlying: (any Error)? = nil) -> URLError {
+        var info: [String: Any] = [
+            NSLocalizedDescriptionKey:
+                "the response head has a field longer than libcurl reads (100 KB), or libcurl ran out of memory "
+                + "(\(detail))"
+        ]
+        if let underlying { info[NSUnderlyingErrorKey] = underlying as NSError }
+        return URLError(.badServerResponse, userInfo: info)
+    }
+
     /// What both engines say of an exchange that outlasted its total timeout (`limit`, when known).
     static func totalTimeoutMessage(_ limit: Duration?) -> String {
         let limit = limit.map { String(format: "%.3g s", $0.seconds) } ?? "its limit"

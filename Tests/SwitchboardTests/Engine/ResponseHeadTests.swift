@@ -97,6 +97,37 @@ import SwitchboardTestSupport
             "\(engineName) \(line.debugDescription): \(error?.message ?? "no error")")
     }
 
+    /// A field longer than libcurl reads (100 KB) fails the exchange on both engines with the same code and words that
+    /// say so: libcurl's own were only "Out of memory", which sent readers looking for a memory problem of their own.
+    /// A field just under the limit is read.
+    @Test(arguments: bothEngines)
+    func aFieldLongerThanLibcurlReadsFailsClearly(engineName: String) async throws {
+        let server = try LoopbackServer { request in
+            let length = request.path == "/long" ? 200_000 : 90_000
+            var response = ServerResponse()
+            response.rawHead = Data(
+                ("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nX-Long: " + String(repeating: "a", count: length)
+                    + "\r\n\r\n").utf8)
+            response.body = Data("ok".utf8)
+            return response
+        }
+        defer { server.stop() }
+        let center = try loopbackCenter(engineName, server: server)
+        let outcome = await center.sendRecording {
+            $0.api = "long"; $0.responseSerializer = .string
+        }
+        #expect(outcome.error?.code == .transport, "\(engineName)")
+        #expect((outcome.error?.underlying as? URLError)?.code == .badServerResponse, "\(engineName)")
+        #expect(
+            outcome.error?.message.contains("the response head has a field longer than libcurl reads (100 KB)") == true,
+            "\(engineName): \(outcome.error?.message ?? "no error")")
+        let read = try await center.send {
+            $0.api = "shorter"; $0.responseSerializer = .string
+        }
+        #expect(read.headers["X-Long"]?.utf8.count == 90_000)
+        #expect(read.string == "ok")
+    }
+
     /// A status line whose protocol is in lower case (`http/1.1 200 OK`) is read on both engines, as libcurl reads it
     /// (CurlEngine read only `HTTP/`, and failed the request with "the operation could not be completed").
     @Test(arguments: bothEngines)

@@ -763,6 +763,11 @@ final class CurlTransfer: @unchecked Sendable {
             case 90: .serverCertificateUntrusted
             default: .unknown
             }
+        if code == 27, head == nil {
+            // CURLE_OUT_OF_MEMORY before the head was whole: a field longer than libcurl reads (its header buffer
+            // refuses to grow past it, in those words), as URLSession on Linux finds too.
+            return URLError.headFieldTooLong("\(detail) (libcurl error \(code))")
+        }
         if code == 60 || code == 77 {
             return HTTPError(.serverTrust, "the server's certificate is not trusted: \(detail) (libcurl error \(code))")
         }

@@ -1023,6 +1023,10 @@ final class SessionTransfer: Sendable {
         if urlError.code == .unknown, let detail, let code = Self.curlFailureCode(detail) {
             return URLError(code, userInfo: urlError.userInfo)
         }
+        if urlError.code == .unknown, let detail, detail == "Out of memory" {
+            // libcurl's words for a response head field longer than it reads, as CurlEngine finds too.
+            return URLError.headFieldTooLong(detail, underlying: urlError)
+        }
         if urlError.code == .unknown, detail == "Failed writing header" {
             return URLError(
                 .cannotParseResponse,
