@@ -322,7 +322,9 @@ struct DownloadPlan: Sendable {
     /// was killed is locked by nobody, and is taken.
     static func lockAcrossProcesses(_ path: String) -> ProcessLock {
         for _ in 0..<8 {
-            let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+            // Read-only is enough to lock; a symbolic link in its place is not followed (it fails, and the download
+            // with it, rather than create or lock a file elsewhere).
+            let descriptor = open(path, O_RDONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o644)
             guard descriptor >= 0 else { return .failed(String(cString: strerror(errno))) }
             if flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
                 let error = errno

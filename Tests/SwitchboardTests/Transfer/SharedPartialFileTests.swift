@@ -142,6 +142,31 @@ import SwitchboardTestSupport
     }
     #endif
 
+    /// A symbolic link in the lock file's place is not followed: the download is refused before anything is sent,
+    /// and no file is made where the link points.
+    @Test func aLinkInTheLockFilesPlaceIsNotFollowed() async throws {
+        let (center, stub) = stubCenter(StubEngine())
+        let scratch = Scratch()
+        let target = scratch.file("out.bin")
+        let elsewhere = scratch.file("elsewhere.txt")
+        try FileManager.default.createSymbolicLink(
+            atPath: target.path + DownloadPlan.lockSuffix, withDestinationPath: elsewhere.path)
+        do {
+            _ = try await center.send { request in
+                request.kind = .download
+                request.url = "https://example.invalid/file"
+                request.resumable = true
+                request.destination = .file(target)
+            }
+            Issue.record("the download was not refused")
+        } catch {
+            #expect(error.code == .fileSystem)
+            #expect(error.message.contains("the lock file"), "\(error.message)")
+        }
+        #expect(stub.requests.isEmpty, "nothing was sent")
+        #expect(!FileManager.default.fileExists(atPath: elsewhere.path), "no file was made where the link points")
+    }
+
     /// A download that is not resumable writes into a partial file of its own. It was named after the request's
     /// number, which every process counts from 1: two processes downloading to one destination wrote into one file,
     /// each cutting it back under the other, and the first to finish renamed the mixture into place (and the other's
