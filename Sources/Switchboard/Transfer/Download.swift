@@ -92,6 +92,15 @@ struct DownloadPlan: Sendable {
         if request.resumable {
             partial = URL(fileURLWithPath: base.path + DownloadPlan.partialSuffix)
             recordURL = URL(fileURLWithPath: base.path + DownloadPlan.recordSuffix)
+            // Its name is known in advance, so a link put there (into a shared directory such as /tmp) would have the
+            // body written through it, into whatever file it points to. Switchboard never makes one.
+            var status = stat()
+            if lstat(partial.path, &status) == 0, status.st_mode & S_IFMT == S_IFLNK {
+                throw HTTPError(
+                    .fileSystem,
+                    "the partial file \(partial.path) is a symbolic link, which a download never makes: it would "
+                        + "write through it; nothing was sent", request: request)
+            }
             // The last check: from here on the plan is made, and the attempt that made it releases the claim.
             try DownloadPlan.claim(partial, for: request)
         } else {

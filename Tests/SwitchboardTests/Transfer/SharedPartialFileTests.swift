@@ -142,15 +142,16 @@ import SwitchboardTestSupport
     }
     #endif
 
-    /// A symbolic link in the lock file's place is not followed: the download is refused before anything is sent,
-    /// and no file is made where the link points.
-    @Test func aLinkInTheLockFilesPlaceIsNotFollowed() async throws {
+    /// A symbolic link in the lock file's or the partial file's place is not followed: the download is refused before
+    /// anything is sent, and no file is made where the link points. Both names are known in advance, so a link could
+    /// be put there in a shared directory (`/tmp`), and the body would have been written through it.
+    @Test(arguments: [DownloadPlan.lockSuffix, DownloadPlan.partialSuffix])
+    func aLinkInTheLockOrPartialFilesPlaceIsNotFollowed(suffix: String) async throws {
         let (center, stub) = stubCenter(StubEngine())
         let scratch = Scratch()
         let target = scratch.file("out.bin")
         let elsewhere = scratch.file("elsewhere.txt")
-        try FileManager.default.createSymbolicLink(
-            atPath: target.path + DownloadPlan.lockSuffix, withDestinationPath: elsewhere.path)
+        try FileManager.default.createSymbolicLink(atPath: target.path + suffix, withDestinationPath: elsewhere.path)
         do {
             _ = try await center.send { request in
                 request.kind = .download
@@ -161,7 +162,7 @@ import SwitchboardTestSupport
             Issue.record("the download was not refused")
         } catch {
             #expect(error.code == .fileSystem)
-            #expect(error.message.contains("the lock file"), "\(error.message)")
+            #expect(error.message.contains(target.path + suffix), "\(error.message)")
         }
         #expect(stub.requests.isEmpty, "nothing was sent")
         #expect(!FileManager.default.fileExists(atPath: elsewhere.path), "no file was made where the link points")
