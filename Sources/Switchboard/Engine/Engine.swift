@@ -190,6 +190,13 @@ public struct EngineRequest: Sendable {
         set { storage.unique().value.onFileOpened = newValue }
         _modify { yield &storage.unique().value.onFileOpened }
     }
+    /// Whether the destination file is a download's partial file, which Switchboard names and which is never a
+    /// symbolic link: `sink(for:)` then opens it without following one (one put in its place would have the body
+    /// written through it, into whatever file it points to).
+    var destinationIsPartialFile: Bool {
+        get { storage.value.destinationIsPartialFile }
+        set { storage.unique().value.destinationIsPartialFile = newValue }
+    }
     /// Called as the exchange goes, from any thread, with each response head (a redirect's too) and each redirect the
     /// engine follows, for the center's `RequestObserver`s; `nil` when nobody observes. Engines should call it.
     public var onEvent: (@Sendable (EngineEvent) -> Void)? {
@@ -249,6 +256,7 @@ public struct EngineRequest: Sendable {
         var id: RequestID?
         var onResponseHead: (@Sendable (HTTPURLResponse) -> Void)?
         var onFileOpened: (@Sendable (_ status: Int, _ field: (String) -> String?) -> Void)?
+        var destinationIsPartialFile = false
         var onEvent: (@Sendable (EngineEvent) -> Void)?
         var cancellation: EngineCancellation?
         var receiver: BodyReceiver?

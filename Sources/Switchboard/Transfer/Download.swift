@@ -93,7 +93,8 @@ struct DownloadPlan: Sendable {
             partial = URL(fileURLWithPath: base.path + DownloadPlan.partialSuffix)
             recordURL = URL(fileURLWithPath: base.path + DownloadPlan.recordSuffix)
             // Its name is known in advance, so a link put there (into a shared directory such as /tmp) would have the
-            // body written through it, into whatever file it points to. Switchboard never makes one.
+            // body written through it, into whatever file it points to. Switchboard never makes one. Refused here,
+            // before anything is sent; one made later is refused when the engine opens the file (`apply`).
             var status = stat()
             if lstat(partial.path, &status) == 0, status.st_mode & S_IFMT == S_IFLNK {
                 throw HTTPError(
@@ -136,6 +137,7 @@ struct DownloadPlan: Sendable {
     /// file is opened for it.
     func apply(to engineRequest: inout EngineRequest) {
         engineRequest.destination = .file(partial, offset: offset)
+        engineRequest.destinationIsPartialFile = true
         if request.headers["Accept-Encoding"] == nil {
             // Byte ranges and lengths must refer to the bytes on disk, not to a compressed stream.
             engineRequest.headers["Accept-Encoding"] = "identity"

@@ -41,20 +41,34 @@ public final class FileSink: @unchecked Sendable {
     private var synchronous: Bool { mode != .queued }
 
     /// Opens (creating if needed) a file and cuts it to `start` bytes; writing continues from there, as `mode` says.
+    /// Unless `followingLinks`, a symbolic link at `url` is not followed: the open fails.
     ///
     /// - Throws: `HTTPError` `.fileSystem` when the file cannot be created, opened or cut (a directory, say), on
     ///   every engine alike.
-    init(url: URL, start: Int64, mode: Mode) throws(HTTPError) {
+    init(url: URL, start: Int64, mode: Mode, followingLinks: Bool = true) throws(HTTPError) {
         self.mode = mode
-        if !FileManager.default.fileExists(atPath: url.path) {
-            guard FileManager.default.createFile(atPath: url.path, contents: nil) else {
-                throw HTTPError(.fileSystem, "cannot create \(url.path)")
+        if followingLinks {
+            if !FileManager.default.fileExists(atPath: url.path) {
+                guard FileManager.default.createFile(atPath: url.path, contents: nil) else {
+                    throw HTTPError(.fileSystem, "cannot create \(url.path)")
+                }
             }
-        }
-        do {
-            handle = try FileHandle(forWritingTo: url)
-        } catch {
-            throw HTTPError(.fileSystem, "the download file \(url.path) cannot be opened: \(error)", underlying: error)
+            do {
+                handle = try FileHandle(forWritingTo: url)
+            } catch {
+                throw HTTPError(
+                    .fileSystem, "the download file \(url.path) cannot be opened: \(error)", underlying: error)
+            }
+        } else {
+            let descriptor = open(url.path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o644)
+            guard descriptor >= 0 else {
+                let error = errno
+                throw HTTPError(
+                    .fileSystem,
+                    "the download file \(url.path) cannot be opened: \(String(cString: strerror(error)))"
+                        + (error == ELOOP ? " (it is a symbolic link, which a download's partial file never is)" : ""))
+            }
+            handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
         }
         do {
             try handle.truncate(atOffset: UInt64(start))
@@ -165,7 +179,7 @@ extension EngineRequest {
             }
             start = asked == nil ? wanted : 0
         }
-        let sink = try FileSink(url: url, start: start, mode: mode)
+        let sink = try FileSink(url: url, start: start, mode: mode, followingLinks: !destinationIsPartialFile)
         onFileOpened?(response.statusCode) { response.value(forHTTPHeaderField: $0) }
         return sink
     }

@@ -168,6 +168,37 @@ import SwitchboardTestSupport
         #expect(!FileManager.default.fileExists(atPath: elsewhere.path), "no file was made where the link points")
     }
 
+    /// A link put in the partial file's place after the download checked it, while its request is on the way (the
+    /// server makes it here, before it answers), is not followed either: the engine opens the partial file without
+    /// following links, and the download fails as a file-system fault, on both engines, with nothing written where
+    /// the link points.
+    @Test(arguments: bothEngines)
+    func aLinkMadeWhileTheRequestIsOnTheWayIsNotFollowed(engineName: String) async throws {
+        let scratch = Scratch()
+        let target = scratch.file("out.bin")
+        let elsewhere = scratch.file("elsewhere.txt")
+        let server = try LoopbackServer { request in
+            try? FileManager.default.createSymbolicLink(
+                atPath: target.path + DownloadPlan.partialSuffix, withDestinationPath: elsewhere.path)
+            return Httpbin.route(request)
+        }
+        defer { server.stop() }
+        let center = try loopbackCenter(engineName, server: server)
+        do {
+            _ = try await center.send { request in
+                request.kind = .download
+                request.api = "files/100000"
+                request.resumable = true
+                request.destination = .file(target)
+            }
+            Issue.record("\(engineName): the download went through the link")
+        } catch {
+            #expect(error.code == .fileSystem, "\(engineName): \(error)")
+            #expect(error.message.contains("symbolic link"), "\(engineName): \(error.message)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: elsewhere.path), "\(engineName): nothing where the link points")
+    }
+
     /// A download that is not resumable writes into a partial file of its own. It was named after the request's
     /// number, which every process counts from 1: two processes downloading to one destination wrote into one file,
     /// each cutting it back under the other, and the first to finish renamed the mixture into place (and the other's
