@@ -122,6 +122,30 @@ import SwitchboardTestSupport
         #expect(calls.snapshot == 3)
     }
 
+    /// The cache holds responses, which may be personal or carry credentials: its files are this user's alone (mode
+    /// 0600), in a directory only this user may enter when the cache made it (0700). Made with the default modes,
+    /// every account on the machine could read them.
+    @Test func theDiskStoreIsReadableByThisUserAlone() async throws {
+        let parent = FileManager.default.temporaryDirectory.appendingPathComponent("cache-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: parent) }
+        let directory = parent.appendingPathComponent("made/by/the/cache")
+        let stub = StubEngine()
+        stub.on(nil, "/v1/me", reply: .json(["token": "secret"], headers: ["Cache-Control": "max-age=600"]))
+        let center = stubCenter(stub) { $0.cache = ResponseCache(directory: directory) }.0
+        _ = try await center.send {
+            $0.api = "me"; $0.cachePolicy = .http
+        }
+        func mode(_ path: String) throws -> Int {
+            try #require(FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int) & 0o777
+        }
+        #expect(try mode(directory.path) == 0o700)
+        let files = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+        #expect(!files.isEmpty)
+        for file in files {
+            #expect(try mode(directory.appendingPathComponent(file).path) == 0o600, "\(file)")
+        }
+    }
+
     @Test func theDiskStoreSurvivesANewCacheAndDropsWhatACrashLeft() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("cache-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
