@@ -102,7 +102,7 @@ public final class ResponseCache: Sendable {
         self.diskCapacity = diskCapacity
         self.now = now
         if let directory {
-            // Only this user may enter a directory the cache makes (see `writePrivately`).
+            // Only this user may enter a directory the cache makes (see `PrivateFile`).
             try? FileManager.default.createDirectory(
                 at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             loadIndex(directory)
@@ -284,23 +284,6 @@ public final class ResponseCache: Sendable {
 
     // MARK: - Stores
 
-    /// Writes `data` to a new file that only this user can read or write (mode 0600). The cache holds responses,
-    /// which may be personal or carry credentials; a file made with the default mode (0644 under the usual umask)
-    /// could be read by every account on the machine.
-    static func writePrivately(_ data: Data, to url: URL) -> Bool {
-        let descriptor = open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { return false }
-        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
-        do {
-            try handle.write(contentsOf: data)
-            try handle.close()
-            return true
-        } catch {
-            try? handle.close()
-            return false
-        }
-    }
-
     private func fileName(_ key: String, _ scope: String) -> String {
         SHA256Hasher.hex(Data("\(scope)\n\(key)".utf8)) + ".response"
     }
@@ -340,7 +323,7 @@ public final class ResponseCache: Sendable {
         var written = false
         if let file {
             beforeFileAccess.withLock { $0 }?(name)
-            written = ResponseCache.writePrivately(file, to: temporary)
+            written = PrivateFile.create(file, at: temporary)
         }
         state.withLock { state in
             guard state.writes[name]?.write == write else {

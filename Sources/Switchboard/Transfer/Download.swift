@@ -155,7 +155,8 @@ struct DownloadPlan: Sendable {
             let record = Record(
                 url: url, etag: field("ETag"), lastModified: field("Last-Modified"),
                 total: DownloadPlan.total(status: status, header: field))
-            try? JSONEncoder().encode(record).write(to: recordURL, options: .atomic)
+            // The user's alone: its URL may carry credentials in its query (a signed URL).
+            if let data = try? JSONEncoder().encode(record) { PrivateFile.replace(recordURL, with: data) }
         }
     }
 

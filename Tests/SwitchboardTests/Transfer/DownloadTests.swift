@@ -281,6 +281,9 @@ import SwitchboardTestSupport
         #expect(scratch.contents == ["cancelled.bin.switchboard-partial", "cancelled.bin.switchboard-resume"])
         #expect(
             DownloadPlan.size(of: URL(fileURLWithPath: destination.path + ".switchboard-partial")) == Int64(pauseAt))
+        // The record is the user's alone: its URL may carry credentials in its query.
+        let record = try FileManager.default.attributesOfItem(atPath: destination.path + ".switchboard-resume")
+        #expect((record[.posixPermissions] as? Int).map { $0 & 0o777 } == 0o600)
         // The resumed request asks for the rest; the server pauses only before 5 MiB, so it flows straight through.
         let response = try await center.send(configure)
         #expect(response.status == 206)
