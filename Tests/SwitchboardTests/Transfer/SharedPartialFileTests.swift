@@ -12,6 +12,32 @@ import SwitchboardTestSupport
 @Suite struct SharedPartialFileTests {
     static let length = 4_000_000
 
+    /// A resumable download of `api` into `target`.
+    static func download(_ center: Center, _ api: String, into target: URL) async throws(HTTPError) -> Response {
+        try await center.send { request in
+            request.kind = .download
+            request.api = api
+            request.resumable = true
+            request.destination = .file(target)
+        }
+    }
+
+    /// Sends a resumable download of `api` into `target` and expects it refused as a file-system fault whose message
+    /// holds `words`.
+    static func expectRefused(
+        _ center: Center, _ api: String = "files/100000", into target: URL, saying words: String,
+        _ context: String = "",
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async {
+        do {
+            _ = try await download(center, api, into: target)
+            Issue.record("\(context): the download was not refused", sourceLocation: sourceLocation)
+        } catch {
+            #expect(error.code == .fileSystem, "\(context): \(error)", sourceLocation: sourceLocation)
+            #expect(error.message.contains(words), "\(context): \(error.message)", sourceLocation: sourceLocation)
+        }
+    }
+
     @Test(arguments: bothEngines, ["file", "file spelled otherwise", "directory"])
     func aSecondResumableDownloadIntoTheSamePartialFileIsRefused(engineName: String, into: String) async throws {
         let paths = Locked<[String]>([])
@@ -83,26 +109,20 @@ import SwitchboardTestSupport
         let other = open(lockFile, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         try #require(other >= 0)
         try #require(flock(other, LOCK_EX | LOCK_NB) == 0)
-        let download: @Sendable () async throws(HTTPError) -> Response = {
-            try await center.send { request in
-                request.kind = .download
-                request.api = "files/100000"
-                request.resumable = true
-                request.destination = .file(target)
-            }
-        }
-        do {
-            _ = try await download()
-            Issue.record("\(engineName): the download was not refused")
-        } catch {
-            #expect(error.code == .fileSystem)
-            #expect(error.message.contains("another process is downloading into \(target.path)"), "\(error.message)")
-        }
+        await Self.expectRefused(
+            center, into: target, saying: "another process is downloading into \(target.path)", engineName)
         #expect(requests.snapshot == 0, "a refused download sent nothing")
         #expect(scratch.contents == ["out.bin.switchboard-lock"], "a refused download left no file of its own")
-        // Let go, as a killed process would: its file stays, locked by nobody.
+        // Let go, as a killed process would: its file stays, locked by nobody. A process started meanwhile by another
+        // test holds a copy of the descriptor until it runs its program (flock locks go with every copy), so the lock
+        // is free only once a new open of the file can take it.
         close(other)
-        let response = try await download()
+        await waitUntil {
+            guard case .taken(let descriptor) = DownloadPlan.lockAcrossProcesses(lockFile) else { return false }
+            close(descriptor)
+            return true
+        }
+        let response = try await Self.download(center, "files/100000", into: target)
         #expect(
             try Data(contentsOf: try #require(response.fileURL))
                 == GeneratedContent(seed: 1).bytes(offset: 0, count: 100_000))
@@ -127,18 +147,7 @@ import SwitchboardTestSupport
             _ = ProcessLaunch.exitStatus(of: child)
         }
         await waitUntil { FileManager.default.fileExists(atPath: ready.path) }
-        do {
-            _ = try await center.send { request in
-                request.kind = .download
-                request.url = "https://example.invalid/file"
-                request.resumable = true
-                request.destination = .file(target)
-            }
-            Issue.record("the download was not refused")
-        } catch {
-            #expect(error.code == .fileSystem)
-            #expect(error.message.contains("another process is downloading into"), "\(error.message)")
-        }
+        await Self.expectRefused(center, "file", into: target, saying: "another process is downloading into")
     }
     #endif
 
@@ -152,18 +161,7 @@ import SwitchboardTestSupport
         let target = scratch.file("out.bin")
         let elsewhere = scratch.file("elsewhere.txt")
         try FileManager.default.createSymbolicLink(atPath: target.path + suffix, withDestinationPath: elsewhere.path)
-        do {
-            _ = try await center.send { request in
-                request.kind = .download
-                request.url = "https://example.invalid/file"
-                request.resumable = true
-                request.destination = .file(target)
-            }
-            Issue.record("the download was not refused")
-        } catch {
-            #expect(error.code == .fileSystem)
-            #expect(error.message.contains(target.path + suffix), "\(error.message)")
-        }
+        await Self.expectRefused(center, "file", into: target, saying: target.path + suffix)
         #expect(stub.requests.isEmpty, "nothing was sent")
         #expect(!FileManager.default.fileExists(atPath: elsewhere.path), "no file was made where the link points")
     }
@@ -184,18 +182,7 @@ import SwitchboardTestSupport
         }
         defer { server.stop() }
         let center = try loopbackCenter(engineName, server: server)
-        do {
-            _ = try await center.send { request in
-                request.kind = .download
-                request.api = "files/100000"
-                request.resumable = true
-                request.destination = .file(target)
-            }
-            Issue.record("\(engineName): the download went through the link")
-        } catch {
-            #expect(error.code == .fileSystem, "\(engineName): \(error)")
-            #expect(error.message.contains("symbolic link"), "\(engineName): \(error.message)")
-        }
+        await Self.expectRefused(center, into: target, saying: "symbolic link", engineName)
         #expect(!FileManager.default.fileExists(atPath: elsewhere.path), "\(engineName): nothing where the link points")
     }
 
