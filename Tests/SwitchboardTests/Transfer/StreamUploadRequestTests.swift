@@ -123,7 +123,14 @@ final class StreamFactory: Sendable {
         #expect(json["args"]?["part"]?.string == "1")
         #expect(json["headers"]?["Content-Type"]?.string == "text/plain")
         #expect(json["headers"]?["Transfer-Encoding"]?.string == "chunked")
-        #expect(factory.opens.snapshot == 1)
+        // Once per exchange. On loopback there is one. A real server may close a kept-alive connection just as the
+        // request goes on it (gunicorn's gthread workers do, seen once in a CI run on URLSessionEngine); libcurl then
+        // sends it again on a new connection and the body is opened once more, and still arrives whole (above).
+        if Server.isRealHttpbin {
+            #expect((1...2).contains(factory.opens.snapshot))
+        } else {
+            #expect(factory.opens.snapshot == 1)
+        }
     }
 
     @Test func aStreamIsOpenedAgainWhenA307KeepsTheBody() async throws {
