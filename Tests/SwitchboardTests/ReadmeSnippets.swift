@@ -491,6 +491,14 @@ extension ReadmeSnippets {
             request.method = .post
             request.retry = .xmNetworking(retryCount: 2)   // any failure, twice more, 2 s apart
         }
+        Center.shared.setup { config in
+            config.retryPolicy = RetryPolicy(idempotencyKey: "Idempotency-Key")
+        }
+        try await Center.shared.send { request in
+            request.api = "payments"
+            request.method = .post                        // Idempotency-Key: <UUID>, on each of up to 3 attempts
+            request.parameters = ["amount": 100]
+        }
     }
 
     static func errors() async throws {

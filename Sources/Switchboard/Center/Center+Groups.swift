@@ -169,10 +169,14 @@ extension Center {
             let (results, error) = await runMembers(group, configuration, previous: previous, relay: relay)
             relay?.finish()
             let failed = error != nil
+            // Remembered with the idempotency keys the failed members' attempts sent, if any were made: a retry
+            // sends the same operations again.
             let record: RetryRecord? =
                 switch group {
-                case .batch(let batch): failed ? .batch(batch, results, callbacks) : nil
-                case .chain(let chain): failed ? .chain(chain, results, callbacks) : nil
+                case .batch(let batch):
+                    failed ? .batch(batch.carryingIdempotencyKeys(of: results, configuration), results, callbacks) : nil
+                case .chain(let chain):
+                    failed ? .chain(chain.carryingIdempotencyKeys(of: results, configuration), results, callbacks) : nil
                 case .single: nil
                 }
             registry.remember(id, failure: record, limit: configuration.retainedFailures)

@@ -99,8 +99,10 @@ extension Center {
             let result = await run(
                 request, configuration, progress: relay?.report, interim: interim, cancellation: cancellation)
             relay?.finish()
+            // Remembered with the idempotency key its attempts sent, if one was made: a retry is the same operation.
+            let key = request.madeIdempotencyKey(endingIn: result, configuration)
             registry.remember(
-                id, failure: result.isSuccess ? nil : .single(request, callbacks),
+                id, failure: result.isSuccess ? nil : .single(request.carrying(key), callbacks),
                 limit: configuration.retainedFailures)
             @Sendable func deliver() {
                 let outcome = callbacks.deliver(result)

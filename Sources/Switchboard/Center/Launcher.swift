@@ -55,7 +55,7 @@ struct Launcher: Sendable {
 
     /// A chain step, built during the run: the step's identifier, and the chain's refresh rule.
     static func step(_ request: Request, at index: Int, of chain: ChainRequest) -> Request {
-        var request = request
+        var request = request.carrying(chain.idempotencyKeys[index])
         request.id = chain.memberIDs[index]
         if chain.sentByRefresh { request.usesAuthenticator = false }
         return request

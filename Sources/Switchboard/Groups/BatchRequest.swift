@@ -113,6 +113,9 @@ public struct ChainRequest: Sendable {
     var firstCalls = 0
     /// Whether the chain was sent by an `Authenticator` refreshing its credential: its steps skip the authenticator.
     var sentByRefresh = false
+    /// The idempotency keys that failed steps were sent with, by step, for `Center.retry(_:)`: a step built again
+    /// carries its key.
+    var idempotencyKeys: [Int: IdempotencyKey] = [:]
 
     /// Creates an empty chain.
     public init() {}

@@ -50,6 +50,10 @@ extension Center {
         var result: Result<Response, HTTPError>
         var attempt = 1
         let authenticator = request.usesAuthenticator ? configuration.authenticator : nil
+        // The header that carries an idempotency key, when the policy names one; the key is made at the first
+        // attempt that needs it and sent with every attempt after it.
+        let keyHeader = request.idempotencyKeyHeader(in: configuration)
+        var idempotencyKey: String?
         let plugins = PluginChain(request, configuration)
         let events = plugins.isEmpty ? nil : EventRelay(plugins)
         events?.post(RequestEvent(id: id, kind: .created, request: request))
@@ -60,7 +64,8 @@ extension Center {
             do {
                 if let authenticator { generation = try await authenticator.authenticate(&current, center: self) }
                 var response = try await self.attempt(
-                    &current, configuration, plugins, events, progress: progress, log: log,
+                    &current, configuration, plugins, events, keyHeader: keyHeader, idempotencyKey: &idempotencyKey,
+                    progress: progress, log: log,
                     interim: attempt == 1 ? interim : nil, cancellation: cancellation, stream: stream)
                 response.attempts = attempt
                 result = .success(consume response)
@@ -90,7 +95,8 @@ extension Center {
                 guard !isCancelled() else { break }
                 let retry = policy ?? request.retryPolicy(in: configuration)
                 policy = retry
-                var delay = retry.delay(after: attempt, for: error, method: current.method)
+                var delay = retry.delay(
+                    after: attempt, for: error, method: current.method, keyed: retry.isKeyed(current))
                 if delay == nil, !plugins.isEmpty {
                     delay = await plugins.retryDelay(after: error, attempt: attempt, for: current)
                 }
@@ -136,13 +142,16 @@ extension Center {
         _ configuration: Configuration,
         _ plugins: PluginChain,
         _ events: EventRelay?,
+        keyHeader: String?,
+        idempotencyKey: inout String?,
         progress: (@Sendable (TransferProgress) -> Void)?,
         log: ConsoleLog?,
         interim: (@Sendable (Response) -> Void)?,
         cancellation: EngineCancellation?,
         stream: StreamChannel?
     ) async throws(HTTPError) -> Response {
-        let prepared = try await prepare(&request, configuration, plugins)
+        let prepared = try await prepare(
+            &request, configuration, plugins, keyHeader: keyHeader, idempotencyKey: &idempotencyKey)
         registry.update(prepared.id, .single(request))
         // A partial file that turns out not to match (a 416 short of the end) is dropped once, and the download
         // starts again from zero.

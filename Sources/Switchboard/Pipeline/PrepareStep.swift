@@ -14,10 +14,15 @@ extension Center {
     /// Merge, compose, plugins, `onRequest`, compose again: a plugin or hook may change `api`, `server`, `node`,
     /// method, parameters or body, and the URL is composed after it.
     ///
+    /// Last, a `POST` or `PATCH` gets its idempotency key when `keyHeader` names the header for one (see
+    /// `RetryPolicy.idempotencyKey`) and the request has no such header: `idempotencyKey`, made here at the first
+    /// attempt that needs it, so that every attempt sends the same.
+    ///
     /// `request` is left as far as the step got (merged, at least), so that a failure reports the request as it
     /// stood.
     nonisolated(nonsending) func prepare(
-        _ request: inout Request, _ configuration: Configuration, _ plugins: PluginChain
+        _ request: inout Request, _ configuration: Configuration, _ plugins: PluginChain,
+        keyHeader: String?, idempotencyKey: inout String?
     ) async throws(HTTPError) -> PreparedRequest {
         let id = request.id!
         let own = request
@@ -58,6 +63,11 @@ extension Center {
                 if request.api != before.api || request.server != before.server { request.url = own.url }
             }
             request.url = try URLComposition.compose(request)
+        }
+        if let keyHeader, RetryPolicy.keys(request.method), request.headers[keyHeader] == nil {
+            let key = idempotencyKey ?? UUID().uuidString
+            idempotencyKey = key
+            request.headers[keyHeader] = key
         }
         return PreparedRequest(id: id, request: request)
     }

@@ -39,6 +39,24 @@ public struct RetryPolicy: Sendable, Hashable {
     public var statusCodes: Set<Int>
     /// The error codes (other than `.unacceptableStatus`) that may be retried. `.cancelled` never is.
     public var errorCodes: Set<HTTPError.Code>
+    /// The name of the header that carries an idempotency key (`"Idempotency-Key"`, as the IETF draft and Stripe
+    /// name it), or `nil` (the default): no key is sent.
+    ///
+    /// With a name, every `POST` and `PATCH` request is sent with that header holding a key made for it (a UUID),
+    /// unless it carries the header already (a key of your own). The key is made once for the request and kept for
+    /// each of its attempts: the retries, the replay after a token refresh, and `Center.retry(_:)`. A request that
+    /// carries the header is retried whatever its method, as an idempotent one is: a server that honours the key
+    /// performs the operation once, however many attempts reach it. Each request, batch member and chain step has
+    /// a key of its own.
+    ///
+    /// ```swift
+    /// center.setup { $0.retryPolicy = RetryPolicy(idempotencyKey: "Idempotency-Key") }
+    /// center.send { request in
+    ///     request.api = "payments"
+    ///     request.method = .post        // sent with Idempotency-Key: <UUID>, the same on every attempt
+    /// }
+    /// ```
+    public var idempotencyKey: String?
 
     /// Creates a policy.
     public init(
@@ -50,7 +68,8 @@ public struct RetryPolicy: Sendable, Hashable {
         maxRetryAfter: Duration = .seconds(120),
         methods: Set<HTTPMethod> = [.get, .head, .put, .delete, .options, .trace],
         statusCodes: Set<Int> = [408, 429, 500, 502, 503, 504],
-        errorCodes: Set<HTTPError.Code> = [.timedOut, .cannotConnect, .transport]
+        errorCodes: Set<HTTPError.Code> = [.timedOut, .cannotConnect, .transport],
+        idempotencyKey: String? = nil
     ) {
         self.maxAttempts = maxAttempts
         self.initialDelay = initialDelay
@@ -61,6 +80,7 @@ public struct RetryPolicy: Sendable, Hashable {
         self.methods = methods
         self.statusCodes = statusCodes
         self.errorCodes = errorCodes
+        self.idempotencyKey = idempotencyKey
     }
 
     /// Never retries (the center's default).
@@ -94,24 +114,37 @@ public struct RetryPolicy: Sendable, Hashable {
             statusCodes: Set(100...599), errorCodes: HTTPError.Code.builtIn.subtracting([.cancelled]))
     }
 
+    /// Whether a request sent with `method` gets an idempotency key when its policy names a header: `POST` and `PATCH`,
+    /// the methods that are not idempotent.
+    static func keys(_ method: HTTPMethod) -> Bool {
+        method == .post || method == .patch
+    }
+
+    /// Whether `request` carries the idempotency key this policy names (its own or one made for it).
+    func isKeyed(_ request: Request) -> Bool {
+        guard let idempotencyKey else { return false }
+        return request.headers[idempotencyKey] != nil
+    }
+
     /// Attempts in all for `retryCount` retries after the first: none below zero, and `Int.max` for `Int.max` (a
     /// caller's "retry forever"; one more overflowed and stopped the process).
     static func attempts(retrying retryCount: Int) -> Int {
         retryCount < .max ? max(0, retryCount) + 1 : .max
     }
 
-    /// The wait before the attempt after `attempt` (1 for the first), or `nil` when the error is final.
-    func delay(after attempt: Int, for error: HTTPError, method: HTTPMethod) -> Duration? {
-        guard attempt < maxAttempts, isRetryable(error, method: method) else { return nil }
+    /// The wait before the attempt after `attempt` (1 for the first), or `nil` when the error is final. `keyed`: the
+    /// request carries an idempotency key (see `idempotencyKey`), so its method does not matter.
+    func delay(after attempt: Int, for error: HTTPError, method: HTTPMethod, keyed: Bool = false) -> Duration? {
+        guard attempt < maxAttempts, isRetryable(error, method: method, keyed: keyed) else { return nil }
         if let retryAfter = error.response.flatMap(RetryPolicy.retryAfter) {
             return retryAfter <= maxRetryAfter ? max(.zero, retryAfter) : nil
         }
         return backoff(after: attempt)
     }
 
-    /// Whether an error is worth another attempt under this policy.
-    func isRetryable(_ error: HTTPError, method: HTTPMethod) -> Bool {
-        guard error.code != .cancelled, methods.contains(method) else { return false }
+    /// Whether an error is worth another attempt under this policy; `keyed` as for `delay`.
+    func isRetryable(_ error: HTTPError, method: HTTPMethod, keyed: Bool = false) -> Bool {
+        guard error.code != .cancelled, keyed || methods.contains(method) else { return false }
         if error.code == .unacceptableStatus {
             return error.status.map(statusCodes.contains) ?? false
         }
