@@ -47,7 +47,8 @@ public struct RetryPolicy: Sendable, Hashable {
     /// each of its attempts: the retries, the replay after a token refresh, and `Center.retry(_:)`. A request that
     /// carries the header is retried whatever its method, as an idempotent one is: a server that honours the key
     /// performs the operation once, however many attempts reach it. Each request, batch member and chain step has
-    /// a key of its own.
+    /// a key of its own, so deduplication never takes two of them for one. A name that cannot be sent as a header
+    /// fails such a request with `.encoding` before anything is sent.
     ///
     /// ```swift
     /// center.setup { $0.retryPolicy = RetryPolicy(idempotencyKey: "Idempotency-Key") }

@@ -132,6 +132,22 @@ import SwitchboardTestSupport
         #expect(Set(keys).count == 5, "\(keys)")
     }
 
+    /// A name that cannot be a header fails a POST clearly, before anything is sent; a GET, which gets no key, goes.
+    @Test func aNameThatCannotBeAHeaderFailsBeforeAnythingIsSent() async {
+        let stub = StubEngine()
+        stub.on(nil, "*", reply: .json(["ok": true]))
+        let center = center(stub, clock: ManualClock(), policy: RetryPolicy(idempotencyKey: "Idempotency Key"))
+        let post = await center.sendRecording { request in
+            request.api = "payments"
+            request.method = .post
+        }
+        #expect(post.error?.code == .encoding)
+        #expect(post.error?.message.contains("Idempotency Key") == true, "\(post.error?.message ?? "")")
+        #expect(stub.statistics.calls == 0)
+        let get = await center.sendRecording { $0.api = "payments" }
+        #expect(get.events == ["success", "finished"])
+    }
+
     /// The request's own policy replaces the center's, key and all.
     @Test func theRequestsOwnPolicyDecides() async {
         let stub = StubEngine()
