@@ -326,7 +326,7 @@ extension ReadmeSnippets {
         let created = try await Center.shared.send { request in
             request.api = "users"
             request.method = .post
-            request.body = .json(User(id: 0, name: "Ada"))   // wins over parameters
+            request.body = .json(User(id: 0, name: "Ada"))   // the body; parameters go in the query
         }
         print(created.status)
     }
@@ -411,6 +411,8 @@ extension ReadmeSnippets {
         try await Center.shared.send { request in           // a raw body from a file, any method: a presigned PUT
             request.kind = .upload
             request.url = "https://bucket.example.com/object?signature=abc"
+            request.useGeneralParameters = false            // another service's signed URL: none of the center's
+            request.useGeneralHeaders = false               // query items or headers (its token!)
             request.method = .put
             request.body = .file(photo, contentType: "image/jpeg")
         }

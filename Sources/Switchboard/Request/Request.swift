@@ -54,7 +54,8 @@ public struct Request: Sendable {
         set { storage.unique().value.method = newValue }
         _modify { yield &storage.unique().value.method }
     }
-    /// Parameters: in the query for `GET`, `HEAD` and `DELETE`, in the body otherwise (per `requestSerializer`).
+    /// Parameters: in the query for `GET`, `HEAD` and `DELETE`, in the body otherwise (per `requestSerializer`); in
+    /// the query beside an explicit `body`, and as text fields beside multipart `form` parts.
     ///
     /// Values must be JSON-compatible: strings, numbers, Booleans, arrays and dictionaries of those, or `JSON`.
     /// Anything else fails the request with an `.encoding` error that names the key.
@@ -99,7 +100,8 @@ public struct Request: Sendable {
         set { storage.unique().value.responseSerializer = newValue }
         _modify { yield &storage.unique().value.responseSerializer }
     }
-    /// An explicit body. When set, it is sent instead of encoding `parameters` into the body.
+    /// An explicit body. When set, it is the body, and `parameters` (the center's too, unless
+    /// `useGeneralParameters` is off) travel in the URL's query, whatever the method.
     public var body: Body? {
         get { fields.cold.value.body }
         set { storage.unique().value.cold.unique().value.body = newValue }

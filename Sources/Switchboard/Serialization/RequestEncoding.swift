@@ -34,9 +34,10 @@ enum RequestEncoding {
         let parameters = (try? converted.get()) ?? []
         let isMultipart = request.kind == .upload && !request.form.isEmpty
         let streamsBody = request.body?.file != nil || request.body?.stream != nil
-        // The URL is checked once, with its query when the parameters travel there.
+        // The URL is checked once, with its query when the parameters travel there: for a method that sends them
+        // so, and beside an explicit body, which takes the body's place.
         let address =
-            !parameters.isEmpty && !isMultipart && (streamsBody || request.method.encodesParametersInQuery)
+            !parameters.isEmpty && !isMultipart && (request.body != nil || request.method.encodesParametersInQuery)
             ? try appendingQuery(parameters, to: text, request: request)
             : try URLComposition.validate(text, for: request)
         if case .failure(let error) = converted { throw error.with(request: request) }
@@ -63,7 +64,6 @@ enum RequestEncoding {
                 }
                 body = .stream(stream)
             }
-            // The file or stream is the body, so parameters travel in the query.
             contentType = explicit.contentType
         } else if let explicit = request.body {
             if request.method == .get || request.method == .head {

@@ -133,6 +133,25 @@ import SwitchboardTestSupport
         #expect(json["form"] == [:])
     }
 
+    /// Parameters beside an explicit body travel in the query, the center's general ones too, as beside a file or
+    /// stream body; they were dropped without a word.
+    @Test func parametersBesideAnExplicitBodyTravelInTheQuery() async throws {
+        let center = Server.center { $0.parameters["app_version"] = "1.2" }
+        for method in [HTTPMethod.post, .put, .patch] {
+            let response = try await center.send { request in
+                request.api = "anything"
+                request.method = method
+                request.parameters = ["invite": "x y", "page": 2]
+                request.body = .json(["name": "Ada"])
+            }
+            let json = try #require(response.json)
+            #expect(json["method"]?.string == method.rawValue)
+            #expect(json["args"] == ["app_version": "1.2", "invite": "x y", "page": "2"], "\(method)")
+            #expect(json["json"] == ["name": "Ada"], "\(method)")
+            #expect(json["form"] == [:], "\(method)")
+        }
+    }
+
     @Test func rawResponse() async throws {
         let response = try await center().send {
             $0.api = "bytes/2048"; $0.parameters = ["seed": 7]; $0.responseSerializer = .raw
