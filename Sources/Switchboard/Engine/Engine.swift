@@ -605,7 +605,7 @@ extension URLError {
             .badServerResponse,
             userInfo: [
                 NSLocalizedDescriptionKey:
-                    "the server answered \(status) \(HTTPURLResponse.localizedString(forStatusCode: status)), an "
+                    "the server answered \(StatusReason.described(status)), an "
                     + "interim response, and nothing final after it"
             ])
     }

@@ -94,7 +94,7 @@ enum Redirects {
             .badServerResponse,
             userInfo: [
                 NSLocalizedDescriptionKey:
-                    "the server answered \(status) \(HTTPURLResponse.localizedString(forStatusCode: status)) with "
+                    "the server answered \(StatusReason.described(status)) with "
                     + "\(values.count) Location fields that differ: no one place to go"
             ])
     }

@@ -9,9 +9,8 @@ extension Center {
         _ response: consuming Response, _ request: Request, _ configuration: Configuration, log: ConsoleLog?
     ) async throws(HTTPError) -> Response {
         guard response.fileURL != nil || acceptable(response, for: request) else {
-            let reason = HTTPURLResponse.localizedString(forStatusCode: response.status)
             throw HTTPError(
-                .unacceptableStatus, "the server answered \(response.status) \(reason)",
+                .unacceptableStatus, "the server answered \(StatusReason.described(response.status))",
                 request: request, response: response)
         }
         if request.kind != .download {

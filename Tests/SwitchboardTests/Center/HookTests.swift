@@ -193,4 +193,19 @@ import Testing
         #expect(outcome.error?.code == .unacceptableStatus)
         #expect(ran.snapshot == false)
     }
+
+    /// A refused status is named by its registered phrase, the same on every platform and in every language
+    /// (Foundation's phrase is translated on Apple platforms, and called 600 a "Server Error" on Linux); a status with
+    /// none is named by its number alone.
+    @Test(arguments: [
+        (404, "the server answered 404 Not Found"), (422, "the server answered 422 Unprocessable Content"),
+        (599, "the server answered 599"), (600, "the server answered 600"), (999, "the server answered 999"),
+    ])
+    func aRefusedStatusIsNamedAlikeEverywhere(status: Int, message: String) async {
+        let (center, stub) = stubCenter()
+        stub.on(nil, "*", reply: .status(status))
+        let outcome = await center.sendRecording { $0.api = "x" }
+        #expect(outcome.error?.code == .unacceptableStatus)
+        #expect(outcome.error?.message == message)
+    }
 }
