@@ -100,7 +100,7 @@ extension Center {
                 request, configuration, progress: relay?.report, interim: interim, cancellation: cancellation)
             relay?.finish()
             // Remembered with the idempotency key its attempts sent, if one was made: a retry is the same operation.
-            let key = request.madeIdempotencyKey(endingIn: result, configuration)
+            let key = result.sentIdempotencyKey(configuration)
             registry.remember(
                 id, failure: result.isSuccess ? nil : .single(request.carrying(key), callbacks),
                 limit: configuration.retainedFailures)

@@ -11,17 +11,6 @@ extension Request {
         retry.map(\.idempotencyKey) ?? configuration.retryPolicy.idempotencyKey
     }
 
-    /// The idempotency key that the attempts ending in `result` were sent with, when the pipeline made it (the
-    /// request did not carry the header itself): kept for `Center.retry(_:)`, which sends the same operation again.
-    func madeIdempotencyKey(
-        endingIn result: Result<Response, HTTPError>, _ configuration: Center.Configuration
-    ) -> IdempotencyKey? {
-        guard case .failure(let error) = result, let header = idempotencyKeyHeader(in: configuration),
-            headers[header] == nil, let key = error.request?.headers[header]
-        else { return nil }
-        return IdempotencyKey(header: header, key: key)
-    }
-
     /// This request, carrying `key` (when there is one) as its own; a key it carries already is kept.
     func carrying(_ key: IdempotencyKey?) -> Request {
         guard let key, headers[key.header] == nil else { return self }
@@ -31,33 +20,39 @@ extension Request {
     }
 }
 
+extension Result<Response, HTTPError> {
+    /// The idempotency key that the attempts ending in this failure were sent with, if they carried one: kept for
+    /// `Center.retry(_:)`, which sends the same operation again.
+    func sentIdempotencyKey(_ configuration: Center.Configuration) -> IdempotencyKey? {
+        guard case .failure(let error) = self, let sent = error.request,
+            let header = sent.idempotencyKeyHeader(in: configuration), let key = sent.headers[header]
+        else { return nil }
+        return IdempotencyKey(header: header, key: key)
+    }
+}
+
 extension BatchRequest {
-    /// The batch with each failed member carrying the idempotency key its attempts were sent with, where one was made.
+    /// The batch with each failed member carrying the idempotency key its attempts were sent with.
     func carryingIdempotencyKeys(
         of results: [Result<Response, HTTPError>], _ configuration: Center.Configuration
     ) -> BatchRequest {
         var batch = self
         for (index, result) in zip(members.indices, results) {
-            if let key = members[index].madeIdempotencyKey(endingIn: result, configuration) {
-                batch.members[index] = members[index].carrying(key)
-            }
+            batch.members[index] = members[index].carrying(result.sentIdempotencyKey(configuration))
         }
         return batch
     }
 }
 
 extension ChainRequest {
-    /// The chain with the idempotency key each failed step was sent with, where one was made: a step is built again
-    /// when the chain is retried, and `Launcher.step` gives it its key.
+    /// The chain with the idempotency key each failed step was sent with: a step is built again when the chain is
+    /// retried, and `Launcher.step` gives it its key.
     func carryingIdempotencyKeys(
         of results: [Result<Response, HTTPError>], _ configuration: Center.Configuration
     ) -> ChainRequest {
         var chain = self
         for (index, result) in results.enumerated() {
-            guard case .failure(let error) = result, let sent = error.request,
-                let header = sent.idempotencyKeyHeader(in: configuration), let key = sent.headers[header]
-            else { continue }
-            chain.idempotencyKeys[index] = IdempotencyKey(header: header, key: key)
+            chain.idempotencyKeys[index] = result.sentIdempotencyKey(configuration)
         }
         return chain
     }
