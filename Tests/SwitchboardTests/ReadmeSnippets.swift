@@ -412,7 +412,8 @@ extension ReadmeSnippets {
             request.kind = .upload
             request.url = "https://bucket.example.com/object?signature=abc"
             request.useGeneralParameters = false            // another service's signed URL: none of the center's
-            request.useGeneralHeaders = false               // query items or headers (its token!)
+            request.useGeneralHeaders = false               // query items, headers or credential
+            request.usesAuthenticator = false
             request.method = .put
             request.body = .file(photo, contentType: "image/jpeg")
         }
