@@ -11,7 +11,7 @@ import Switchboard
 /// `/fail-times/N/KEY`, `/cookie-jar/…?set=FIELD` (sets each `Set-Cookie` field given, echoes the cookies sent),
 /// `/files/N` (ranges, ETags, dropped connections), `/sse` (server-sent events), `/long-line` (a line or event longer
 /// than a stream holds), `/sink`
-/// (hashes uploads as they stream),
+/// (hashes uploads as they stream; `pause=S` reads slowly, `gate=KEY` waits at a `SinkGate`),
 /// `/discard` (counts uploads and drops them), `/refuse-body` (a `413` as soon as the head is read, answered by the
 /// connection itself), `/stall-body?seconds=S` (reads the head, then nothing for S seconds, then drops the connection),
 /// `/request-line` (the method, target and version as read: a request sent through a proxy has a whole URL as its

@@ -78,11 +78,17 @@ final class ServerConnection {
         } else if request.path.hasPrefix("/sink") {
             var hasher = SHA256Hasher()
             var count = 0
-            // `pause=S`: a slow reader, S seconds after each piece read (at most 64 KiB).
+            // `pause=S`: a slow reader, S seconds after each piece read (at most 64 KiB). `gate=KEY`: waits at the
+            // `SinkGate` of that key once it has read the gate's number of bytes, until the test opens it.
             let pause = request.queryValue("pause").flatMap(Double.init).map { min($0, 1) }
+            var gate = SinkGate.named(request.queryValue("gate"))
             let consume: (Data) -> Void = {
                 hasher.update($0); count += $0.count
                 if let pause { Thread.sleep(forTimeInterval: pause) }
+                if let waiting = gate, count >= waiting.after {
+                    gate = nil
+                    waiting.arrive()
+                }
             }
             guard chunked ? readChunkedBody(consume) : readBytes(length, consume) else { return nil }
             request.streamed = (count, hasher.hexDigest())

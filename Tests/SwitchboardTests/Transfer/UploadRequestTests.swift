@@ -298,12 +298,16 @@ struct ChangingUploadFileTests {
         let scratch = Scratch()
         let size = 16 << 20
         let file = scratch.write("body.bin", bytes: size, seed: 4)
-        let changed = Locked(false)
-        let outcome = await withCheckedContinuation { (continuation: CheckedContinuation<HTTPError?, Never>) in
-            center.send(
-                { request in
-                    // About 12 MB/s: the file changes while most of it is still to be sent.
-                    request.api = "sink?pause=0.005"
+        // The server stops reading after 1 MiB until the file has changed: the client can have read at most that and
+        // what the sockets hold, far from the file's end, however slowly this test's threads run. (The change was
+        // made at the first progress report past 1 MiB, on the callback queue; with the machine busy, the report
+        // came after the whole file had been read, about 1 run in 10 under load.)
+        let gate = SinkGate(after: 1 << 20)
+        defer { gate.open() }
+        let sent = Task {
+            await withCheckedContinuation { (continuation: CheckedContinuation<HTTPError?, Never>) in
+                center.send { request in
+                    request.api = "sink?gate=\(gate.key)"
                     request.method = .put
                     if change.hasSuffix("in a form") {
                         request.kind = .upload
@@ -312,31 +316,26 @@ struct ChangingUploadFileTests {
                         request.body = .file(file)
                     }
                     request.timeout = .seconds(10)  // before the change, one engine waited for the rest until this
-                },
-                onProgress: { progress in
-                    guard progress.direction == .upload, progress.completed >= 1 << 20 else { return }
-                    let first = changed.withLock { changed -> Bool in
-                        defer { changed = true }
-                        return !changed
-                    }
-                    guard first else { return }
-                    let handle = try! FileHandle(forUpdating: file)
-                    if change.hasPrefix("grows") {
-                        handle.seekToEndOfFile()
-                        handle.write(Data(repeating: 1, count: 10))
-                    } else {
-                        try! handle.truncate(atOffset: 1000)
-                    }
-                    try! handle.close()
-                },
-                onFinished: { result in
+                } onFinished: { result in
                     if case .failure(let error) = result {
                         continuation.resume(returning: error)
                     } else {
                         continuation.resume(returning: nil)
                     }
-                })
+                }
+            }
         }
+        await waitUntil { gate.isReached }
+        let handle = try FileHandle(forUpdating: file)
+        if change.hasPrefix("grows") {
+            handle.seekToEndOfFile()
+            handle.write(Data(repeating: 1, count: 10))
+        } else {
+            try handle.truncate(atOffset: 1000)
+        }
+        try handle.close()
+        gate.open()
+        let outcome = await sent.value
         #expect(outcome?.code == .fileSystem, "\(engineName), \(change): \(String(describing: outcome))")
         let said = change.hasPrefix("grows") ? "and has more now" : "and ended after"
         let expected = "\(file.path) changed while it was sent: it had \(size) bytes when the send started, \(said)"
