@@ -43,7 +43,8 @@ public struct RetryPolicy: Sendable, Hashable {
     /// name it), or `nil` (the default): no key is sent.
     ///
     /// With a name, every `POST` and `PATCH` request is sent with that header holding a key made for it (a UUID),
-    /// unless it carries the header already (a key of your own). The key is made once for the request and kept for
+    /// unless it carries the header already (a key of your own, which is how to keep one key when you send a request
+    /// again yourself: that is otherwise a new operation). The key is made once for the request and kept for
     /// each of its attempts: the retries, the replay after a token refresh, and `Center.retry(_:)`. A request that
     /// carries the header is retried whatever its method, as an idempotent one is: a server that honours the key
     /// performs the operation once, however many attempts reach it. Each request, batch member and chain step has
