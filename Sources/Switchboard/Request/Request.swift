@@ -330,6 +330,9 @@ public struct Request: Sendable {
         var resumable = false
         var usesAuthenticator = true
         var cachesPOST = false
+        /// The `Content-Type` the center's headers gave the request when it set none itself (see `merged(with:)`):
+        /// the type of a body the center encodes replaces it.
+        var centerContentType: String?
 
         /// The fields the pipeline reads but does not change, in a box of their own: merging a request with its
         /// center changes the others, and the copy that makes then costs one reference for all of these.
@@ -456,16 +459,22 @@ extension Request {
         var file: URL?
         /// A stream to send instead of bytes made in memory.
         var stream: EngineRequest.BodyStream?
+        /// Whether `contentType` is only the fallback (`application/octet-stream`, none having been given): a
+        /// `Content-Type` from the center's headers then describes the body better.
+        var typeIsFallback = false
 
         /// A file, streamed from disk with a `Content-Length` (a presigned `PUT`, say); `application/octet-stream`
-        /// unless a content type is given. It must be a regular file (symbolic links are followed): a directory, a
+        /// unless a content type is given (or the center's headers have one). It must be a regular file (symbolic links are followed): a directory, a
         /// FIFO or a device fails with `.fileSystem` before anything is sent.
         public static func file(_ url: URL, contentType: String? = nil) -> Body {
-            Body(contentType: contentType ?? "application/octet-stream", make: { Data() }, file: url)
+            Body(
+                contentType: contentType ?? "application/octet-stream", make: { Data() }, file: url,
+                typeIsFallback: contentType == nil)
         }
 
         /// A stream, made afresh by `open` for every send (a retry, a `307`/`308` redirect), so that each send starts
-        /// from the first byte; `application/octet-stream` unless a content type is given.
+        /// from the first byte; `application/octet-stream` unless a content type is given (or the center's headers
+        /// have one).
         ///
         /// With a known `length`, `CurlEngine`, and `URLSessionEngine` on Linux, send a `Content-Length` and fail
         /// the request with `.encoding` if the stream yields a different number of bytes; on Apple platforms
@@ -480,12 +489,15 @@ extension Request {
         ) -> Body {
             Body(
                 contentType: contentType ?? "application/octet-stream", make: { Data() },
-                stream: EngineRequest.BodyStream(length: length, open: open))
+                stream: EngineRequest.BodyStream(length: length, open: open), typeIsFallback: contentType == nil)
         }
 
-        /// Raw bytes, sent as they are; `application/octet-stream` unless a content type is given.
+        /// Raw bytes, sent as they are; `application/octet-stream` unless a content type is given (or the center's
+        /// headers have one).
         public static func data(_ data: Data, contentType: String? = nil) -> Body {
-            Body(contentType: contentType ?? "application/octet-stream") { data }
+            Body(
+                contentType: contentType ?? "application/octet-stream", make: { data },
+                typeIsFallback: contentType == nil)
         }
 
         /// Text, encoded as UTF-8.
@@ -545,6 +557,9 @@ extension Request {
             var headers = configuration.headers
             headers.merge(self.headers)
             merged.headers = headers
+            if self.headers["Content-Type"] == nil, let general = configuration.headers["Content-Type"] {
+                merged.fields.centerContentType = general
+            }
         }
         if useGeneralParameters && !configuration.parameters.isEmpty {
             merged.parameters = Self.overlaying(parameters, on: configuration.parameters)

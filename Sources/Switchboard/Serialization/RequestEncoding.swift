@@ -43,6 +43,8 @@ enum RequestEncoding {
         if case .failure(let error) = converted { throw error.with(request: request) }
         var body = EngineRequest.Body.none
         var contentType: String?
+        // An explicit body's type that is only the fallback, which a type from the center's headers overrides.
+        var typeIsFallback = false
 
         if isMultipart {
             if request.body != nil {
@@ -65,6 +67,7 @@ enum RequestEncoding {
                 body = .stream(stream)
             }
             contentType = explicit.contentType
+            typeIsFallback = explicit.typeIsFallback
         } else if let explicit = request.body {
             if request.method == .get || request.method == .head {
                 throw HTTPError(.encoding, "a \(request.method) request cannot carry a body", request: request)
@@ -76,6 +79,7 @@ enum RequestEncoding {
                     .encoding, "the body could not be encoded: \(error)", request: request, underlying: error)
             }
             contentType = explicit.contentType
+            typeIsFallback = explicit.typeIsFallback
         } else if !request.method.encodesParametersInQuery && !parameters.isEmpty {
             do {
                 switch request.requestSerializer {
@@ -98,7 +102,21 @@ enum RequestEncoding {
 
         var headers = request.headers
         headers.reserveCapacity(headers.count + 3)  // Content-Type, User-Agent, Accept
-        if let contentType, headers["Content-Type"] == nil {
+        if let contentType, let given = headers["Content-Type"], given != request.fields.centerContentType {
+            // The request's own type wins (a vendor JSON type, say), but a multipart form's must carry its
+            // boundary: `multipart/form-data` alone gets it, any other type cannot describe the body.
+            if isMultipart {
+                guard ResponseDecoding.mediaType(of: given) == "multipart/form-data" else {
+                    throw HTTPError(
+                        .encoding,
+                        "a form with parts is sent as multipart/form-data with its boundary; the Content-Type header "
+                            + "\"\(given)\" cannot describe it. Nothing was sent", request: request)
+                }
+                headers["Content-Type"] = contentType
+            }
+        } else if let contentType, headers["Content-Type"] == nil || !typeIsFallback {
+            // No type of the request's own, or the center's general one, which cannot know this body's (unless the
+            // body has none of its own).
             headers["Content-Type"] = contentType
         }
         if headers["User-Agent"] == nil {

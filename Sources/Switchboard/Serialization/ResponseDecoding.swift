@@ -120,6 +120,15 @@ enum ResponseDecoding {
         return nil
     }
 
+    /// The media type a `Content-Type` names (what comes before its parameters), in lower case, without blanks.
+    static func mediaType(of contentType: String) -> String {
+        // Split by scalar, as `charset(of:)` does.
+        let type =
+            contentType.unicodeScalars.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false)
+            .first.map { String(Substring($0)) } ?? ""
+        return type.trimmingCharacters(in: .whitespaces).lowercased()
+    }
+
     /// The charset a `Content-Type` names, in lower case, without quotes.
     static func charset(of contentType: String?) -> String? {
         guard let contentType else { return nil }
