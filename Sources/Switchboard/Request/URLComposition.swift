@@ -307,46 +307,29 @@ enum URLComposition {
         var text = text
         let escaped = text.withUTF8 { bytes -> String? in
             let start = pathStart(bytes)
-            var needsEncoding = false
+            // Made at the first byte to encode, with everything before it: a text with none allocates nothing.
+            var result: [UInt8]?
             var sawFragment = false
             var index = start
             while index < bytes.count {
                 let byte = bytes[index]
-                if byte == UInt8(ascii: "%"), isEscape(bytes, at: index) {
-                    index += 3
-                    continue
-                }
-                if byte == UInt8(ascii: "#") && !sawFragment {
-                    sawFragment = true
-                } else if !URLAddress.isPathByte(byte) {
-                    needsEncoding = true
-                }
-                index += 1
-            }
-            guard needsEncoding else { return nil }
-            var result: [UInt8] = []
-            result.reserveCapacity(bytes.count + 32)
-            result.append(contentsOf: bytes[..<start])
-            sawFragment = false
-            index = start
-            while index < bytes.count {
-                let byte = bytes[index]
-                if byte == UInt8(ascii: "%"), isEscape(bytes, at: index) {
-                    result.append(contentsOf: bytes[index..<index + 3])
-                    index += 3
-                    continue
-                }
-                if (byte == UInt8(ascii: "#") && !sawFragment) || URLAddress.isPathByte(byte) {
-                    sawFragment = sawFragment || byte == UInt8(ascii: "#")
-                    result.append(byte)
+                let length = byte == UInt8(ascii: "%") && isEscape(bytes, at: index) ? 3 : 1
+                let kept = length == 3 || (byte == UInt8(ascii: "#") && !sawFragment) || URLAddress.isPathByte(byte)
+                sawFragment = sawFragment || byte == UInt8(ascii: "#")
+                if kept {
+                    result?.append(contentsOf: bytes[index..<index + length])
                 } else {
-                    result.append(UInt8(ascii: "%"))
-                    result.append(UInt8.upperHexDigit(byte >> 4))
-                    result.append(UInt8.upperHexDigit(byte & 0x0F))
+                    if result == nil {
+                        result = Array(bytes[..<index])
+                        result!.reserveCapacity(bytes.count + 32)
+                    }
+                    result!.append(UInt8(ascii: "%"))
+                    result!.append(UInt8.upperHexDigit(byte >> 4))
+                    result!.append(UInt8.upperHexDigit(byte & 0x0F))
                 }
-                index += 1
+                index += length
             }
-            return String(decoding: result, as: UTF8.self)
+            return result.map { String(decoding: $0, as: UTF8.self) }
         }
         return escaped ?? text
     }
