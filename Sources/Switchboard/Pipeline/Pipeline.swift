@@ -95,8 +95,9 @@ extension Center {
                 guard !isCancelled() else { break }
                 let retry = policy ?? request.retryPolicy(in: configuration)
                 policy = retry
-                var delay = retry.delay(
-                    after: attempt, for: error, method: current.method, keyed: retry.isKeyed(current))
+                // A request that carries its idempotency key may be retried whatever its method.
+                let keyed = keyHeader.map { current.headers[$0] != nil } ?? false
+                var delay = retry.delay(after: attempt, for: error, method: current.method, keyed: keyed)
                 if delay == nil, !plugins.isEmpty {
                     delay = await plugins.retryDelay(after: error, attempt: attempt, for: current)
                 }

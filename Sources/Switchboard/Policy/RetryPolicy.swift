@@ -122,12 +122,6 @@ public struct RetryPolicy: Sendable, Hashable {
         method == .post || method == .patch
     }
 
-    /// Whether `request` carries the idempotency key this policy names (its own or one made for it).
-    func isKeyed(_ request: Request) -> Bool {
-        guard let idempotencyKey else { return false }
-        return request.headers[idempotencyKey] != nil
-    }
-
     /// Attempts in all for `retryCount` retries after the first: none below zero, and `Int.max` for `Int.max` (a
     /// caller's "retry forever"; one more overflowed and stopped the process).
     static func attempts(retrying retryCount: Int) -> Int {
