@@ -183,16 +183,17 @@ public final class StubEngine: Engine {
 
     // MARK: - Engine
 
-    /// Answers from the matching route, after its delay; throws `CancellationError` if cancelled while waiting.
     /// `true`: `perform` stops when the request's `cancellation` fires.
     public var honoursCancellation: Bool { true }
 
     /// `true`: a reply takes as long on the stub's clock as its body (and the request's) would at the request's
     /// speed limits, after its own delay.
     public var honoursRateLimits: Bool { true }
-    /// The stub streams: a stream's body is handed over in one piece.
+
+    /// `true`: a stream's body is handed over in one piece.
     public var streamsResponses: Bool { true }
 
+    /// Answers from the matching route, after its delay; throws `CancellationError` if cancelled while waiting.
     public func perform(
         _ request: EngineRequest,
         progress: @escaping @Sendable (TransferProgress) -> Void
