@@ -49,7 +49,10 @@ extension Center {
         var current = request
         var result: Result<Response, HTTPError>
         var attempt = 1
-        let authenticator = request.usesAuthenticator ? configuration.authenticator : nil
+        // Only to the center's own servers: a credential never goes to another origin, nor does its 401 refresh it.
+        let authenticator =
+            request.usesAuthenticator && configuration.authenticator != nil
+                && request.goesToOwnServer(in: configuration) ? configuration.authenticator : nil
         // The header that carries an idempotency key, when the policy names one; the key is made at the first
         // attempt that needs it and sent with every attempt after it.
         let keyHeader = request.idempotencyKeyHeader(in: configuration)

@@ -226,7 +226,8 @@ public struct Request: Sendable {
         _modify { yield &storage.unique().value.deduplicate }
     }
     /// Whether the center's `authenticator` applies to this request. Requests sent while the authenticator refreshes
-    /// its credential skip it on their own.
+    /// its credential skip it on their own, and so do requests to an origin that is none of the center's servers
+    /// (see `Authenticator`).
     public var usesAuthenticator: Bool {
         get { fields.usesAuthenticator }
         set { storage.unique().value.usesAuthenticator = newValue }
