@@ -48,6 +48,12 @@ extension Center {
             _modify { yield &storage.unique().value.cache }
         }
         /// Headers sent with every request (unless it turns `useGeneralHeaders` off); the request's own win.
+        ///
+        /// Credential fields among them go only to the center's own servers (see `Authenticator`): to another origin
+        /// (an image CDN, a presigned upload), `Authorization`, `Cookie` and `Proxy-Authorization`, and unless
+        /// `forwardsSecretHeaders` is on every field with a secret name (`X-Api-Key`, `X-Session-Token`), stay
+        /// behind, as they do at a redirect to another origin. A center with neither a `server` nor a node sends them
+        /// with every request.
         public var headers: HTTPHeaders {
             get { fields.headers }
             set { storage.unique().value.headers = newValue }
@@ -110,9 +116,10 @@ extension Center {
         /// Whether header fields with secret names go with a redirect to another origin (another scheme, host or
         /// port). `false` (the default): a field whose name is secret by the console log's built-in rule (it holds
         /// `token`, `secret`, `key`, `password`, `passwd`, `session`, `auth`, `signature`, `cookie` or `credential`,
-        /// or has a word such as `pin` or `otp`: `X-Api-Key`, `Private-Token`, `X-Signature`, `X-OTP`) stays with the origin it was set for, on every engine, as `Authorization`,
-        /// `Cookie` and `Proxy-Authorization` always do. Set it for an API that redirects to a sibling host that
-        /// needs the same key.
+        /// or has a word such as `pin` or `otp`: `X-Api-Key`, `Private-Token`, `X-Signature`, `X-OTP`) stays with the
+        /// origin it was set for, on every engine, as `Authorization`, `Cookie` and `Proxy-Authorization` always do.
+        /// Set it for an API that redirects to a sibling host that needs the same key. The same rule keeps such
+        /// fields among the center's `headers` from requests to an origin other than its servers'.
         public var forwardsSecretHeaders: Bool {
             get { fields.forwardsSecretHeaders }
             set { storage.unique().value.forwardsSecretHeaders = newValue }

@@ -93,18 +93,63 @@ import SwitchboardTestSupport
         #expect(stub.requests.count == 3)
     }
 
-    /// Over loopback on both engines: a second server (another port, so another origin) sees no credential and its
-    /// `401` refreshes nothing; the center's own server sees it.
+    /// The credential fields among the center's general headers stay with its servers too, as at a redirect to
+    /// another origin: `Authorization` always, a field with a secret name unless `forwardsSecretHeaders` is on. The
+    /// request's own fields and the center's other ones go everywhere.
+    @Test func theCentersCredentialHeadersStayWithItsServers() async {
+        func sent(forwardsSecrets: Bool = false, _ configure: @escaping (inout Request) -> Void) async -> HTTPHeaders {
+            let stub = StubEngine()
+            stub.on(nil, "*") { _ in .json(["ok": true]) }
+            let center = stubCenter(stub) { config in
+                config.headers["Authorization"] = "Bearer general"
+                config.headers["X-Api-Key"] = "key"
+                config.headers["X-Client"] = "ios"
+                config.forwardsSecretHeaders = forwardsSecrets
+            }.0
+            let outcome = await center.sendRecording(configure)
+            #expect(outcome.error == nil, "\(String(describing: outcome.error))")
+            return stub.requests.last?.headers ?? HTTPHeaders()
+        }
+        let own = await sent { $0.url = "https://api.example.com/v1/data" }
+        #expect(own["Authorization"] == "Bearer general")
+        #expect(own["X-Api-Key"] == "key")
+        #expect(own["X-Client"] == "ios")
+        let foreign = await sent { $0.url = "https://cdn.example.net/a.png" }
+        #expect(foreign["Authorization"] == nil)
+        #expect(foreign["X-Api-Key"] == nil)
+        #expect(foreign["X-Client"] == "ios")
+        let ownField = await sent { request in
+            request.url = "https://cdn.example.net/a.png"
+            request.headers["Authorization"] = "Bearer mine"
+        }
+        #expect(ownField["Authorization"] == "Bearer mine")
+        #expect(ownField["X-Api-Key"] == nil)
+        let forwarded = await sent(forwardsSecrets: true) { $0.url = "https://cdn.example.net/a.png" }
+        #expect(forwarded["Authorization"] == nil)
+        #expect(forwarded["X-Api-Key"] == "key")
+    }
+
+    /// Over loopback on both engines: a second server (another port, so another origin) sees neither the
+    /// authenticator's credential nor the center's secret header, and its `401` refreshes nothing; the center's own
+    /// server sees both.
     @Test(arguments: bothEngines)
     func anotherServerOnLoopbackSeesNoCredential(engineName: String) async throws {
         let (other, _) = try countingHttpbin()
         defer { other.stop() }
         let authenticator = Self.authenticator()
-        let center = try loopbackCenter(engineName) { $0.authenticator = authenticator }
+        let center = try loopbackCenter(engineName) { config in
+            config.authenticator = authenticator
+            config.headers["X-Api-Key"] = "key"
+            config.headers["X-Client"] = "ios"
+        }
         let own = try await center.send { $0.api = "headers" }
         #expect(own.json?["headers"]?["Authorization"]?.string == "Bearer token")
+        #expect(own.json?["headers"]?["X-Api-Key"]?.string == "key")
+        #expect(own.json?["headers"]?["X-Client"]?.string == "ios")
         let foreign = try await center.send { $0.url = other.baseURL + "/headers" }
         #expect(foreign.json?["headers"]?["Authorization"] == nil)
+        #expect(foreign.json?["headers"]?["X-Api-Key"] == nil)
+        #expect(foreign.json?["headers"]?["X-Client"]?.string == "ios")
         #expect(foreign.json?["headers"]?["Host"]?.string?.hasSuffix(":\(other.port)") == true)
         let refused = await center.sendRecording { $0.url = other.baseURL + "/status/401" }
         #expect(refused.error?.status == 401)
