@@ -173,6 +173,55 @@ struct Origin: Hashable, Sendable {
         port = url.port ?? (self.scheme == "https" ? 443 : self.scheme == "http" ? 80 : nil)
     }
 
+    /// The origin of a URL given as text, or `nil` when it has no scheme or host. A plain `http` or `https` URL (the
+    /// scheme in lower case, a host of ASCII letters, digits, `-`, `.`, `_` and `~`, at most a port of digits) is read
+    /// from the text, as `URL` would read it: making a `URL` costs more than a small request's own bookkeeping. Any
+    /// other text is read through `URL`.
+    init?(text: String) {
+        if let origin = Self.plain(text) {
+            self = origin
+        } else if let origin = Origin(URL(string: URLComposition.keepingEscapes(text))) {
+            self = origin
+        } else {
+            return nil
+        }
+    }
+
+    /// The origin of a plain `http` or `https` URL (see `init(text:)`), or `nil` for any other text.
+    private static func plain(_ text: String) -> Origin? {
+        var text = text
+        return text.withUTF8 { bytes -> Origin? in
+            let https = bytes.starts(with: "https://".utf8)
+            guard https || bytes.starts(with: "http://".utf8) else { return nil }
+            func ends(_ byte: UInt8) -> Bool {
+                byte == UInt8(ascii: "/") || byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#")
+            }
+            let hostStart = https ? 8 : 7
+            var index = hostStart
+            while index < bytes.count, !ends(bytes[index]), bytes[index] != UInt8(ascii: ":") {
+                guard URLAddress.isHostByte(bytes[index]) else { return nil }
+                index += 1
+            }
+            guard index > hostStart else { return nil }
+            let host = lowercased(
+                String(decoding: UnsafeBufferPointer(rebasing: bytes[hostStart..<index]), as: UTF8.self))
+            var port = https ? 443 : 80
+            if index < bytes.count, bytes[index] == UInt8(ascii: ":") {
+                index += 1
+                let portStart = index
+                var value = 0
+                while index < bytes.count, bytes[index] >= UInt8(ascii: "0"), bytes[index] <= UInt8(ascii: "9") {
+                    value = value * 10 + Int(bytes[index] - UInt8(ascii: "0"))
+                    index += 1
+                    guard index - portStart <= 5 else { return nil }
+                }
+                guard index > portStart, value <= 65535, index == bytes.count || ends(bytes[index]) else { return nil }
+                port = value
+            }
+            return Origin(scheme: https ? "https" : "http", host: host, port: port)
+        }
+    }
+
     /// `text.lowercased()`, without its cost when there is nothing to lower (ASCII without capitals).
     private static func lowercased(_ text: String) -> String {
         text.utf8.contains { $0 >= 0x80 || ($0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z")) }

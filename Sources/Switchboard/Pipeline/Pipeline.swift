@@ -49,10 +49,10 @@ extension Center {
         var current = request
         var result: Result<Response, HTTPError>
         var attempt = 1
-        // Only to the center's own servers: a credential never goes to another origin, nor does its 401 refresh it.
-        let authenticator =
-            request.usesAuthenticator && configuration.authenticator != nil
-                && request.goesToOwnServer(in: configuration) ? configuration.authenticator : nil
+        // Whether the request goes to one of the center's servers: only there do the center's credentials go (the
+        // authenticator's, and those among its general headers), and only there does a 401 refresh the credential.
+        let ownServer = request.goesToOwnServer(in: configuration)
+        let authenticator = request.usesAuthenticator && ownServer ? configuration.authenticator : nil
         // The header that carries an idempotency key, when the policy names one; the key is made at the first
         // attempt that needs it and sent with every attempt after it.
         let keyHeader = request.idempotencyKeyHeader(in: configuration)
@@ -67,7 +67,8 @@ extension Center {
             do {
                 if let authenticator { generation = try await authenticator.authenticate(&current, center: self) }
                 var response = try await self.attempt(
-                    &current, configuration, plugins, events, keyHeader: keyHeader, idempotencyKey: &idempotencyKey,
+                    &current, configuration, plugins, events, ownServer: ownServer, keyHeader: keyHeader,
+                    idempotencyKey: &idempotencyKey,
                     progress: progress, log: log,
                     interim: attempt == 1 ? interim : nil, cancellation: cancellation, stream: stream)
                 response.attempts = attempt
@@ -146,6 +147,7 @@ extension Center {
         _ configuration: Configuration,
         _ plugins: PluginChain,
         _ events: EventRelay?,
+        ownServer: Bool,
         keyHeader: String?,
         idempotencyKey: inout String?,
         progress: (@Sendable (TransferProgress) -> Void)?,
@@ -155,7 +157,8 @@ extension Center {
         stream: StreamChannel?
     ) async throws(HTTPError) -> Response {
         let prepared = try await prepare(
-            &request, configuration, plugins, keyHeader: keyHeader, idempotencyKey: &idempotencyKey)
+            &request, configuration, plugins, ownServer: ownServer, keyHeader: keyHeader,
+            idempotencyKey: &idempotencyKey)
         registry.update(prepared.id, .single(request))
         // A partial file that turns out not to match (a 416 short of the end) is dropped once, and the download
         // starts again from zero.

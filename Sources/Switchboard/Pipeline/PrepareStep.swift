@@ -12,7 +12,8 @@ struct PreparedRequest: Sendable {
 
 extension Center {
     /// Merge, compose, plugins, `onRequest`, compose again: a plugin or hook may change `api`, `server`, `node`,
-    /// method, parameters or body, and the URL is composed after it.
+    /// method, parameters or body, and the URL is composed after it. `ownServer`: whether the request goes to one of
+    /// the center's servers (`Request.goesToOwnServer`), which the center's credential headers go to.
     ///
     /// Last, a `POST` or `PATCH` gets its idempotency key when `keyHeader` names the header for one (see
     /// `RetryPolicy.idempotencyKey`) and the request has no such header: `idempotencyKey`, made here at the first
@@ -21,12 +22,12 @@ extension Center {
     /// `request` is left as far as the step got (merged, at least), so that a failure reports the request as it
     /// stood.
     nonisolated(nonsending) func prepare(
-        _ request: inout Request, _ configuration: Configuration, _ plugins: PluginChain,
+        _ request: inout Request, _ configuration: Configuration, _ plugins: PluginChain, ownServer: Bool,
         keyHeader: String?, idempotencyKey: inout String?
     ) async throws(HTTPError) -> PreparedRequest {
         let id = request.id!
         let own = request
-        request = request.merged(with: configuration)
+        request = request.merged(with: configuration, ownServer: ownServer)
         if request.kind == .upload && request.method == .get {
             // An upload carries a body, which a GET cannot: left at the default, the method becomes POST.
             request.method = .post

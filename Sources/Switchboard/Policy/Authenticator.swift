@@ -207,11 +207,7 @@ extension Request {
         // A center with no server of its own, whose requests all give their full URL, has no origin to keep the
         // credential to: it goes with every request, as it always did.
         if centers.isEmpty { return true }
-        guard let origin = Self.origin(of: target) else { return false }
-        return (centers + (server.map { [$0] } ?? [])).contains { Self.origin(of: $0) == origin }
-    }
-
-    private static func origin(of text: String) -> Origin? {
-        Origin(URL(string: URLComposition.keepingEscapes(text)))
+        guard let origin = Origin(text: target) else { return false }
+        return (centers + (server.map { [$0] } ?? [])).contains { Origin(text: $0) == origin }
     }
 }

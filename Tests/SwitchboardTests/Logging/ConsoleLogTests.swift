@@ -369,6 +369,30 @@ import SwitchboardTestSupport
         for name in plain { #expect(!rule.isSecret(name), "\(name)") }
     }
 
+    /// A name is secret when it holds a secret word anywhere, in any case, Unicode case folding included (the Kelvin
+    /// sign lowers to `k`): the byte search gives what `String.contains` gives, over generated names.
+    @Test func secretWordsAreFoundAnywhereInAName() {
+        let rule = Redaction(adding: ["Tenant"])
+        var generator = SystemRandomNumberGenerator()
+        let fragments = [
+            "X-", "Api", "KEY", "\u{212A}ey", "to", "ken", "Auth", "orization", "sess", "ion", "Content", "-Type",
+            "tenant", "é", "_", "Pass", "wd", "cookie", "Sig", "nature", "id",
+        ]
+        let words = Redaction.secretWords + ["tenant"]
+        for _ in 0..<5000 {
+            let name = (0..<Int.random(in: 1...4, using: &generator)).map { _ in
+                fragments.randomElement(using: &generator)!
+            }.joined()
+            let lowered = name.lowercased()
+            let expected = words.contains { lowered.contains($0) } || Redaction.hasSecretWord(name)
+            #expect(rule.isSecret(name) == expected, "\(name)")
+        }
+        #expect(rule.isSecret("\u{212A}ey"))
+        #expect(rule.isSecret("X-Tenant-Id"))
+        #expect(!rule.isSecret("X-Client"))
+        #expect(!rule.isSecret("Content-Type"))
+    }
+
     /// A secret member whose value is an object or array is hidden whole in text (JSON cut short, or carried inside a
     /// JSON string at any depth), as in parsed JSON: only its secret members were hidden, and `"session": {"id":
     /// "…"}` printed the id (inside a string, the `{` alone was taken for the value). Brackets and quotes inside its
