@@ -43,9 +43,9 @@ struct Redaction: Sendable {
 
     func isSecret(_ name: String) -> Bool {
         // Compared by bytes: by character, a word's last letter and a combining mark after it (`token` then U+0301)
-        // are one, and the name did not contain the word.
-        // Searched byte by byte: the standard library's `firstRange(of:)` looked its generic types up at run time and
-        // took microseconds a word, for every header a request sends to another origin and every field logged.
+        // are one, and the name did not contain the word. Searched with a loop of our own: the standard library's
+        // `firstRange(of:)` looked its generic types up at run time, microseconds a word, for every field logged and
+        // every general header a request to another origin leaves behind.
         var lowered = name.lowercased()
         let found = lowered.withUTF8 { bytes in words.contains { Redaction.contains(bytes, $0) } }
         return found || Redaction.hasSecretWord(name)

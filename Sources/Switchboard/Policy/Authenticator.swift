@@ -186,10 +186,11 @@ public final class Authenticator: Sendable {
 }
 
 extension Request {
-    /// Whether the request goes to one of the center's own servers, where its authenticator's credential may go: it
-    /// composes its URL from `api` against a server (its own `server`, its node's or the center's), or its full URL
-    /// (`url`, or an `api` that is a full URL) has the origin of one of those. Every request does on a center with
-    /// neither a `server` nor a node. Decided on the request as it was configured, before the hooks.
+    /// Whether the request goes to one of the center's own servers, where the center's credentials go (its
+    /// authenticator's, and the credential fields among its general headers): it composes its URL from `api` against
+    /// a server (its own `server`, its node's or the center's), or its full URL (`url`, or an `api` that is a full
+    /// URL) has the origin of one of those. Every request does on a center with neither a `server` nor a node.
+    /// Decided on the request as it was configured, before the hooks.
     func goesToOwnServer(in configuration: Center.Configuration) -> Bool {
         let target: String
         if let url, !url.isEmpty {
