@@ -19,18 +19,12 @@ nonisolated struct User: Codable, Sendable {
     let name: String
 }
 
-/// Stands in for an app's token store in the configuration example.
-actor TokenStore {
-    func current() -> String { "token" }
-}
-
 /// Stands in for an app's session in the configuration example.
 actor AppSession {
     private(set) var loggedOut = false
     func logOut() { loggedOut = true }
 }
 
-let tokens = TokenStore()
 let session = AppSession()
 
 enum AccountAPI: Endpoint {
@@ -255,8 +249,8 @@ extension ReadmeSnippets {
             config.callbackQueue = .main          // nil (the default): a private queue
             config.consoleLog = true              // banners for requests, responses and errors, secrets redacted
             config.timeout = .seconds(30)         // idle timeout; config.totalTimeout limits the whole exchange
-            config.onRequest = { request in
-                request.headers["Authorization"] = "Bearer " + (await tokens.current())
+            config.onRequest = { request in       // every request, wherever it goes; tokens: see Authentication
+                request.headers["X-Request-ID"] = UUID().uuidString
             }
             config.onResponse = { request, response in
                 guard response.json?["code"]?.int == 0 else {
