@@ -52,7 +52,7 @@ public struct GeneratedContent: Sendable {
     public func sha256(length: Int) -> String {
         let key = "\(seed):\(length)"
         if let known = GeneratedContent.digests.withLock({ $0[key] }) { return known }
-        var hasher = SHA256Hasher()
+        let hasher = BodyDigest()
         var offset = 0
         while offset < length {
             let count = min(1 << 20, length - offset)

@@ -133,9 +133,9 @@ public enum Httpbin {
                 dropped.dropWithoutAnswer = true
                 return dropped
             }
-            var hasher = SHA256Hasher()
-            hasher.update(request.body)
-            return .json(["length": request.body.count, "sha256": hasher.hexDigest(), "method": request.method])
+            return .json([
+                "length": request.body.count, "sha256": BodyDigest.hex(request.body), "method": request.method,
+            ])
         case ("files-bump", 1): return bump(rest[0])
         case ("files-fail", 1): return fail(rest[0])
         default: return notFound()
@@ -640,7 +640,7 @@ public enum Httpbin {
     /// (or, for `/signed/sink`-style streamed bodies, as hashed on arrival). 200 with `{"valid": true}`, else 401
     /// with what was expected.
     private static func signed(_ request: ServerRequest) -> ServerResponse {
-        let bodyHash = request.streamed?.sha256 ?? SHA256Hasher.hex(request.body)
+        let bodyHash = request.streamed?.sha256 ?? BodyDigest.hex(request.body)
         let lines = [request.method, request.target, request.header("X-Signature-Time") ?? "", bodyHash]
         let code = SHA256Hasher.hmac(key: signingKey, message: Data(lines.joined(separator: "\n").utf8))
             .map { String(format: "%02x", $0) }.joined()

@@ -76,10 +76,10 @@ final class ServerConnection {
             request.streamed = (count, "")
             request.wasChunked = chunked
         } else if request.path.hasPrefix("/sink") {
-            var hasher = SHA256Hasher()
+            let hasher = BodyDigest()
             var count = 0
-            // `pause=S`: a slow reader, S seconds after each piece read (at most 64 KiB). `gate=KEY`: waits at the
-            // `SinkGate` of that key once it has read the gate's number of bytes, until the test opens it.
+            // `pause=S`: a slow reader, S seconds after each piece read (at most 64 KiB). `gate=KEY`: runs the
+            // change of the `SinkGate` of that key once it has read the gate's number of bytes, then reads on.
             let pause = request.queryValue("pause").flatMap(Double.init).map { min($0, 1) }
             var gate = SinkGate.named(request.queryValue("gate"))
             let consume: (Data) -> Void = {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Switchboard
+import SwitchboardTestSupport
 
 /// `EngineRequest.fileSink(for:)`, the public way an engine writes a download's body where the built-in engines do.
 @Suite struct FileSinkTests {
@@ -85,7 +86,7 @@ import Testing
         let sink = try #require(try request(to: file).sink(for: head(200), mode: mode))
         var expected = Data()
         for size in [1, 70_000, (1 << 20) + 3, 5, 300_000] {
-            let chunk = Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ size) })
+            let chunk = GeneratedContent(seed: UInt64(size)).bytes(offset: 0, count: size)
             expected.append(chunk)
             try sink.write(chunk)
         }

@@ -298,44 +298,44 @@ struct ChangingUploadFileTests {
         let scratch = Scratch()
         let size = 16 << 20
         let file = scratch.write("body.bin", bytes: size, seed: 4)
-        // The server stops reading after 1 MiB until the file has changed: the client can have read at most that and
-        // what the sockets hold, far from the file's end, however slowly this test's threads run. (The change was
-        // made at the first progress report past 1 MiB, on the callback queue; with the machine busy, the report
-        // came after the whole file had been read, about 1 run in 10 under load.)
-        let gate = SinkGate(after: 1 << 20)
-        defer { gate.open() }
-        let sent = Task {
-            await withCheckedContinuation { (continuation: CheckedContinuation<HTTPError?, Never>) in
-                center.send { request in
-                    request.api = "sink?gate=\(gate.key)"
-                    request.method = .put
-                    if change.hasSuffix("in a form") {
-                        request.kind = .upload
-                        request.addFormData(name: "file", fileURL: file)
-                    } else {
-                        request.body = .file(file)
-                    }
-                    request.timeout = .seconds(10)  // before the change, one engine waited for the rest until this
-                } onFinished: { result in
-                    if case .failure(let error) = result {
-                        continuation.resume(returning: error)
-                    } else {
-                        continuation.resume(returning: nil)
-                    }
+        // The server changes the file once it has read 1 MiB, on its own thread, before it reads on: the client can
+        // have read at most that and what the sockets hold, far from the file's end, however slowly this test's
+        // threads run. (The change was made at the first progress report past 1 MiB, on the callback queue; with the
+        // machine busy, the report came after the whole file had been read, about 1 run in 10 under load. Then the
+        // test made it after the server had stopped reading, which needed the test's task to run within the idle
+        // timeout; in the suite's first seconds it did not.)
+        let gate = SinkGate(after: 1 << 20) {
+            let handle = try FileHandle(forUpdating: file)
+            if change.hasPrefix("grows") {
+                try handle.seekToEnd()
+                try handle.write(contentsOf: Data(repeating: 1, count: 10))
+            } else {
+                try handle.truncate(atOffset: 1000)
+            }
+            try handle.close()
+        }
+        defer { gate.forget() }
+        let outcome = await withCheckedContinuation { (continuation: CheckedContinuation<HTTPError?, Never>) in
+            center.send { request in
+                request.api = "sink?gate=\(gate.key)"
+                request.method = .put
+                if change.hasSuffix("in a form") {
+                    request.kind = .upload
+                    request.addFormData(name: "file", fileURL: file)
+                } else {
+                    request.body = .file(file)
+                }
+                request.timeout = .seconds(10)  // before the change, one engine waited for the rest until this
+            } onFinished: { result in
+                if case .failure(let error) = result {
+                    continuation.resume(returning: error)
+                } else {
+                    continuation.resume(returning: nil)
                 }
             }
         }
-        await waitUntil { gate.isReached }
-        let handle = try FileHandle(forUpdating: file)
-        if change.hasPrefix("grows") {
-            handle.seekToEndOfFile()
-            handle.write(Data(repeating: 1, count: 10))
-        } else {
-            try handle.truncate(atOffset: 1000)
-        }
-        try handle.close()
-        gate.open()
-        let outcome = await sent.value
+        #expect(gate.isReached, "\(engineName), \(change): the server never read 1 MiB")
+        #expect(gate.failure == nil, "\(engineName), \(change): \(gate.failure ?? "")")
         #expect(outcome?.code == .fileSystem, "\(engineName), \(change): \(String(describing: outcome))")
         let said = change.hasPrefix("grows") ? "and has more now" : "and ended after"
         let expected = "\(file.path) changed while it was sent: it had \(size) bytes when the send started, \(said)"
@@ -373,5 +373,41 @@ struct ChangingUploadFileTests {
         #expect(
             SHA256Hasher.hex(Data(repeating: UInt8(ascii: "a"), count: 1_000_000))
                 == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
+    }
+
+    /// The suite checks files against the system's tool (`Scratch.sha256(of:)`) and server digests made by
+    /// `SHA256Hasher`: the two agree, on files of lengths around a block's edges.
+    @Test(.enabled(if: Scratch.hasDigestTool, "no sha256sum or shasum here"))
+    func theSystemToolAndSHA256HasherAgree() async throws {
+        let scratch = Scratch()
+        for length in [0, 55, 56, 63, 64, 65, 1_000_003] {
+            let file = scratch.write("\(length).bin", bytes: length, seed: UInt64(length))
+            let data = try Data(contentsOf: file)
+            let byTool = await BlockingWork.run { Scratch.systemDigest(of: file) }
+            #expect(byTool == SHA256Hasher.hex(data), "\(length) bytes")
+        }
+    }
+
+    /// The loopback server's digests of what it receives are OpenSSL's where it can be loaded (`BodyDigest`): they
+    /// agree with `SHA256Hasher`'s, fed in pieces of every size around a block's.
+    @Test(.enabled(if: BodyDigest.usesOpenSSL, "libcrypto cannot be loaded here"))
+    func theServersDigestsAgreeWithSHA256Hasher() {
+        let data = GeneratedContent(seed: 5).bytes(offset: 0, count: 20_003)
+        for pieces in [[0], [1, 63, 64, 65], [55, 56, 57, 1000], [4096, 65536]] {
+            let server = BodyDigest()
+            var hasher = SHA256Hasher()
+            var offset = 0
+            var index = 0
+            while offset < data.count {
+                let size = min(max(pieces[index % pieces.count], 1), data.count - offset)
+                let piece = data[offset..<(offset + size)]
+                server.update(piece)
+                hasher.update(piece)
+                offset += size
+                index += 1
+            }
+            #expect(server.hexDigest() == hasher.hexDigest(), "pieces of \(pieces)")
+        }
+        #expect(BodyDigest.hex(Data()) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
     }
 }
