@@ -12,8 +12,8 @@ import Darwin
 ///
 /// The suites run a debug build, in which `SHA256Hasher` hashes a few megabytes a second; the server hashed every
 /// upload with it, and in the suites' first seconds, when the large uploads run beside every other test's start, that
-/// took about a third of the machine. OpenSSL is an implementation apart from Switchboard's besides, which the
-/// uploads' digests are then checked against (`SHA256Tests` holds `SHA256Hasher` to the system's tool).
+/// took about a third of the machine. OpenSSL is an implementation apart from Switchboard's besides (`SHA256Tests`
+/// holds it, and the suites' file digests, to `SHA256Hasher`).
 public final class BodyDigest {
     /// OpenSSL's `SHA256_Init`, `SHA256_Update` and `SHA256_Final`, if `libcrypto` can be loaded here.
     private struct Library: @unchecked Sendable {

@@ -44,10 +44,10 @@ final class Scratch: @unchecked Sendable {
     /// with it.
     ///
     /// By the system's tool (`sha256sum`, or `shasum -a 256`) where there is one: an implementation apart from
-    /// Switchboard's, which the server's digests (`SHA256Hasher`) are then checked against, and compiled with
-    /// optimisation. Switchboard's own, in the suite's debug build, spent about a tenth of the suite's CPU here, and
-    /// in the suite's first seconds, while every test starts at once, that held up the tasks of tests that wait on
-    /// a timeout. Where there is no tool, `SHA256Hasher`.
+    /// Switchboard's, and compiled with optimisation. Switchboard's own, in the suite's debug build, spent about a
+    /// tenth of the suite's CPU here, and in the suite's first seconds, while every test starts at once, that held up
+    /// the tasks of tests that wait on a timeout. Where there is no tool, `SHA256Hasher`; `SHA256Tests` holds the tool
+    /// to it.
     static func sha256(of url: URL) async -> String {
         await BlockingWork.run {
             if let digest = systemDigest(of: url) { return digest }
