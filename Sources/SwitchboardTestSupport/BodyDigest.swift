@@ -7,13 +7,13 @@ import Glibc
 import Darwin
 #endif
 
-/// The SHA-256 of a body the loopback server receives: by the system's OpenSSL (`libcrypto`, loaded at run time)
-/// where it can be loaded, else by `SHA256Hasher`.
+/// The SHA-256 of a body the loopback server receives, or of a file a test checks: by the system's OpenSSL
+/// (`libcrypto`, loaded at run time) where it can be loaded, else by `SHA256Hasher`.
 ///
 /// The suites run a debug build, in which `SHA256Hasher` hashes a few megabytes a second; the server hashed every
 /// upload with it, and in the suites' first seconds, when the large uploads run beside every other test's start, that
 /// took about a third of the machine. OpenSSL is an implementation apart from Switchboard's besides (`SHA256Tests`
-/// holds it, and the suites' file digests, to `SHA256Hasher`).
+/// holds it to `SHA256Hasher`).
 public final class BodyDigest {
     /// OpenSSL's `SHA256_Init`, `SHA256_Update` and `SHA256_Final`, if `libcrypto` can be loaded here.
     private struct Library: @unchecked Sendable {
@@ -86,6 +86,17 @@ public final class BodyDigest {
     public static func hex(_ data: Data) -> String {
         let digest = BodyDigest()
         digest.update(data)
+        return digest.hexDigest()
+    }
+
+    /// The SHA-256 of a file's contents, as lower-case hex, read 1 MiB at a time.
+    ///
+    /// - Throws: the error reading the file.
+    public static func hex(ofFile url: URL) throws -> String {
+        let handle = try FileHandle(forReadingFrom: url)
+        defer { try? handle.close() }
+        let digest = BodyDigest()
+        while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty { digest.update(chunk) }
         return digest.hexDigest()
     }
 }

@@ -41,39 +41,11 @@ final class Scratch: @unchecked Sendable {
 
     /// The file's SHA-256, worked out on a thread of its own (`BlockingWork`): hashing megabytes in a debug build
     /// would hold a thread of the shared pool (two on a 2-core machine) for seconds, and every other test's tasks
-    /// with it.
-    ///
-    /// By the system's tool (`sha256sum`, or `shasum -a 256`) where there is one: an implementation apart from
-    /// Switchboard's, and compiled with optimisation. Switchboard's own, in the suite's debug build, spent about a
-    /// tenth of the suite's CPU here, and in the suite's first seconds, while every test starts at once, that held up
-    /// the tasks of tests that wait on a timeout. Where there is no tool, `SHA256Hasher`; `SHA256Tests` holds the tool
-    /// to it.
+    /// with it. By OpenSSL where it can be loaded (`BodyDigest`): Switchboard's own `SHA256Hasher`, in the suite's
+    /// debug build, spent about a tenth of the suite's CPU here, and in the suite's first seconds, while every test
+    /// starts at once, that held up the tasks of tests that wait on a timeout.
     static func sha256(of url: URL) async -> String {
-        await BlockingWork.run {
-            if let digest = systemDigest(of: url) { return digest }
-            return (try? SHA256Hasher.hex(ofFile: url)) ?? "unreadable: \(url.path)"
-        }
-    }
-
-    /// Whether this system has a SHA-256 tool.
-    static var hasDigestTool: Bool { digestTool != nil }
-
-    /// The system's SHA-256 tool and the arguments before the file's path, if there is one.
-    private static let digestTool: (path: String, arguments: [String])? = {
-        let tools = [("/usr/bin/sha256sum", ["--"]), ("/usr/bin/shasum", ["-a", "256", "--"])]
-        return tools.first { FileManager.default.isExecutableFile(atPath: $0.0) }
-    }()
-
-    /// The file's digest by `digestTool`, or `nil` when there is no tool or it fails (an unreadable file, say).
-    static func systemDigest(of url: URL) -> String? {
-        guard let tool = digestTool,
-            let (status, output) = try? ProcessLaunch.output(of: tool.path, tool.arguments + [url.path]),
-            status == 0
-        else { return nil }
-        // `<64 hex digits>  <path>`
-        let digest = output.prefix { $0 != UInt8(ascii: " ") }
-        guard digest.count == 64 else { return nil }
-        return String(decoding: digest, as: UTF8.self).lowercased()
+        await BlockingWork.run { (try? BodyDigest.hex(ofFile: url)) ?? "unreadable: \(url.path)" }
     }
 }
 

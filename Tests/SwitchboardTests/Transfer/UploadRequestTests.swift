@@ -375,23 +375,11 @@ struct ChangingUploadFileTests {
                 == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
     }
 
-    /// The suite checks files against the system's tool (`Scratch.sha256(of:)`) and server digests made by
-    /// `SHA256Hasher`: the two agree, on files of lengths around a block's edges.
-    @Test(.enabled(if: Scratch.hasDigestTool, "no sha256sum or shasum here"))
-    func theSystemToolAndSHA256HasherAgree() async throws {
-        let scratch = Scratch()
-        for length in [0, 55, 56, 63, 64, 65, 1_000_003] {
-            let file = scratch.write("\(length).bin", bytes: length, seed: UInt64(length))
-            let data = try Data(contentsOf: file)
-            let byTool = await BlockingWork.run { Scratch.systemDigest(of: file) }
-            #expect(byTool == SHA256Hasher.hex(data), "\(length) bytes")
-        }
-    }
-
-    /// The loopback server's digests of what it receives are OpenSSL's where it can be loaded (`BodyDigest`): they
-    /// agree with `SHA256Hasher`'s, fed in pieces of every size around a block's.
+    /// The loopback server's digests of what it receives, and the suite's of files, are OpenSSL's where it can be
+    /// loaded (`BodyDigest`): they agree with `SHA256Hasher`'s, fed in pieces of every size around a block's, and
+    /// for files of lengths around a block's edges.
     @Test(.enabled(if: BodyDigest.usesOpenSSL, "libcrypto cannot be loaded here"))
-    func theServersDigestsAgreeWithSHA256Hasher() {
+    func theServersDigestsAgreeWithSHA256Hasher() throws {
         let data = GeneratedContent(seed: 5).bytes(offset: 0, count: 20_003)
         for pieces in [[0], [1, 63, 64, 65], [55, 56, 57, 1000], [4096, 65536]] {
             let server = BodyDigest()
@@ -409,5 +397,10 @@ struct ChangingUploadFileTests {
             #expect(server.hexDigest() == hasher.hexDigest(), "pieces of \(pieces)")
         }
         #expect(BodyDigest.hex(Data()) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        let scratch = Scratch()
+        for length in [0, 55, 56, 63, 64, 65, 1_000_003] {
+            let file = scratch.write("\(length).bin", bytes: length, seed: UInt64(length))
+            #expect(try BodyDigest.hex(ofFile: file) == SHA256Hasher.hex(Data(contentsOf: file)), "\(length) bytes")
+        }
     }
 }
