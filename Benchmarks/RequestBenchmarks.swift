@@ -288,6 +288,17 @@ struct OverheadBenchmarks {
             }
         }
         let center = makeCenter(engine)
+        // A center with the general parameters an app of XMNetworking's kind sends with every request (version,
+        // platform, channel, device, locale and so on): what each one adds to a request.
+        let appCenter = Center { config in
+            config.engine = engine
+            config.server = "http://null.invalid/v1/"
+            config.headers["X-Client"] = "benchmark"
+            config.parameters = [
+                "app_version": "1.2", "platform": "ios", "channel": "appstore", "device_id": "5D0B7A4E",
+                "locale": "zh_CN", "os_version": "26.1", "build": 4821, "region": "cn",
+            ]
+        }
         var taskEngine = engine
         taskEngine.honoursCancellation = false
         let taskCenter = makeCenter(taskEngine)
@@ -299,6 +310,12 @@ struct OverheadBenchmarks {
         }
         let taskSend: @Sendable (Int) async throws -> Void = { index in
             let response = try await taskCenter.send {
+                $0.api = "items"; $0.parameters = ["page": index]
+            }
+            guard response.json?["ok"] == true else { throw URLError(.badServerResponse) }
+        }
+        let appSend: @Sendable (Int) async throws -> Void = { index in
+            let response = try await appCenter.send {
                 $0.api = "items"; $0.parameters = ["page": index]
             }
             guard response.json?["ok"] == true else { throw URLError(.badServerResponse) }
@@ -344,6 +361,7 @@ struct OverheadBenchmarks {
         }
         let sends = [
             ("null engine, async send", asyncSend),
+            ("null engine, async send, 8 general parameters", appSend),
             ("null engine, async send, engine without EngineCancellation", taskSend),
             ("null engine, callback send", callbackSend),
             ("floor of a callback form: a task, then a hop to a queue, no work", callbackFloor),

@@ -62,9 +62,19 @@ extension Center {
         /// Parameters sent with every request (unless it turns `useGeneralParameters` off); the request's own win.
         public var parameters: [String: any Sendable] {
             get { fields.parameters }
-            set { storage.unique().value.parameters = newValue }
-            _modify { yield &storage.unique().value.parameters }
+            set {
+                let box = storage.unique()
+                box.value.parameters = newValue
+                box.value.generalParameters = GeneralParameters(newValue)
+            }
+            _modify {
+                let box = storage.unique()
+                defer { box.value.generalParameters = GeneralParameters(box.value.parameters) }
+                yield &box.value.parameters
+            }
         }
+        /// `parameters`, converted when they were set: what every request that uses them starts from.
+        var generalParameters: GeneralParameters? { fields.generalParameters }
         /// Values merged under every request's `userInfo`, for the hooks to read.
         public var userInfo: [String: any Sendable] {
             get { fields.userInfo }
@@ -218,6 +228,7 @@ extension Center {
             var cache: ResponseCache?
             var headers: HTTPHeaders = [:]
             var parameters: [String: any Sendable] = [:]
+            var generalParameters: GeneralParameters?
             var userInfo: [String: any Sendable] = [:]
             var callbackQueue: DispatchQueue?
             var engine: any Engine = URLSessionEngine.shared

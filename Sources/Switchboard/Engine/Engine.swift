@@ -501,41 +501,6 @@ public struct EngineResponse: Sendable {
     /// The Foundation response this one was made from, while nothing has changed it.
     private var base: HTTPURLResponse?
 
-    /// Creates an engine response from the head's own values.
-    public init(
-        status: Int, url: URL?, httpVersion: String? = nil, headers: HTTPHeaders, body: Data, fileLength: Int64? = nil
-    ) {
-        self.init(
-            status: status, address: .url(url), httpVersion: httpVersion, headers: headers, body: body,
-            fileLength: fileLength)
-    }
-
-    /// Creates an engine response to an address (an engine's, which may be the request's text).
-    init(
-        status: Int, address: URLAddress, httpVersion: String? = nil, headers: HTTPHeaders, body: Data,
-        fileLength: Int64? = nil, setCookieFields: [String]? = nil
-    ) {
-        self.status = status
-        self.address = address
-        self.httpVersion = httpVersion
-        self.fields = headers
-        self.body = body
-        self.fileLength = fileLength
-        self.setCookieFields = setCookieFields
-    }
-
-    /// Creates an engine response from a Foundation response; `headers`, when given, are the fields as they arrived
-    /// (in order, repeated fields joined with `, `), else they are read from `response` when first asked for.
-    public init(response: HTTPURLResponse, body: Data, fileLength: Int64? = nil, headers: HTTPHeaders? = nil) {
-        self.status = response.statusCode
-        self.address = .url(response.url)
-        self.httpVersion = nil
-        self.fields = headers
-        self.base = response
-        self.body = body
-        self.fileLength = fileLength
-    }
-
     /// The header fields, in the order they arrived when the engine parsed them itself. Never `nil` when read (the
     /// type stays optional so that code setting it before keeps compiling); setting `nil` leaves no fields.
     public var headers: HTTPHeaders? {
@@ -584,6 +549,38 @@ public struct EngineResponse: Sendable {
         guard let base else { return }
         if fields == nil { fields = HTTPHeaders(received: base.headerFields) }
         self.base = nil
+    }
+}
+
+// The initialisers delegate to the memberwise one, in an extension so that the compiler still makes it: one that sets
+// each stored property itself built the value in a temporary and copied it out (a retain and a release for every
+// reference the response holds, for every response an engine returns).
+extension EngineResponse {
+    /// Creates an engine response from the head's own values.
+    public init(
+        status: Int, url: URL?, httpVersion: String? = nil, headers: HTTPHeaders, body: Data, fileLength: Int64? = nil
+    ) {
+        self.init(
+            status: status, address: .url(url), httpVersion: httpVersion, body: body, fileLength: fileLength,
+            fields: headers)
+    }
+
+    /// Creates an engine response to an address (an engine's, which may be the request's text).
+    init(
+        status: Int, address: URLAddress, httpVersion: String? = nil, headers: HTTPHeaders, body: Data,
+        fileLength: Int64? = nil, setCookieFields: [String]? = nil
+    ) {
+        self.init(
+            status: status, address: address, httpVersion: httpVersion, body: body, fileLength: fileLength,
+            setCookieFields: setCookieFields, fields: headers)
+    }
+
+    /// Creates an engine response from a Foundation response; `headers`, when given, are the fields as they arrived
+    /// (in order, repeated fields joined with `, `), else they are read from `response` when first asked for.
+    public init(response: HTTPURLResponse, body: Data, fileLength: Int64? = nil, headers: HTTPHeaders? = nil) {
+        self.init(
+            status: response.statusCode, address: .url(response.url), httpVersion: nil, body: body,
+            fileLength: fileLength, fields: headers, base: response)
     }
 }
 

@@ -48,27 +48,6 @@ public struct TransferMetrics: Sendable, Hashable {
     /// How many redirects the engine followed before the response.
     public var redirects: Int
 
-    /// Creates metrics; an engine fills in what it measured.
-    public init(
-        total: Duration, timeToFirstByte: Duration? = nil, nameLookup: Duration? = nil, connect: Duration? = nil,
-        secureConnection: Duration? = nil, bytesSent: Int64? = nil, bytesReceived: Int64? = nil,
-        reusedConnection: Bool? = nil, httpVersion: String? = nil, remoteAddress: String? = nil,
-        remotePort: Int? = nil, redirects: Int = 0
-    ) {
-        self.total = total
-        self.timeToFirstByte = timeToFirstByte
-        self.nameLookup = nameLookup
-        self.connect = connect
-        self.secureConnection = secureConnection
-        self.bytesSent = bytesSent
-        self.bytesReceived = bytesReceived
-        self.reusedConnection = reusedConnection
-        self.httpVersion = httpVersion
-        self.remoteAddress = remoteAddress
-        self.remotePort = remotePort
-        self.redirects = redirects
-    }
-
     /// The same metrics for an exchange that began `offset` earlier (redirects before it, say): the times from the
     /// start grow by `offset`; the phases and counts stay.
     func starting(earlier offset: Duration, redirects: Int) -> TransferMetrics {
@@ -88,5 +67,24 @@ final class MetricsBox: Sendable {
 
     init(_ value: TransferMetrics) {
         self.value = value
+    }
+}
+
+// The initialiser delegates to the memberwise one, in an extension so that the compiler still makes it: one that
+// set each stored property itself built the value in a temporary and copied it out, a retain and a release for each
+// of its strings, for every exchange an engine measures.
+extension TransferMetrics {
+    /// Creates metrics; an engine fills in what it measured.
+    public init(
+        total: Duration, timeToFirstByte: Duration? = nil, nameLookup: Duration? = nil, connect: Duration? = nil,
+        secureConnection: Duration? = nil, bytesSent: Int64? = nil, bytesReceived: Int64? = nil,
+        reusedConnection: Bool? = nil, httpVersion: String? = nil, remoteAddress: String? = nil,
+        remotePort: Int? = nil, redirects: Int = 0
+    ) {
+        self.init(
+            nameLookup: nameLookup, connect: connect, secureConnection: secureConnection,
+            timeToFirstByte: timeToFirstByte, total: total, bytesSent: bytesSent, bytesReceived: bytesReceived,
+            reusedConnection: reusedConnection, httpVersion: httpVersion, remoteAddress: remoteAddress,
+            remotePort: remotePort, redirects: redirects)
     }
 }

@@ -60,9 +60,24 @@ public struct Request: Sendable {
     /// Values must be JSON-compatible: strings, numbers, Booleans, arrays and dictionaries of those, or `JSON`.
     /// Anything else fails the request with an `.encoding` error that names the key.
     public var parameters: [String: any Sendable] {
-        get { fields.parameters }
-        set { storage.unique().value.parameters = newValue }
-        _modify { yield &storage.unique().value.parameters }
+        get {
+            let fields = fields
+            guard let general = fields.generalParameters else { return fields.parameters }
+            return Self.overlaying(fields.parameters, on: general.values)
+        }
+        set {
+            let box = storage.unique()
+            box.value.parameters = newValue
+            box.value.generalParameters = nil
+        }
+        _modify {
+            let box = storage.unique()
+            if let general = box.value.generalParameters {
+                box.value.parameters = Self.overlaying(box.value.parameters, on: general.values)
+                box.value.generalParameters = nil
+            }
+            yield &box.value.parameters
+        }
     }
     /// Header fields; names compare case-insensitively. These win over the center's headers of the same name.
     public var headers: HTTPHeaders {
@@ -310,7 +325,11 @@ public struct Request: Sendable {
         var node: Node?
         var api: String?
         var method: HTTPMethod = .get
+        /// The request's own parameters; with `generalParameters`, the center's go under them (see `parameters`).
         var parameters: [String: any Sendable] = [:]
+        /// The center's parameters, set by merging: kept apart, and converted once for every request, instead of
+        /// merged into a dictionary of the request's own that encoding then converted again.
+        var generalParameters: GeneralParameters?
         var headers: HTTPHeaders = [:]
         var requestSerializer: RequestSerializer = .form
         var responseSerializer: ResponseSerializer = .json
@@ -569,8 +588,9 @@ extension Request {
                 merged.fields.centerContentType = general
             }
         }
-        if useGeneralParameters && !configuration.parameters.isEmpty {
-            merged.parameters = Self.overlaying(parameters, on: configuration.parameters)
+        if useGeneralParameters, let general = configuration.generalParameters {
+            merged.fields.parameters = fields.parameters
+            merged.fields.generalParameters = general
         }
         if !configuration.userInfo.isEmpty {
             merged.userInfo = Self.overlaying(userInfo, on: configuration.userInfo)
@@ -588,7 +608,7 @@ extension Request {
     /// center's dictionary made that copy, then grew it (hashing every key again) as soon as the request added a key.
     /// Made by `Dictionary(_:uniquingKeysWith:)`, which is compiled here for these types (`minimumCapacity:` is not,
     /// and looked its storage's type up in the runtime's table at every call).
-    private static func overlaying(
+    static func overlaying(
         _ own: [String: any Sendable], on general: [String: any Sendable]
     ) -> [String: any Sendable] {
         guard !own.isEmpty else { return general }

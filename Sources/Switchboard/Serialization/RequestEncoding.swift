@@ -30,7 +30,7 @@ enum RequestEncoding {
     /// - Throws: `.invalidURL` or `.encoding`, naming what could not be sent.
     static func encode(_ request: Request) throws(HTTPError) -> EngineRequest {
         let text = request.url ?? ""
-        let converted = Result { () throws(HTTPError) in try ParameterValue.object(from: request.parameters) }
+        let converted = Result { () throws(HTTPError) in try GeneralParameters.members(of: request) }
         let parameters = (try? converted.get()) ?? []
         let isMultipart = request.kind == .upload && !request.form.isEmpty
         let streamsBody = request.body?.file != nil || request.body?.stream != nil

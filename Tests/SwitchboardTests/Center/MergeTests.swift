@@ -29,6 +29,64 @@ import Testing
         #expect(response.request.headers["X-SHARED"] == "own")
     }
 
+    /// The center's parameters are kept apart from the request's own until something reads or changes them: every
+    /// reader still sees them merged, and a change made to the merged value is what is sent.
+    @Test func hooksAndResponsesSeeTheParametersMerged() async throws {
+        let stub = StubEngine()
+        stub.on(nil, "*") { echoReply($0) }
+        let seen = Locked<[String]>([])
+        let (center, _) = stubCenter(stub) { config in
+            config.parameters = ["app_version": "1.2", "shared": "general", "dropped": "yes"]
+            config.onRequest = { request in
+                seen.withLock { $0 = request.parameters.keys.sorted() }
+                request.parameters["dropped"] = nil
+                request.parameters["added"] = "hook"
+            }
+        }
+        let response = try await center.send {
+            $0.api = "users"; $0.parameters = ["shared": "own"]
+        }
+        #expect(seen.snapshot == ["app_version", "dropped", "shared"])
+        #expect(stub.requests.first?.url?.query == "added=hook&app_version=1.2&shared=own")
+        #expect(response.request.parameters["shared"] as? String == "own")
+        #expect(response.request.parameters["app_version"] as? String == "1.2")
+        #expect(response.request.parameters["dropped"] == nil)
+    }
+
+    /// A general parameter that cannot be sent fails the request with an error that names it, unless the request's
+    /// own value for that name replaces it.
+    @Test func aGeneralParameterThatCannotBeSentIsNamedUnlessReplaced() async throws {
+        struct Opaque: Sendable {}
+        let stub = StubEngine()
+        stub.on(nil, "*") { echoReply($0) }
+        let (center, _) = stubCenter(stub) { config in
+            config.parameters = ["app_version": "1.2", "device": Opaque()]
+        }
+        let failure = await #expect(throws: HTTPError.self) {
+            try await center.send {
+                $0.api = "users"; $0.parameters = ["page": 2]
+            }
+        }
+        #expect(failure?.code == .encoding)
+        #expect(failure?.message.contains("device") == true)
+        _ = try await center.send {
+            $0.api = "users"; $0.parameters = ["device": "phone"]
+        }
+        #expect(stub.requests.last?.url?.query == "app_version=1.2&device=phone")
+    }
+
+    /// Parameters set one at a time on the configuration are each converted for the requests that follow.
+    @Test func parametersChangedAfterSetupAreSent() async throws {
+        let (center, stub) = center()
+        center.setup { $0.parameters["later"] = 3 }
+        _ = try await center.send { $0.api = "users" }
+        center.setup { $0.parameters = [:] }
+        _ = try await center.send {
+            $0.api = "users"; $0.parameters = ["own": true]
+        }
+        #expect(stub.requests.map { $0.url?.query } == ["app_version=1.2&later=3&shared=general", "own=true"])
+    }
+
     @Test func useGeneralHeadersOff() async throws {
         let (center, stub) = center()
         _ = try await center.send {

@@ -688,26 +688,31 @@ final class CurlTransfer: @unchecked Sendable {
         let lookedUp = microseconds(51)
         let connected = microseconds(52)
         let secured = microseconds(56)
-        var metrics = TransferMetrics(
-            total: microseconds(50) ?? .zero, timeToFirstByte: microseconds(54),
-            bytesSent: count(7), bytesReceived: count(8),  // CURLINFO_SIZE_UPLOAD_T, CURLINFO_SIZE_DOWNLOAD_T
-            httpVersion: version)
         // CURLINFO_NUM_CONNECTS: how many connections the transfer had to open; none means it reused one.
-        if let opened = number(26) {
-            metrics.reusedConnection = opened == 0
-            if opened > 0, let lookedUp, let connected {
-                metrics.nameLookup = lookedUp
-                metrics.connect = connected - lookedUp
-                if let secured, secured > .zero { metrics.secureConnection = secured - connected }
+        let opened = number(26)
+        // The phases, for a transfer that opened its connection.
+        let phases: (lookup: Duration, connect: Duration, secure: Duration?)? =
+            if let opened, opened > 0, let lookedUp, let connected {
+                (lookedUp, connected - lookedUp, secured.flatMap { $0 > .zero ? $0 - connected : nil })
+            } else {
+                nil
             }
-        }
+        var remoteAddress: String?
         var address: UnsafePointer<CChar>?
         if sb_easy_getinfo_string(easy, 0x10_0000 + 32, &address) == 0, let address {  // CURLINFO_PRIMARY_IP
             let text = String(cString: address)
-            if !text.isEmpty { metrics.remoteAddress = text }
+            if !text.isEmpty { remoteAddress = text }
         }
-        if let port = number(40), port > 0 { metrics.remotePort = port }  // CURLINFO_PRIMARY_PORT
-        return metrics
+        let port = number(40)  // CURLINFO_PRIMARY_PORT
+        // Made in one piece and returned as it is: a variable of this type, changed and then returned, was copied
+        // out (a count up and down of each of its strings, for every transfer).
+        return TransferMetrics(
+            total: microseconds(50) ?? .zero, timeToFirstByte: microseconds(54),
+            nameLookup: phases?.lookup, connect: phases?.connect,
+            secureConnection: phases?.secure,
+            bytesSent: count(7), bytesReceived: count(8),  // CURLINFO_SIZE_UPLOAD_T, CURLINFO_SIZE_DOWNLOAD_T
+            reusedConnection: opened.map { $0 == 0 }, httpVersion: version, remoteAddress: remoteAddress,
+            remotePort: port.flatMap { $0 > 0 ? $0 : nil })
     }
 
     /// Removed from the multi handle by a cancel: what arrived stays in the file (a resumable download continues
