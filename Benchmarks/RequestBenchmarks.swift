@@ -355,6 +355,9 @@ struct OverheadBenchmarks {
         _ = try await measure(count: 1000, concurrency: 1, asyncSend)
         var rows: [Row] = []
         let wanted = { (name: String) in only.map { name.contains($0) } ?? true }
+        if wanted("after an idle pause") {
+            rows += try await pausedRows(asyncSend)
+        }
         if wanted("null engine, batch") {
             rows += try await batchRows(center)
             rows += try await batchProgressRows(center)
@@ -380,6 +383,40 @@ struct OverheadBenchmarks {
                         Double(sample.switches) / Double(sample.requests))))
         }
         return rows
+    }
+
+    /// How long the caller is idle before each request of the paused rows: long enough for its thread to sleep.
+    static let pause = Duration.microseconds(300)
+
+    /// The same async send after its thread has been idle (`pause`), beside the pause alone, in alternating rounds:
+    /// the center's CPU per request when its code and data have left the processor's caches, as between the requests
+    /// of a client that sends one at a time over a network (the real engines' sequential rows), where the same path
+    /// costs several times what it costs run back to back.
+    private func pausedRows(_ send: @escaping @Sendable (Int) async throws -> Void) async throws -> [Row] {
+        let pause = Self.pause
+        let paused: @Sendable (Int) async throws -> Void = { index in
+            try await Task.sleep(for: pause)
+            try await send(index)
+        }
+        let floor: @Sendable (Int) async throws -> Void = { _ in try await Task.sleep(for: pause) }
+        // A round of a few thousand: each request waits the pause first.
+        let medians = try await alternatingMedians(of: [paused, floor], count: max(count / 25, 200), rounds: rounds)
+        let (send, alone) = (medians[0], medians[1])
+        let over = send.cpuPerRequest.microseconds - alone.cpuPerRequest.microseconds
+        return [
+            Row(
+                family: "Center overhead", name: "null engine, async send after an idle pause of 300 µs, sequential",
+                sample: send, ratio: nil,
+                note: String(
+                    format: "%.1f µs CPU per request over the pause alone, %.2f thread switches", over,
+                    Double(send.switches) / Double(send.requests))),
+            Row(
+                family: "Center overhead", name: "floor of the paused send: the idle pause alone, sequential",
+                sample: alone, ratio: nil,
+                note: String(
+                    format: "%.1f µs CPU per pause, %.2f thread switches", alone.cpuPerRequest.microseconds,
+                    Double(alone.switches) / Double(alone.requests))),
+        ]
     }
 
     /// A batch of `batchSize` members in the callback form, without and with `onProgress` (each member reports once),
