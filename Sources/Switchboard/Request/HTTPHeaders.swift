@@ -132,7 +132,7 @@ public struct HTTPHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral, S
     }
 
     /// Adds a field as it arrived on the wire: a repeated name joins its value to the earlier one's with `, `.
-    mutating func append(receivedName name: String, value: String) {
+    mutating func append(receivedName name: String, value: consuming String) {
         if let index = index(of: name) {
             fields[index].value += ", " + value
         } else {

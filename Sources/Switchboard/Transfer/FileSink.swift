@@ -258,7 +258,9 @@ struct DownloadCounter {
 
     init() {}
 
-    init(response: some ResponseHeadFields) {
+    /// Borrowed: an initialiser owns its arguments unless told otherwise, and a caller that reads the head after
+    /// this (CurlEngine, for every response) had to copy it first, a count up and down of each of its references.
+    init(response: borrowing some ResponseHeadFields) {
         bodyLength = SessionTransfer.expectedLength(response)
         if response.statusCode == 206, let range = ContentRange(response.value(forHTTPHeaderField: "Content-Range")) {
             start = range.start ?? 0

@@ -407,7 +407,7 @@ final class CurlTransfer: @unchecked Sendable {
             if let receiver = request.receiver, receiver.accepts(head) {
                 streaming = true
                 if let handler = request.headHandler { handler(head.response) }
-                self.head = head
+                self.head = consume head
                 return line.count
             }
             do {
@@ -420,7 +420,7 @@ final class CurlTransfer: @unchecked Sendable {
             if let handler = request.headHandler { handler(head.response) }
             // Kept at its last use, so that it moves here (kept first and read after, it was copied: a reference
             // counted up and down for each of its parts).
-            self.head = head
+            self.head = consume head
         } else if let colon = text.firstIndex(of: UInt8(ascii: ":")) {
             // Spaces before the colon are not part of the name (RFC 9112 section 5.1 has a proxy remove them).
             let nameBytes = Self.trimmed(text[..<colon])
@@ -433,8 +433,9 @@ final class CurlTransfer: @unchecked Sendable {
             }
             let name = HTTPHeaders.receivedText(nameBytes)
             let value = HTTPHeaders.receivedText(Self.trimmed(text[(colon + 1)...]))
-            headers.append(receivedName: name, value: value)
             if name.equalsIgnoringASCIICase("Set-Cookie") { setCookies.append(value) }
+            // Moved into the fields, not copied (a count up and down of the text, for every field of every head).
+            headers.append(receivedName: name, value: consume value)
             lastFieldName = name
         }
         return line.count
@@ -626,9 +627,7 @@ final class CurlTransfer: @unchecked Sendable {
             finish(.failure(failure ?? error(for: code)))
             return
         }
-        // Taken out, not copied: the transfer outlives the exchange a little (the worker recycles it after), and a
-        // copy left here would be one more reference to each of the response's parts to count up and down.
-        guard let head = head.take() else {
+        guard head != nil else {
             finish(
                 .failure(
                     status > 0 && status < 200 ? URLError.noFinalResponse(after: status) : URLError(.badServerResponse))
@@ -645,19 +644,13 @@ final class CurlTransfer: @unchecked Sendable {
                 return
             }
         }
-        let metrics = easy.map { Self.metrics(of: $0, version: version) }
-        finish(.success(Self.completed(consume head, body: body.take(), fileLength: length, metrics: metrics)))
-    }
-
-    /// The head with its body, file length and metrics: the head is handed over and changed where it stands (a
-    /// variable of the caller's was copied into the result).
-    private static func completed(
-        _ head: consuming EngineResponse, body: Data, fileLength: Int64?, metrics: TransferMetrics?
-    ) -> EngineResponse {
-        head.body = body
-        head.fileLength = fileLength
-        if let metrics { head.metrics = metrics }
-        return head
+        // Completed where it is kept, then taken out, never copied: the transfer outlives the exchange a little (the
+        // worker recycles it after), and a copy, or a variable changed and then handed on, is one more count up and
+        // down of each of the response's references.
+        head?.body = body.take()
+        head?.fileLength = length
+        if let easy { head?.metrics = Self.metrics(of: easy, version: version) }
+        if let head = head.take() { finish(.success(head)) }
     }
 
     /// Whether the transfer that just ended on `easy` used a connection an earlier one had opened (CURLINFO_NUM_CONNECTS:
@@ -808,29 +801,38 @@ struct StaleConnection: Error {
 
 // MARK: - C callbacks
 
+// Each callback reaches its transfer without counting a reference up and down (libcurl calls them several times for
+// every request). Safety: `context` is `Unmanaged.passUnretained(transfer)`, set in `configure`, and libcurl calls
+// these only on the worker's thread, inside `curl_multi_perform` or the `curl_easy_pause` that resumes a transfer,
+// while the transfer is among the worker's running ones (the worker takes it out of them only into a local reference
+// it holds past `curl_multi_remove_handle`): the reference is valid for the whole call, as `takeUnretainedValue`
+// already relied on.
 private let curlWrite: SBDataCallback = { data, size, count, context in
-    let transfer = Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue()
-    return transfer.received(body: UnsafeRawBufferPointer(start: data, count: size * count))
+    Unmanaged<CurlTransfer>.fromOpaque(context!)._withUnsafeGuaranteedRef {
+        $0.received(body: UnsafeRawBufferPointer(start: data, count: size * count))
+    }
 }
 
 private let curlHeader: SBDataCallback = { data, size, count, context in
-    let transfer = Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue()
-    return transfer.received(header: UnsafeRawBufferPointer(start: data, count: size * count))
+    Unmanaged<CurlTransfer>.fromOpaque(context!)._withUnsafeGuaranteedRef {
+        $0.received(header: UnsafeRawBufferPointer(start: data, count: size * count))
+    }
 }
 
 private let curlRead: SBDataCallback = { data, size, count, context in
-    let transfer = Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue()
-    return transfer.read(into: UnsafeMutableRawBufferPointer(start: data, count: size * count))
+    Unmanaged<CurlTransfer>.fromOpaque(context!)._withUnsafeGuaranteedRef {
+        $0.read(into: UnsafeMutableRawBufferPointer(start: data, count: size * count))
+    }
 }
 
 private let curlSeek: SBSeekCallback = { context, offset, origin in
-    let transfer = Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue()
-    return transfer.seek(to: offset, origin: origin)
+    Unmanaged<CurlTransfer>.fromOpaque(context!)._withUnsafeGuaranteedRef { $0.seek(to: offset, origin: origin) }
 }
 
 private let curlProgress: SBProgressCallback = { context, _, _, uploadTotal, uploadNow in
-    let transfer = Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue()
-    transfer.reportUpload(total: uploadTotal, sent: uploadNow)
+    Unmanaged<CurlTransfer>.fromOpaque(context!)._withUnsafeGuaranteedRef {
+        $0.reportUpload(total: uploadTotal, sent: uploadNow)
+    }
     return 0
 }
 
