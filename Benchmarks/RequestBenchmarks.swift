@@ -279,47 +279,39 @@ struct OverheadBenchmarks {
 
     func run() async throws -> [Row] {
         let engine = NullEngine()
-        func makeCenter(_ engine: NullEngine) -> Center {
+        func makeCenter(
+            _ engine: NullEngine, parameters: [String: any Sendable] = ["app_version": "1.2"]
+        ) -> Center {
             Center { config in
                 config.engine = engine
                 config.server = "http://null.invalid/v1/"
                 config.headers["X-Client"] = "benchmark"
-                config.parameters["app_version"] = "1.2"
+                config.parameters = parameters
+            }
+        }
+        /// The async send of every sequential row, from `center`.
+        func sends(from center: Center) -> @Sendable (Int) async throws -> Void {
+            { index in
+                let response = try await center.send {
+                    $0.api = "items"; $0.parameters = ["page": index]
+                }
+                guard response.json?["ok"] == true else { throw URLError(.badServerResponse) }
             }
         }
         let center = makeCenter(engine)
         // A center with the general parameters an app of XMNetworking's kind sends with every request (version,
         // platform, channel, device, locale and so on): what each one adds to a request.
-        let appCenter = Center { config in
-            config.engine = engine
-            config.server = "http://null.invalid/v1/"
-            config.headers["X-Client"] = "benchmark"
-            config.parameters = [
+        let appCenter = makeCenter(
+            engine,
+            parameters: [
                 "app_version": "1.2", "platform": "ios", "channel": "appstore", "device_id": "5D0B7A4E",
                 "locale": "zh_CN", "os_version": "26.1", "build": 4821, "region": "cn",
-            ]
-        }
+            ])
         var taskEngine = engine
         taskEngine.honoursCancellation = false
-        let taskCenter = makeCenter(taskEngine)
-        let asyncSend: @Sendable (Int) async throws -> Void = { index in
-            let response = try await center.send {
-                $0.api = "items"; $0.parameters = ["page": index]
-            }
-            guard response.json?["ok"] == true else { throw URLError(.badServerResponse) }
-        }
-        let taskSend: @Sendable (Int) async throws -> Void = { index in
-            let response = try await taskCenter.send {
-                $0.api = "items"; $0.parameters = ["page": index]
-            }
-            guard response.json?["ok"] == true else { throw URLError(.badServerResponse) }
-        }
-        let appSend: @Sendable (Int) async throws -> Void = { index in
-            let response = try await appCenter.send {
-                $0.api = "items"; $0.parameters = ["page": index]
-            }
-            guard response.json?["ok"] == true else { throw URLError(.badServerResponse) }
-        }
+        let asyncSend = sends(from: center)
+        let taskSend = sends(from: makeCenter(taskEngine))
+        let appSend = sends(from: appCenter)
         let callbackSend: @Sendable (Int) async throws -> Void = { index in
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 center.send {

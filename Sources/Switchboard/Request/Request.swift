@@ -589,7 +589,6 @@ extension Request {
             }
         }
         if useGeneralParameters, let general = configuration.generalParameters {
-            merged.fields.parameters = fields.parameters
             merged.fields.generalParameters = general
         }
         if !configuration.userInfo.isEmpty {
