@@ -21,37 +21,60 @@ extension EngineRequest {
     /// The center checks this when it encodes a request; each built-in engine checks again as it starts an exchange,
     /// for what a plugin's `adapt` or a direct caller set after that.
     func checkBeforeSending() throws(HTTPError) {
-        if timeout <= .zero { throw Self.notLongerThanZero("timeout", timeout) }
-        if let totalTimeout, totalTimeout <= .zero { throw Self.notLongerThanZero("totalTimeout", totalTimeout) }
-        guard method.isValidToken else {
-            throw HTTPError(
-                .encoding, "\(String(reflecting: method.rawValue)) is not a valid HTTP method; nothing was sent")
-        }
-        if method == .get || method == .head, !body.isEmpty {
-            // URLSession refuses it (`-1103`, "resource exceeds maximum size", or no answer for a `HEAD`), and
-            // libcurl sent it as a `POST`.
-            throw HTTPError(.encoding, "a \(method) request cannot carry a body; nothing was sent")
-        }
+        // The checks read the request here; the errors are made apart (`refusal`), so that the code every request
+        // runs stays small.
+        if timeout <= .zero { throw refusal(.timeout) }
+        if let totalTimeout, totalTimeout <= .zero { throw refusal(.totalTimeout) }
+        guard method.isValidToken else { throw refusal(.method) }
+        if method == .get || method == .head, !body.isEmpty { throw refusal(.bodyWithoutOne) }
         let headers = headers
         if let field = headers.firstUnsendable { throw HTTPError.unsendable(field) }
         if let declared = headers["Content-Length"] {
-            let length = body.count
-            guard let length, HTTPHeaders.contentLength(declared) == length else {
-                let size = length.map { "\($0) bytes" } ?? "of unknown length"
-                throw HTTPError(
-                    .encoding,
-                    "the Content-Length field (\(String(reflecting: declared))) does not match the body (\(size)); "
-                        + "the engine sets it: leave it out. Nothing was sent")
+            guard let length = body.count, HTTPHeaders.contentLength(declared) == length else {
+                throw refusal(.contentLength(declared))
             }
         }
         if let coding = headers["Transfer-Encoding"] {
             let chunked = HTTPHeaders.trimmingBlanks(coding).lowercased() == "chunked"
             guard chunked, case .stream(let stream) = body, stream.length == nil else {
-                throw HTTPError(
-                    .encoding,
-                    "Transfer-Encoding (\(String(reflecting: coding))) is the engine's to choose: chunked for a "
-                        + "stream of unknown length, else a Content-Length; leave it out. Nothing was sent")
+                throw refusal(.transferEncoding(coding))
             }
+        }
+    }
+
+    /// What `checkBeforeSending` refuses.
+    private enum Refusal {
+        case timeout, totalTimeout, method, bodyWithoutOne
+        case contentLength(String)
+        case transferEncoding(String)
+    }
+
+    /// The error for a refusal, naming what is wrong.
+    @inline(never)
+    private func refusal(_ refusal: Refusal) -> HTTPError {
+        switch refusal {
+        case .timeout:
+            return Self.notLongerThanZero("timeout", timeout)
+        case .totalTimeout:
+            return Self.notLongerThanZero("totalTimeout", totalTimeout ?? .zero)
+        case .method:
+            return HTTPError(
+                .encoding, "\(String(reflecting: method.rawValue)) is not a valid HTTP method; nothing was sent")
+        case .bodyWithoutOne:
+            // URLSession refuses it (`-1103`, "resource exceeds maximum size", or no answer for a `HEAD`), and
+            // libcurl sent it as a `POST`.
+            return HTTPError(.encoding, "a \(method) request cannot carry a body; nothing was sent")
+        case .contentLength(let declared):
+            let size = body.count.map { "\($0) bytes" } ?? "of unknown length"
+            return HTTPError(
+                .encoding,
+                "the Content-Length field (\(String(reflecting: declared))) does not match the body (\(size)); "
+                    + "the engine sets it: leave it out. Nothing was sent")
+        case .transferEncoding(let coding):
+            return HTTPError(
+                .encoding,
+                "Transfer-Encoding (\(String(reflecting: coding))) is the engine's to choose: chunked for a "
+                    + "stream of unknown length, else a Content-Length; leave it out. Nothing was sent")
         }
     }
 

@@ -33,7 +33,6 @@ enum RequestEncoding {
         let converted = Result { () throws(HTTPError) in try GeneralParameters.members(of: request) }
         let parameters = (try? converted.get()) ?? []
         let isMultipart = request.kind == .upload && !request.form.isEmpty
-        let streamsBody = request.body?.file != nil || request.body?.stream != nil
         // The URL is checked once, with its query when the parameters travel there: for a method that sends them
         // so, and beside an explicit body, which takes the body's place.
         let address =
@@ -41,6 +40,52 @@ enum RequestEncoding {
             ? try appendingQuery(parameters, to: text, request: request)
             : try URLComposition.validate(text, for: request)
         if case .failure(let error) = converted { throw error.with(request: request) }
+        var headers = request.headers
+        headers.reserveCapacity(headers.count + 3)  // Content-Type, User-Agent, Accept
+        // A body only when there is one to make: most requests have none, and its code stays apart from theirs.
+        var body = EngineRequest.Body.none
+        if isMultipart || request.body != nil || (!request.method.encodesParametersInQuery && !parameters.isEmpty) {
+            body = try encodedBody(request, parameters, isMultipart: isMultipart, headers: &headers)
+        }
+        if headers["User-Agent"] == nil {
+            headers["User-Agent"] = userAgent
+        }
+        if headers["Accept"] == nil, let accept = accept(for: request.responseSerializer) {
+            headers["Accept"] = accept
+        }
+        var engineRequest = EngineRequest(
+            method: request.method, address: address, headers: headers, body: body, totalTimeout: request.totalTimeout)
+        if let timeout = request.timeout {
+            engineRequest.timeout = timeout > .zero ? max(.milliseconds(1), timeout) : timeout
+        }
+        engineRequest.maxReceiveBytesPerSecond = try checkedLimit(
+            request.maxBytesPerSecond, "maxBytesPerSecond", request)
+        engineRequest.maxSendBytesPerSecond = try checkedLimit(
+            request.maxUploadBytesPerSecond, "maxUploadBytesPerSecond", request)
+        if let limit = request.maxResponseBytes {
+            guard limit >= 0 else {
+                throw HTTPError(
+                    .encoding, "maxResponseBytes is \(limit); a limit must not be below zero", request: request)
+            }
+            engineRequest.maxResponseBytes = limit
+        }
+        engineRequest.id = request.id
+        do {
+            try engineRequest.checkBeforeSending()
+        } catch {
+            throw error.with(request: request)
+        }
+        return engineRequest
+    }
+
+    /// The body of a request that has one (form parts, an explicit body, or parameters a method sends in its body),
+    /// with its `Content-Type` set in `headers` unless the request's own type wins.
+    @inline(never)
+    private static func encodedBody(
+        _ request: Request, _ parameters: [(key: String, value: ParameterValue)], isMultipart: Bool,
+        headers: inout HTTPHeaders
+    ) throws(HTTPError) -> EngineRequest.Body {
+        let streamsBody = request.body?.file != nil || request.body?.stream != nil
         var body = EngineRequest.Body.none
         var contentType: String?
         // An explicit body's type that is only the fallback, which a type from the center's headers overrides.
@@ -100,8 +145,6 @@ enum RequestEncoding {
             }
         }
 
-        var headers = request.headers
-        headers.reserveCapacity(headers.count + 3)  // Content-Type, User-Agent, Accept
         if let contentType, let given = headers["Content-Type"], given != request.fields.centerContentType {
             // The request's own type wins (a vendor JSON type, say), but a multipart form's must carry its
             // boundary: `multipart/form-data` alone gets it, any other type cannot describe the body.
@@ -119,35 +162,7 @@ enum RequestEncoding {
             // body has none of its own).
             headers["Content-Type"] = contentType
         }
-        if headers["User-Agent"] == nil {
-            headers["User-Agent"] = userAgent
-        }
-        if headers["Accept"] == nil, let accept = accept(for: request.responseSerializer) {
-            headers["Accept"] = accept
-        }
-        var engineRequest = EngineRequest(
-            method: request.method, address: address, headers: headers, body: body, totalTimeout: request.totalTimeout)
-        if let timeout = request.timeout {
-            engineRequest.timeout = timeout > .zero ? max(.milliseconds(1), timeout) : timeout
-        }
-        engineRequest.maxReceiveBytesPerSecond = try checkedLimit(
-            request.maxBytesPerSecond, "maxBytesPerSecond", request)
-        engineRequest.maxSendBytesPerSecond = try checkedLimit(
-            request.maxUploadBytesPerSecond, "maxUploadBytesPerSecond", request)
-        if let limit = request.maxResponseBytes {
-            guard limit >= 0 else {
-                throw HTTPError(
-                    .encoding, "maxResponseBytes is \(limit); a limit must not be below zero", request: request)
-            }
-            engineRequest.maxResponseBytes = limit
-        }
-        engineRequest.id = request.id
-        do {
-            try engineRequest.checkBeforeSending()
-        } catch {
-            throw error.with(request: request)
-        }
-        return engineRequest
+        return body
     }
 
     /// A speed limit as set, or `.encoding` when it is below 1 byte a second.

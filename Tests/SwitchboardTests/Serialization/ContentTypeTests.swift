@@ -86,6 +86,37 @@ import SwitchboardTestSupport
         #expect(stub.requests.count == 1)
     }
 
+    /// An upload has form parts or a body: with both, which one to send is not for the center to guess, and nothing
+    /// is sent. A form without parts and a body is a body with its parameters in the query.
+    @Test func anUploadWithFormPartsAndABodyIsRefused() async throws {
+        let (center, stub) = stubCenter()
+        stub.on(nil, "*", reply: .json(["ok": true]))
+        let both = await center.sendRecording { request in
+            request.api = "both"
+            request.kind = .upload
+            request.addFormData(name: "f", data: Data("x".utf8))
+            request.body = .data(Data("raw".utf8), contentType: "text/plain")
+        }
+        #expect(both.error?.code == .encoding)
+        #expect(both.error?.message == "an upload has either form parts or a body, not both")
+        #expect(stub.requests.isEmpty)
+        _ = try await center.send { request in
+            request.api = "body"
+            request.kind = .upload
+            request.method = .put
+            request.parameters = ["x": 1]
+            request.body = .data(Data("raw".utf8), contentType: "text/plain")
+        }
+        let sent = try #require(stub.requests.first)
+        #expect(sent.url?.query == "x=1")
+        #expect(sent.headers["Content-Type"] == "text/plain")
+        guard case .data(let body) = sent.body else {
+            Issue.record("the body was sent as \(sent.body)")
+            return
+        }
+        #expect(body == Data("raw".utf8))
+    }
+
     /// Over loopback, on both engines: with the center's `Content-Type: application/json`, the server reads a
     /// multipart upload's fields and file, and a form body's fields.
     @Test(arguments: bothEngines)
