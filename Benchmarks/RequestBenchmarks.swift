@@ -384,31 +384,63 @@ struct OverheadBenchmarks {
     /// the center's CPU per request when its code and data have left the processor's caches, as between the requests
     /// of a client that sends one at a time over a network (the real engines' sequential rows), where the same path
     /// costs several times what it costs run back to back.
+    ///
+    /// A control in the same rounds tells the pause's part from the path's: after the same pause, a small loop that
+    /// runs as long as the send takes back to back. If the pause itself made any work dearer, the loop would cost as
+    /// much more as the send does.
     private func pausedRows(_ send: @escaping @Sendable (Int) async throws -> Void) async throws -> [Row] {
         let pause = Self.pause
+        let hot = try await measure(count: 20_000, concurrency: 1, send)
+        let work = hot.wall / hot.requests
         let paused: @Sendable (Int) async throws -> Void = { index in
             try await Task.sleep(for: pause)
             try await send(index)
         }
         let floor: @Sendable (Int) async throws -> Void = { _ in try await Task.sleep(for: pause) }
+        let compact: @Sendable (Int) async throws -> Void = { index in
+            try await Task.sleep(for: pause)
+            Self.spin(for: work, seed: index)
+        }
         // A round of a few thousand: each request waits the pause first.
-        let medians = try await alternatingMedians(of: [paused, floor], count: max(count / 25, 200), rounds: rounds)
-        let (send, alone) = (medians[0], medians[1])
+        let medians = try await alternatingMedians(
+            of: [paused, floor, compact], count: max(count / 25, 200), rounds: rounds)
+        let (send, alone, control) = (medians[0], medians[1], medians[2])
         let over = send.cpuPerRequest.microseconds - alone.cpuPerRequest.microseconds
+        let controlOver = control.cpuPerRequest.microseconds - alone.cpuPerRequest.microseconds
+        let workText = String(format: "%.1f µs", work.microseconds)
         return [
             Row(
                 family: "Center overhead", name: "null engine, async send after an idle pause of 300 µs, sequential",
                 sample: send, ratio: nil,
                 note: String(
-                    format: "%.1f µs CPU per request over the pause alone, %.2f thread switches", over,
-                    Double(send.switches) / Double(send.requests))),
+                    format: "%.1f µs CPU per request over the pause alone (%@ back to back), %.2f thread switches",
+                    over, workText, Double(send.switches) / Double(send.requests))),
             Row(
                 family: "Center overhead", name: "floor of the paused send: the idle pause alone, sequential",
                 sample: alone, ratio: nil,
                 note: String(
                     format: "%.1f µs CPU per pause, %.2f thread switches", alone.cpuPerRequest.microseconds,
                     Double(alone.switches) / Double(alone.requests))),
+            Row(
+                family: "Center overhead",
+                name: "control of the paused send: the pause, then a small loop as long as the send back to back",
+                sample: control, ratio: nil,
+                note: String(
+                    format: "%.1f µs CPU over the pause alone for %@ of work, %.2f thread switches", controlOver,
+                    workText, Double(control.switches) / Double(control.requests))),
         ]
+    }
+
+    /// Runs a small loop (a few cache lines of code, no memory) for `duration`.
+    static func spin(for duration: Duration, seed: Int) {
+        let clock = ContinuousClock()
+        let end = clock.now + duration
+        var value = UInt64(truncatingIfNeeded: seed)
+        while clock.now < end {
+            for _ in 0..<16 { value = value &* 6_364_136_223_846_793_005 &+ 1 }
+        }
+        // Used, so that the loop is not optimized away.
+        if value == 42 { print("", terminator: "") }
     }
 
     /// A batch of `batchSize` members in the callback form, without and with `onProgress` (each member reports once),
