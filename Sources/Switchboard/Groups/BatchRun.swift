@@ -166,7 +166,7 @@ final class BatchRun: MemberOutcomes {
     }
 
     private func cancelRunning() {
-        let running = state.withLock { Array($0.machine.running.values) }
+        let running = state.withLock { $0.machine.running }
         for id in running { runner.cancel(id) }
     }
 }

@@ -9,8 +9,11 @@ struct BatchState {
     private(set) var results: [Result<Response, HTTPError>?]
     /// Members not taken yet, in member order.
     private var queue: ArraySlice<Int>
-    /// Running members, by index.
-    private(set) var running: [Int: RequestID] = [:]
+    /// Each running member's identifier, by index (`nil` for a member not running): indexed, not hashed, since every
+    /// member passes here twice under the batch's lock, which the other threads' members wait on meanwhile.
+    private var runningIDs: [RequestID?]
+    /// How many members are running.
+    private var runningCount = 0
     /// Members taken from the queue and not yet running (or dropped).
     private var starting = 0
     /// Why the batch stopped starting members, once it has.
@@ -28,12 +31,18 @@ struct BatchState {
             for (index, result) in previous.enumerated() where result.isSuccess { results[index] = result }
         }
         self.results = results
+        runningIDs = Array(repeating: nil, count: count)
         queue = results.indices.filter { results[$0] == nil }[...]
         self.failFast = failFast
     }
 
     /// How many members are left to run.
     var pending: Int { queue.count }
+
+    /// The running members' identifiers, in member order.
+    var running: [RequestID] {
+        runningIDs.compactMap { $0 }
+    }
 
     /// Takes the next member to start, unless the batch has stopped or every member has been taken.
     mutating func next() -> Int? {
@@ -47,14 +56,18 @@ struct BatchState {
     mutating func begin(_ index: Int, id: RequestID) -> Bool {
         starting -= 1
         guard stopReason == nil else { return false }
-        running[index] = id
+        runningIDs[index] = id
+        runningCount += 1
         return true
     }
 
     /// Records a running member's outcome; returns whether it stopped the batch (the first failure under
     /// `.failFast`), so that the others must be cancelled.
     mutating func finish(_ index: Int, _ result: Result<Response, HTTPError>) -> Bool {
-        running[index] = nil
+        if runningIDs[index] != nil {
+            runningIDs[index] = nil
+            runningCount -= 1
+        }
         results[index] = result
         guard case .failure(let error) = result, failFast, stopReason == nil else { return false }
         trigger = index
@@ -65,12 +78,12 @@ struct BatchState {
     /// Stops starting members; the first reason given is kept. Returns the running members, to cancel.
     mutating func stop(because reason: String) -> [RequestID] {
         if stopReason == nil { stopReason = reason }
-        return Array(running.values)
+        return running
     }
 
     /// Whether the run has just become over: true once, when nothing runs or is about to, and nothing more will start.
     mutating func takeCompletion() -> Bool {
-        guard !completed, running.isEmpty, starting == 0, queue.isEmpty || stopReason != nil else { return false }
+        guard !completed, runningCount == 0, starting == 0, queue.isEmpty || stopReason != nil else { return false }
         completed = true
         return true
     }

@@ -54,7 +54,7 @@ import Testing
         let step17 = state.finish(1, failed)
         #expect(step17, "the first failure stops the batch: the caller cancels the others")
         #expect(state.trigger == 1)
-        #expect(state.running == [0: id(0)], "what is left to cancel")
+        #expect(state.running == [id(0)], "what is left to cancel")
         let step18 = state.next()
         #expect(step18 == nil, "nothing starts after the stop")
         let step19 = state.takeCompletion()
