@@ -118,9 +118,9 @@ public struct Request: Sendable {
     /// An explicit body. When set, it is the body, and `parameters` (the center's too, unless
     /// `useGeneralParameters` is off) travel in the URL's query, whatever the method.
     public var body: Body? {
-        get { fields.cold.value.body }
-        set { storage.unique().value.cold.unique().value.body = newValue }
-        _modify { yield &storage.unique().value.cold.unique().value.body }
+        get { fields.cold?.value.body }
+        set { storage.unique().value.coldBox().value.body = newValue }
+        _modify { yield &storage.unique().value.coldBox().value.body }
     }
     /// The longest the request may wait for the server without receiving anything; the center's `timeout` when nil.
     /// It must be longer than zero (a request with a zero or negative timeout fails with `.encoding`, unsent).
@@ -152,9 +152,9 @@ public struct Request: Sendable {
     /// cannot fill the app's memory. A body written to a file (`Destination`) and a stream's (`Center.stream`,
     /// bounded by `streamBufferSize`) are not counted. It must not be below zero (`.encoding`, unsent).
     public var maxResponseBytes: Int64? {
-        get { fields.cold.value.maxResponseBytes }
-        set { storage.unique().value.cold.unique().value.maxResponseBytes = newValue }
-        _modify { yield &storage.unique().value.cold.unique().value.maxResponseBytes }
+        get { fields.cold?.value.maxResponseBytes }
+        set { storage.unique().value.coldBox().value.maxResponseBytes = newValue }
+        _modify { yield &storage.unique().value.coldBox().value.maxResponseBytes }
     }
     /// The most bytes per second the request body may be sent at, or `nil` for no limit. `CurlEngine` holds it
     /// exactly; `URLSessionEngine` cannot, and refuses such a request (`.unsupported`).
@@ -184,9 +184,9 @@ public struct Request: Sendable {
     }
     /// When and how to retry this request; the center's `retryPolicy` when nil.
     public var retry: RetryPolicy? {
-        get { fields.cold.value.retry }
-        set { storage.unique().value.cold.unique().value.retry = newValue }
-        _modify { yield &storage.unique().value.cold.unique().value.retry }
+        get { fields.cold?.value.retry }
+        set { storage.unique().value.coldBox().value.retry = newValue }
+        _modify { yield &storage.unique().value.coldBox().value.retry }
     }
     /// Shorthand for the number of retries after the first attempt, with the rest of the policy from `retry` or the
     /// center (XMNetworking's `retryCount`): `retryCount = 2` means three attempts in all.
@@ -204,16 +204,16 @@ public struct Request: Sendable {
     }
     /// The parts of a multipart upload (`kind = .upload`); `parameters` are sent as text fields beside them.
     public var form: [FormPart] {
-        get { fields.cold.value.form }
-        set { storage.unique().value.cold.unique().value.form = newValue }
-        _modify { yield &storage.unique().value.cold.unique().value.form }
+        get { fields.cold?.value.form ?? [] }
+        set { storage.unique().value.coldBox().value.form = newValue }
+        _modify { yield &storage.unique().value.coldBox().value.form }
     }
     /// Where a download goes (`kind = .download`): a file, or a directory where the server's or the URL's file name
     /// is used.
     public var destination: Destination? {
-        get { fields.cold.value.destination }
-        set { storage.unique().value.cold.unique().value.destination = newValue }
-        _modify { yield &storage.unique().value.cold.unique().value.destination }
+        get { fields.cold?.value.destination }
+        set { storage.unique().value.coldBox().value.destination = newValue }
+        _modify { yield &storage.unique().value.coldBox().value.destination }
     }
     /// Whether a download keeps its partial file when it fails or is cancelled, and continues from it next time
     /// (with `Range` and `If-Range`), even from a new process.
@@ -229,9 +229,9 @@ public struct Request: Sendable {
     }
     /// A checksum the downloaded file must match before it is moved into place.
     public var checksum: Checksum? {
-        get { fields.cold.value.checksum }
-        set { storage.unique().value.cold.unique().value.checksum = newValue }
-        _modify { yield &storage.unique().value.cold.unique().value.checksum }
+        get { fields.cold?.value.checksum }
+        set { storage.unique().value.coldBox().value.checksum = newValue }
+        _modify { yield &storage.unique().value.coldBox().value.checksum }
     }
     /// Whether this request shares one transfer with identical requests in flight (same method, URL, headers and
     /// body); `nil` follows the center's `deduplicatesGETs` for `GET` and `HEAD`.
@@ -263,15 +263,15 @@ public struct Request: Sendable {
     /// Checks (or transforms) this request's response after the center's `onResponse`; throw to fail (an
     /// `HTTPError` as it is, anything else as `.business`).
     public var validate: (@Sendable (Response) throws -> Response)? {
-        get { fields.cold.value.validate }
-        set { storage.unique().value.cold.unique().value.validate = newValue }
-        _modify { yield &storage.unique().value.cold.unique().value.validate }
+        get { fields.cold?.value.validate }
+        set { storage.unique().value.coldBox().value.validate = newValue }
+        _modify { yield &storage.unique().value.coldBox().value.validate }
     }
     /// An endpoint's canned answer, served when the center's `usesEndpointStubs` is on.
     var endpointStub: StubEngine.Reply? {
-        get { fields.cold.value.endpointStub }
-        set { storage.unique().value.cold.unique().value.endpointStub = newValue }
-        _modify { yield &storage.unique().value.cold.unique().value.endpointStub }
+        get { fields.cold?.value.endpointStub }
+        set { storage.unique().value.coldBox().value.endpointStub = newValue }
+        _modify { yield &storage.unique().value.coldBox().value.endpointStub }
     }
     /// Your own values, for the hooks to read (a per-request API version, a flag to skip a token, ...).
     /// The center's `userInfo` is merged in under these (the request's own win).
@@ -283,9 +283,9 @@ public struct Request: Sendable {
     /// Plugins for this request alone, run after the center's and the node's (see `Plugin`); an endpoint's `plugins`
     /// arrive here.
     public var plugins: [any Plugin] {
-        get { fields.cold.value.plugins }
-        set { storage.unique().value.cold.unique().value.plugins = newValue }
-        _modify { yield &storage.unique().value.cold.unique().value.plugins }
+        get { fields.cold?.value.plugins ?? [] }
+        set { storage.unique().value.coldBox().value.plugins = newValue }
+        _modify { yield &storage.unique().value.coldBox().value.plugins }
     }
     /// Where this request's callbacks run; the center's `callbackQueue` when nil.
     public var callbackQueue: DispatchQueue? {
@@ -311,9 +311,9 @@ public struct Request: Sendable {
         set { scope.owner = newValue.map(WeakOwner.init) }
     }
     var scope: WorkScope {
-        get { fields.cold.value.scope }
-        set { storage.unique().value.cold.unique().value.scope = newValue }
-        _modify { yield &storage.unique().value.cold.unique().value.scope }
+        get { fields.cold?.value.scope ?? WorkScope() }
+        set { storage.unique().value.coldBox().value.scope = newValue }
+        _modify { yield &storage.unique().value.coldBox().value.scope }
     }
 
     /// The stored properties, shared by copies of a request until one of them changes: a request is copied at
@@ -355,15 +355,20 @@ public struct Request: Sendable {
         var centerContentType: String?
 
         /// The fields the pipeline reads but does not change, in a box of their own: merging a request with its
-        /// center changes the others, and the copy that makes then costs one reference for all of these.
-        var cold = Cold.defaults
+        /// center changes the others, and the copy that makes then costs one reference for all of these. `nil`
+        /// until the request sets one of them (most never do): a box of defaults shared by every request was
+        /// counted up and down by every request at every copy, from every thread at once.
+        var cold: CopyOnWrite<Cold>?
+
+        /// The cold fields' box, made with the defaults when the request sets the first of them, and its own.
+        mutating func coldBox() -> CopyOnWrite<Cold>.Box {
+            if cold == nil { cold = CopyOnWrite(Cold()) }
+            return cold!.unique()
+        }
     }
 
     /// What `Fields.cold` holds.
     struct Cold: Sendable {
-        /// One box of defaults that every new request shares until it sets one of these.
-        static let defaults = CopyOnWrite(Cold())
-
         var body: Body?
         var retry: RetryPolicy?
         var form: [FormPart] = []

@@ -152,6 +152,12 @@ import Testing
         #expect(
             fresh.form.isEmpty && fresh.destination == nil && fresh.tag == nil && fresh.body == nil,
             "the defaults every new request shares were not changed through one of them")
+        // A copy of a request that has set some of them shares them until one side changes one.
+        var third = second
+        third.form = []
+        third.plugins = [ActivityPlugin()]
+        #expect(second.form.count == 1 && second.plugins.isEmpty && second.destination != nil)
+        #expect(third.form.isEmpty && third.plugins.count == 1 && third.destination != nil)
     }
 
     @Test func aResponseCopyChangesAlone() {
