@@ -8,22 +8,22 @@ enum RequestEncoding {
     /// The version in the default `User-Agent`.
     static let libraryVersion = "0.1.0"
 
-    /// The default `User-Agent`: `Switchboard/<libraryVersion> (<system>)`. A literal for each system, not text
-    /// made at run time: a literal's storage is counted by nobody, and every request's headers hold this value, on
-    /// every thread at once (`EngineRequestTests` holds it to `libraryVersion`).
-    #if os(Linux)
-    static let userAgent = "Switchboard/0.1.0 (Linux)"
-    #elseif os(iOS)
-    static let userAgent = "Switchboard/0.1.0 (iOS)"
-    #elseif os(macOS)
-    static let userAgent = "Switchboard/0.1.0 (macOS)"
-    #elseif os(tvOS)
-    static let userAgent = "Switchboard/0.1.0 (tvOS)"
-    #elseif os(watchOS)
-    static let userAgent = "Switchboard/0.1.0 (watchOS)"
-    #else
-    static let userAgent = "Switchboard/0.1.0 (unknown)"
-    #endif
+    static let userAgent: String = {
+        #if os(Linux)
+        let system = "Linux"
+        #elseif os(iOS)
+        let system = "iOS"
+        #elseif os(macOS)
+        let system = "macOS"
+        #elseif os(tvOS)
+        let system = "tvOS"
+        #elseif os(watchOS)
+        let system = "watchOS"
+        #else
+        let system = "unknown"
+        #endif
+        return "Switchboard/\(libraryVersion) (\(system))"
+    }()
 
     /// Encodes the request: URL with query, method, headers, body.
     ///

@@ -69,23 +69,4 @@ import Testing
         #expect(encoded.headers["User-Agent"] == RequestEncoding.userAgent)
         #expect(encoded.timeout == .seconds(4))
     }
-
-    /// The default `User-Agent` names the library's version and the system it runs on (written as a literal for each
-    /// system, so that no request counts references to it).
-    @Test func theDefaultUserAgentNamesTheVersionAndTheSystem() {
-        #if os(Linux)
-        let system = "Linux"
-        #elseif os(iOS)
-        let system = "iOS"
-        #elseif os(macOS)
-        let system = "macOS"
-        #elseif os(tvOS)
-        let system = "tvOS"
-        #elseif os(watchOS)
-        let system = "watchOS"
-        #else
-        let system = "unknown"
-        #endif
-        #expect(RequestEncoding.userAgent == "Switchboard/\(RequestEncoding.libraryVersion) (\(system))")
-    }
 }
