@@ -3,7 +3,7 @@ import Foundation
 enum Report {
     static func table(_ rows: [Row], requests: Int, rounds: Int) -> String {
         var lines = [
-            "Switchboard benchmarks: \(requests) requests a round (1 MiB: a sixteenth), median of \(rounds) interleaved "
+            "Switchboard benchmarks: \(requests) requests a round (1 MiB: a quarter), median of \(rounds) interleaved "
                 + "rounds, loopback server in a child process, \(ProcessInfo.processInfo.activeProcessorCount) cores",
             "",
         ]

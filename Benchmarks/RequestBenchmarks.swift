@@ -82,7 +82,7 @@ struct RequestBenchmarks {
         var rows: [Row] = []
         for (family, path, size, count) in [
             ("small GET", "small", Self.body.count, count),
-            ("1 MiB GET", "files/1048576", 1 << 20, max(64, count / 16)),
+            ("1 MiB GET", "files/1048576", 1 << 20, max(64, count / 4)),
         ] {
             let url = URL(string: "\(baseURL)/\(path)")!
             var contenders: [(String, @Sendable (Int) async throws -> Void)] = [
