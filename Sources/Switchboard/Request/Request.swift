@@ -603,7 +603,8 @@ extension Request {
         merged.timeout = timeout ?? configuration.timeout
         merged.totalTimeout = totalTimeout ?? configuration.totalTimeout
         merged.acceptableStatusCodes = acceptableStatusCodes ?? configuration.acceptableStatusCodes
-        // Set only when the center has one: a request without changes the shared box of defaults for nothing.
+        // Set only when the center has one: setting it gives the request a box of its own for its rarely set fields
+        // (`coldBox`), which a request that sets none of them does without.
         if maxResponseBytes == nil, let limit = configuration.maxResponseBytes { merged.maxResponseBytes = limit }
         return merged
     }
