@@ -3,8 +3,9 @@ import Foundation
 enum Report {
     static func table(_ rows: [Row], requests: Int, rounds: Int) -> String {
         var lines = [
-            "Switchboard benchmarks: \(requests) requests a round (1 MiB: a quarter), median of \(rounds) interleaved "
-                + "rounds, loopback server in a child process, \(ProcessInfo.processInfo.activeProcessorCount) cores",
+            "Switchboard benchmarks: \(requests) requests a contender (1 MiB: a quarter) in each of \(rounds) interleaved "
+                + "rounds (the request rows: \(rounds * RequestBenchmarks.roundSplit) rounds of a third), median, "
+                + "loopback server in a child process, \(ProcessInfo.processInfo.activeProcessorCount) cores",
             "",
         ]
         let header = ["benchmark", "req/s", "p50 ms", "p99 ms", "CPU µs/req", "ratio", "requests per CPU-second"]

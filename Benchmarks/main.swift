@@ -59,7 +59,8 @@ let usage = """
       --server URL      measure against a server already running (`Benchmarks --serve` prints its URL), so that
                         a profiler attached to this process sees the client alone
       --rounds N        interleaved rounds per comparison (5 unless set; 3 with --quick); each figure is the median
-      --requests N      requests per round of the request comparisons (3,000 unless set; 500 with --quick)
+      --requests N      requests per contender per round of 5 (3,000 unless set; 500 with --quick); the request
+                        comparisons run each round as 3 of a third
     """
 var options: [String: String] = [:]
 var flags = Set<String>()
