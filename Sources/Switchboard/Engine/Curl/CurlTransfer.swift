@@ -147,11 +147,15 @@ final class CurlTransfer: @unchecked Sendable {
         // libcurl follows no redirect (the engine does), so the response is the request URL's (as libcurl sends it,
         // and as URLSessionEngine's response has it: see `URLComposition.canonical`), kept as text when the request's
         // is.
-        responseAddress = URLComposition.canonical(address).map { .url($0) } ?? requested
         if kept.url != address {
             set(easy, .url, address)
             kept.url = address
+            // Worked out when the handle's URL changes, not for every request: reading a host such as `127.0.0.1`
+            // and the scheme took more instructions than the rest of setting up a reused handle.
+            kept.canonicalURL = URLComposition.canonical(address)
+            kept.secure = address.utf8.prefix(6).lazy.map({ $0 | 0x20 }).elementsEqual("https:".utf8)
         }
+        responseAddress = kept.canonicalURL.map { .url($0) } ?? requested
         if !reused {
             set(easy, .noSignal, 1)
             set(easy, .followLocation, 0)
@@ -237,9 +241,8 @@ final class CurlTransfer: @unchecked Sendable {
             bodyStream = CurlBodyStream(stream, ready: resume ?? {})
             setUploadCallbacks(easy, length: stream.length, context: context)
         }
-        // The text starts with the scheme and its colon (read there: `URL.scheme` makes a string of its own).
         // Wait for a connection that may multiplex (HTTP/2) rather than open one per request.
-        let pipeWait = address.utf8.prefix(6).lazy.map({ $0 | 0x20 }).elementsEqual("https:".utf8) ? 1 : 0
+        let pipeWait = kept.secure ? 1 : 0
         if kept.pipeWait != pipeWait {
             set(easy, .pipeWait, pipeWait)
             kept.pipeWait = pipeWait
@@ -852,6 +855,11 @@ struct CurlHandle {
         /// callbacks, error buffer, protocols, no redirects, no signals); the values below are then what it set.
         var primed = false
         var url: String?
+        /// For `url`: the URL a response has (`URLComposition.canonical`, `nil` when it is `url` as it is), and
+        /// whether it is https (the text starts with the scheme and its colon, read there: `URL.scheme` makes a
+        /// string of its own).
+        var canonicalURL: URL?
+        var secure = false
         var bufferSize: Int?
         var timeout: Int?
         var pipeWait: Int?
