@@ -49,9 +49,10 @@ struct RequestBenchmarks {
     var modes = [1, 32]
 
     /// The request rows split each round into this many shorter ones: the same requests, interleaved three times as
-    /// finely. Ratios against the raw libcurl row moved between 1.15× and 1.44× over three runs of 5 rounds of 3,000,
-    /// and between 1.25× and 1.28× over three runs of 15 rounds of 1,000 (the same binary, minutes apart): this host's
-    /// noise comes in spells shorter than a round, which a finer interleaving spreads over every contender.
+    /// finely. CurlEngine's ratio to the raw libcurl row (small, sequential) moved between 1.09× and 1.61× over eight
+    /// runs of 5 rounds of 3,000, and between 1.08× and 1.28× over eighteen runs of 15 rounds of 1,000 (the same binary,
+    /// the same afternoon): this host's noise comes in spells shorter than a round, which a finer interleaving spreads
+    /// over every contender.
     static let roundSplit = 3
 
     static let body = Data(#"{"ok":true,"message":"hello from the loopback server"}"#.utf8)
