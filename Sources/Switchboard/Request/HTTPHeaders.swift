@@ -257,13 +257,12 @@ extension String {
         }), let equal {
             return equal
         }
-        return Self.equalIgnoringASCIICase(Array(utf8), Array(other.utf8))
+        // A string whose bytes are not in place (bridged from Objective-C), read byte by byte: copying them costs more.
+        return Self.equalIgnoringASCIICase(utf8, other.utf8)
     }
 
     /// Whether two byte sequences of the same length are equal, ASCII letters compared without case.
-    private static func equalIgnoringASCIICase(
-        _ lhs: some RandomAccessCollection<UInt8>, _ rhs: some RandomAccessCollection<UInt8>
-    ) -> Bool {
+    private static func equalIgnoringASCIICase(_ lhs: some Sequence<UInt8>, _ rhs: some Sequence<UInt8>) -> Bool {
         for (left, right) in zip(lhs, rhs) where left != right {
             let folded = left | 0x20
             guard folded == right | 0x20, folded >= UInt8(ascii: "a"), folded <= UInt8(ascii: "z") else { return false }
