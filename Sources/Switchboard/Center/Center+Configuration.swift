@@ -49,7 +49,8 @@ extension Center {
         }
         /// Headers sent with every request (unless it turns `useGeneralHeaders` off); the request's own win.
         ///
-        /// Credential fields among them go only to the center's own servers (see `Authenticator`): to another origin
+        /// Credential fields among them go only to the center's own origins, judged on a request's final URL (see
+        /// `Authenticator`): to another origin
         /// (an image CDN, a presigned upload), `Authorization`, `Cookie` and `Proxy-Authorization`, and unless
         /// `forwardsSecretHeaders` is on every field with a secret name (`X-Api-Key`, `X-Session-Token`), stay
         /// behind, as they do at a redirect to another origin. A center with neither a `server` nor a node sends them
@@ -60,6 +61,9 @@ extension Center {
             _modify { yield &storage.unique().value.headers }
         }
         /// Parameters sent with every request (unless it turns `useGeneralParameters` off); the request's own win.
+        ///
+        /// Those with a secret name (`access_token`, `api_key`) go only to the center's own origins, as its
+        /// credential headers do.
         public var parameters: [String: any Sendable] {
             get { fields.parameters }
             set {

@@ -187,6 +187,17 @@ struct Origin: Hashable, Sendable {
         }
     }
 
+    /// The origin a URL's text is sent to, as both engines send it: an IPv4 address in an older form read as the
+    /// usual one (`http://127.1/`, `http://2130706433/`, see `URLComposition.canonical`), the host percent-decoded
+    /// and in lower case, the scheme's default port when none is given. `nil` when it has no scheme or host.
+    init?(sending text: String) {
+        if let canonical = URLComposition.canonical(text) {
+            self.init(canonical)
+        } else {
+            self.init(text: text)
+        }
+    }
+
     /// The origin of a plain `http` or `https` URL (see `init(text:)`), or `nil` for any other text.
     private static func plain(_ text: String) -> Origin? {
         var text = text

@@ -5,7 +5,8 @@ import Foundation
 ///
 /// Each attempt passes these steps, in order; any of them may end it with an `HTTPError`:
 /// 1. **Prepare** (`PrepareStep.swift`): merge with the configuration, compose the URL, the plugins' `prepare`, the
-///    `onRequest` hook, compose again.
+///    `onRequest` hook, compose again; then the center's credentials, judged on that final URL (`CredentialScope`):
+///    the authenticator's for its own origins, its origin-bound headers and secret parameters withheld elsewhere.
 /// 2. **Encode** (`ExchangeStep.swift`): URL with query, method, headers and body as an `EngineRequest`; a
 ///    download's partial file and range.
 /// 3. **Cache** (`CacheStep`): answer from the cache, or for `.cacheThenNetwork` send the cached response out first
@@ -14,7 +15,8 @@ import Foundation
 /// 5. **Respond** (`ResponseStep.swift`): validate the status, decode, the `onResponse` hook, `validate`. A stream
 ///    that opened validated its head as it arrived and ends here, its body read by its consumer.
 ///
-/// Around the attempts, `run` applies the authenticator (one refresh and replay when a credential is refused), the
+/// Around the attempts, `run` refreshes the authenticator's credential (once, and replays, when the center's own
+/// origin refused it), the
 /// retry policy and the plugins' retry decisions, the plugins' `process`, cancellation by identifier and the
 /// `onError` hook.
 extension Center {
@@ -49,10 +51,9 @@ extension Center {
         var current = request
         var result: Result<Response, HTTPError>
         var attempt = 1
-        // Whether the request goes to one of the center's servers: only there do the center's credentials go (the
-        // authenticator's, and those among its general headers), and only there does a 401 refresh the credential.
-        let ownServer = request.goesToOwnServer(in: configuration)
-        let authenticator = request.usesAuthenticator && ownServer ? configuration.authenticator : nil
+        // Asked by the prepare step only for a request to one of the center's origins (`CredentialScope`), judged
+        // on its final URL; a refused credential refreshes only when the URL that refused it is one of those too.
+        let authenticator = request.usesAuthenticator ? configuration.authenticator : nil
         // The header that carries an idempotency key, when the policy names one; the key is made at the first
         // attempt that needs it and sent with every attempt after it.
         let keyHeader = request.idempotencyKeyHeader(in: configuration)
@@ -65,10 +66,9 @@ extension Center {
             current = request
             var generation: UInt64?
             do {
-                if let authenticator { generation = try await authenticator.authenticate(&current, center: self) }
                 var response = try await self.attempt(
-                    &current, configuration, plugins, events, ownServer: ownServer, keyHeader: keyHeader,
-                    idempotencyKey: &idempotencyKey,
+                    &current, configuration, plugins, events, authenticator: authenticator, generation: &generation,
+                    keyHeader: keyHeader, idempotencyKey: &idempotencyKey,
                     progress: progress, log: log,
                     interim: attempt == 1 ? interim : nil, cancellation: cancellation, stream: stream)
                 response.attempts = attempt
@@ -81,7 +81,8 @@ extension Center {
                 // A stream whose body has begun is never sent again: its consumer may have read some of it.
                 if stream?.hasOpened == true { break }
                 if let authenticator, let generation, !replayedAfterRefresh, !isCancelled(),
-                    authenticator.refused(error)
+                    authenticator.refused(error),
+                    CredentialScope(configuration).covers(error.response?.address.text ?? current.url)
                 {
                     // The credential was refused: one refresh for everyone who found it stale, then send again once.
                     replayedAfterRefresh = true
@@ -147,7 +148,8 @@ extension Center {
         _ configuration: Configuration,
         _ plugins: PluginChain,
         _ events: EventRelay?,
-        ownServer: Bool,
+        authenticator: Authenticator?,
+        generation: inout UInt64?,
         keyHeader: String?,
         idempotencyKey: inout String?,
         progress: (@Sendable (TransferProgress) -> Void)?,
@@ -157,8 +159,8 @@ extension Center {
         stream: StreamChannel?
     ) async throws(HTTPError) -> Response {
         let prepared = try await prepare(
-            &request, configuration, plugins, ownServer: ownServer, keyHeader: keyHeader,
-            idempotencyKey: &idempotencyKey)
+            &request, configuration, plugins, authenticator: authenticator, generation: &generation,
+            keyHeader: keyHeader, idempotencyKey: &idempotencyKey)
         registry.update(prepared.id, .single(request))
         // A partial file that turns out not to match (a 416 short of the end) is dropped once, and the download
         // starts again from zero.

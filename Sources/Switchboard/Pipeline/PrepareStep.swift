@@ -12,8 +12,10 @@ struct PreparedRequest: Sendable {
 
 extension Center {
     /// Merge, compose, plugins, `onRequest`, compose again: a plugin or hook may change `api`, `server`, `node`,
-    /// method, parameters or body, and the URL is composed after it. `ownServer`: whether the request goes to one of
-    /// the center's servers (`Request.goesToOwnServer`), which the center's credential headers go to.
+    /// method, parameters or body, and the URL is composed after it. Then the center's credentials, judged on that
+    /// final URL (`CredentialScope`): to another origin, its origin-bound headers and secret parameters stay behind
+    /// and `authenticator` is not asked; to its own, `authenticator` puts its credential on the request, and
+    /// `generation` is the credential's generation (`nil` when none was put on).
     ///
     /// Last, a `POST` or `PATCH` gets its idempotency key when `keyHeader` names the header for one (see
     /// `RetryPolicy.idempotencyKey`) and the request has no such header: `idempotencyKey`, made here at the first
@@ -22,12 +24,12 @@ extension Center {
     /// `request` is left as far as the step got (merged, at least), so that a failure reports the request as it
     /// stood.
     nonisolated(nonsending) func prepare(
-        _ request: inout Request, _ configuration: Configuration, _ plugins: PluginChain, ownServer: Bool,
-        keyHeader: String?, idempotencyKey: inout String?
+        _ request: inout Request, _ configuration: Configuration, _ plugins: PluginChain,
+        authenticator: Authenticator?, generation: inout UInt64?, keyHeader: String?, idempotencyKey: inout String?
     ) async throws(HTTPError) -> PreparedRequest {
         let id = request.id!
         let own = request
-        request = request.merged(with: configuration, ownServer: ownServer)
+        request = request.merged(with: configuration)
         if request.kind == .upload && request.method == .get {
             // An upload carries a body, which a GET cannot: left at the default, the method becomes POST.
             request.method = .post
@@ -64,6 +66,13 @@ extension Center {
                 if request.api != before.api || request.server != before.server { request.url = own.url }
             }
             request.url = try URLComposition.compose(request)
+        }
+        if authenticator != nil || CredentialScope.mayCarry(request, configuration) {
+            if CredentialScope(configuration).covers(request.url) {
+                if let authenticator { generation = try await authenticator.authenticate(&request, center: self) }
+            } else {
+                CredentialScope.withhold(from: &request, own: own, configuration)
+            }
         }
         if let keyHeader, RetryPolicy.keys(request.method), request.headers[keyHeader] == nil {
             let key = idempotencyKey ?? UUID().uuidString

@@ -26,10 +26,11 @@ import Foundation
 /// later, without another refresh, until `setCredential(_:)` gives a new one (after a new login, say). Requests that
 /// the refresh closure sends itself skip the authenticator. Without a credential, the first request refreshes.
 ///
-/// The credential goes only to the center's own servers: a request that composes its URL from `api` (against its own
-/// `server`, its node's or the center's), or whose full URL (`url`, or an `api` that is a full URL) has the origin
-/// (scheme, host and port) of one of them. A request to any other origin (an image CDN, a presigned upload, a link
-/// taken from a response) goes without it, and a `401` there is that request's failure, not a reason to refresh. A
+/// The credential goes only to the center's own origins: a request whose final URL (after `onRequest` and the
+/// plugins, however `api` or `url` was written) has the origin (scheme, host and port) of the center's `server` or of
+/// one of its nodes. It is put on after `onRequest`, so the hook does not see it. A request to any other origin (an
+/// image CDN, a presigned upload, a link taken from a response, a request's own `server`) goes without it, and a
+/// `401` there, or from another origin a redirect led to, is that request's failure, not a reason to refresh. A
 /// center with neither a `server` nor a node, whose requests all give their full URL, has no origin to keep it to:
 /// there it goes with every request.
 public final class Authenticator: Sendable {
@@ -182,33 +183,5 @@ public final class Authenticator: Sendable {
                 throw HTTPError.from(error)
             }
         }
-    }
-}
-
-extension Request {
-    /// Whether the request goes to one of the center's own servers, where the center's credentials go (its
-    /// authenticator's, and the credential fields among its general headers): it composes its URL from `api` against
-    /// a server (its own `server`, its node's or the center's), or its full URL (`url`, or an `api` that is a full
-    /// URL) has the origin of one of those. Every request does on a center with neither a `server` nor a node.
-    /// Decided on the request as it was configured, before the hooks.
-    func goesToOwnServer(in configuration: Center.Configuration) -> Bool {
-        let target: String
-        if let url, !url.isEmpty {
-            target = url
-        } else if let api, api.utf8.contains(UInt8(ascii: ":")),
-            let absolute = URL(string: URLComposition.keepingEscapes(api)), absolute.scheme != nil
-        {
-            target = absolute.absoluteString
-        } else {
-            return true
-        }
-        let centers = ([configuration.server] + configuration.nodes.values.map(Optional.some)).compactMap { server in
-            server.flatMap { $0.isEmpty ? nil : $0 }
-        }
-        // A center with no server of its own, whose requests all give their full URL, has no origin to keep the
-        // credential to: it goes with every request, as it always did.
-        if centers.isEmpty { return true }
-        guard let origin = Origin(text: target) else { return false }
-        return (centers + (server.map { [$0] } ?? [])).contains { Origin(text: $0) == origin }
     }
 }

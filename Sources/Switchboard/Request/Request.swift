@@ -575,18 +575,12 @@ extension Request {
     /// The request as the center sends it: the center's values merged in, the defaults filled.
     ///
     /// The center's headers, parameters and user info go first and the request's own win; each `useGeneral*` flag
-    /// opts out of one of them. The center's credential fields go only to its own servers (`ownServer`, see
-    /// `goesToOwnServer`): to another origin, its `Authorization`, `Cookie` and `Proxy-Authorization`, and unless it
-    /// forwards secret headers its fields with secret names, stay behind, as they do at a redirect to another origin.
-    func merged(with configuration: Center.Configuration, ownServer: Bool) -> Request {
+    /// opts out of one of them. Which of the center's credentials stay behind is decided once the URL is final
+    /// (`CredentialScope`).
+    func merged(with configuration: Center.Configuration) -> Request {
         var merged = self
         if useGeneralHeaders && !configuration.headers.isEmpty {
             var headers = configuration.headers
-            if !ownServer {
-                let bound = Redirects.originBoundHeaders(
-                    headers, forwardingSecrets: configuration.forwardsSecretHeaders)
-                for name in bound { headers[name] = nil }
-            }
             headers.merge(self.headers)
             merged.headers = headers
             if self.headers["Content-Type"] == nil, let general = configuration.headers["Content-Type"] {
