@@ -66,6 +66,18 @@ final class CallSiteModel {
         center.events({ $0.api = "events/\(userID)" }, onEvent: { event in received(event.data) })
     }
 
+    func sendFlaky(failed: @escaping @Sendable (Int) -> Void) -> RequestID {
+        center.send {
+            $0.api = "flaky/\(userID)"
+        } onFailure: { error in
+            failed(error.status ?? 0)
+        }
+    }
+
+    func retryWithCompletion(_ id: RequestID, done: @escaping @Sendable (Int) -> Void) -> Center.RetryAnswer {
+        center.retry(id) { outcome in done((try? outcome.get())?.response?.status ?? 0) }
+    }
+
     func sendWithCallbacks(done: @escaping @Sendable (Int) -> Void) -> RequestID {
         center.send {
             $0.api = "users/\(userID)"
@@ -87,6 +99,7 @@ func callSiteCenter() -> Center {
     let stub = StubEngine()
     stub.on(.get, "/v1/users/*", reply: .json(["id": 7, "name": "Ada"]))
     stub.on(.delete, "/v1/users/*", reply: .status(204))
+    stub.on(.get, "/v1/flaky/*", replies: [.status(503), .json(["id": 7])])
     stub.on(.get, "/v1/events/*", reply: .string("id: 1\ndata: hi\n\n", headers: ["Content-Type": "text/event-stream"]))
     return Center { config in
         config.engine = stub
@@ -128,6 +141,22 @@ nonisolated func sendFromAPlainAsyncFunction(_ center: Center, id: Int) async th
             _ = model.sendWithCallbacks { continuation.resume(returning: $0) }
         }
         #expect(status == 200)
+    }
+
+    @Test @MainActor func aMainActorModelRetriesWithACompletion() async {
+        let model = CallSiteModel(center: callSiteCenter())
+        var id: RequestID?
+        let failed = await withCheckedContinuation { (continuation: CheckedContinuation<Int, Never>) in
+            id = model.sendFlaky { continuation.resume(returning: $0) }
+        }
+        #expect(failed == 503)
+        guard let id else { return }
+        var answer: Center.RetryAnswer?
+        let retried = await withCheckedContinuation { (continuation: CheckedContinuation<Int, Never>) in
+            answer = model.retryWithCompletion(id) { continuation.resume(returning: $0) }
+        }
+        #expect(answer == .retrying)
+        #expect(retried == 200)
     }
 
     @Test @MainActor func aMainActorModelBuildsAnEngineRequest() {

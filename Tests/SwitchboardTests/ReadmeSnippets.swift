@@ -374,7 +374,7 @@ extension ReadmeSnippets {
         Center.shared.cancel(tag: "feed")      // every request and group whose tag is "feed"
 
         let retried = try await Center.shared.retry(chainID)   // re-runs what failed or never ran, keeps what succeeded
-        print(retried.responses.count)                          // the original callbacks fire again too
+        print(retried.responses.count)                          // the chain's own callbacks fired once, before
 
         let task = Task { try await Center.shared.send { $0.api = "reports/slow" } }
         task.cancel()   // the transfer stops; the call throws HTTPError with code .cancelled

@@ -1,6 +1,6 @@
 import Foundation
 
-/// The callbacks of a single request, kept together so that a retry can fire them again.
+/// The callbacks of a single request, each fired at most once: a retry delivers its outcome to its own completion.
 struct SingleCallbacks: Sendable {
     var onProgress: (@Sendable (TransferProgress) -> Void)? = nil
     var onSuccess: (@Sendable (Response) throws -> Void)? = nil
@@ -63,17 +63,18 @@ struct GroupCallbacks: Sendable {
     }
 }
 
-/// What `retry` needs to run finished, failed work again under the same identifier.
+/// What `retry` needs to run finished, failed work again under the same identifier: the work, and a group's results
+/// so far. Not its callbacks, which have fired.
 enum RetryRecord: Sendable {
-    case single(Request, SingleCallbacks)
-    case batch(BatchRequest, [Result<Response, HTTPError>], GroupCallbacks)
-    case chain(ChainRequest, [Result<Response, HTTPError>], GroupCallbacks)
+    case single(Request)
+    case batch(BatchRequest, [Result<Response, HTTPError>])
+    case chain(ChainRequest, [Result<Response, HTTPError>])
 
     var work: AnyRequest {
         switch self {
-        case .single(let request, _): .single(request)
-        case .batch(let batch, _, _): .batch(batch)
-        case .chain(let chain, _, _): .chain(chain)
+        case .single(let request): .single(request)
+        case .batch(let batch, _): .batch(batch)
+        case .chain(let chain, _): .chain(chain)
         }
     }
 }

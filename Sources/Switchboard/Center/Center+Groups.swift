@@ -174,9 +174,9 @@ extension Center {
             let record: RetryRecord? =
                 switch group {
                 case .batch(let batch):
-                    failed ? .batch(batch.carryingIdempotencyKeys(of: results, configuration), results, callbacks) : nil
+                    failed ? .batch(batch.carryingIdempotencyKeys(of: results, configuration), results) : nil
                 case .chain(let chain):
-                    failed ? .chain(chain.carryingIdempotencyKeys(of: results, configuration), results, callbacks) : nil
+                    failed ? .chain(chain.carryingIdempotencyKeys(of: results, configuration), results) : nil
                 case .single: nil
                 }
             registry.remember(id, failure: record, limit: configuration.retainedFailures)

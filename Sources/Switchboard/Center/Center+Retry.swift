@@ -1,7 +1,8 @@
 extension Center {
     /// What `retry(_:)` did.
     public enum RetryAnswer: Sendable, Hashable {
-        /// The failed request or group is running again under the same identifier; its callbacks will fire again.
+        /// The failed request or group is running again under the same identifier; its outcome goes to the retry's
+        /// own completion, never to the callbacks it was sent with (which have fired).
         case retrying
         /// It is still running: nothing to retry yet.
         case running
@@ -12,28 +13,40 @@ extension Center {
         case unknown
     }
 
-    /// Runs a finished, failed request or group again, under the same identifier, and fires its original callbacks
-    /// with the new outcome.
+    /// Runs a finished, failed request or group again, under the same identifier, without hearing its outcome.
     ///
     /// A single request is sent again with the current configuration. A batch re-runs only the members that failed
-    /// or never ran, keeping the responses it has; a chain resumes from the step that failed or was not sent.
-    ///
-    /// ```swift
-    /// let id = center.sendBatch { batch in ... } onFailure: { results in showRetryButton() }
-    /// // later, when the user taps it:
-    /// center.retry(id)
-    /// ```
-    ///
-    /// In `async` code, `try await center.retry(id)` is the form that waits for the new outcome.
+    /// or never ran, keeping the responses it has; a chain resumes from the step that failed or was not sent. The
+    /// callbacks it was sent with have fired, once, and do not fire again: to hear the new outcome, use
+    /// `retry(_:completion:)` or `try await retry(_:)`.
     @discardableResult
     public func retry(_ id: RequestID) -> RetryAnswer {
         retry(id, then: nil)
     }
 
+    /// Runs a finished, failed request or group again, like `retry(_:)`, and delivers its new outcome to
+    /// `completion`, once, on the callback queue it was sent with (the center's when it named none).
+    ///
+    /// ```swift
+    /// let id = center.sendBatch { batch in ... } onFailure: { results in showRetryButton() }
+    /// // later, when the user taps it:
+    /// center.retry(id) { outcome in
+    ///     if case .success(let retried) = outcome { show(retried.responses) }
+    /// }
+    /// ```
+    ///
+    /// `completion` runs only when the answer is `.retrying`; the callbacks the work was sent with do not fire again.
+    @discardableResult
+    public func retry(
+        _ id: RequestID, completion: @escaping @Sendable (Result<RetryOutcome, HTTPError>) -> Void
+    ) -> RetryAnswer {
+        retry(id, then: completion)
+    }
+
     /// Runs a finished, failed request or group again, like `retry(_:)`, and returns its new outcome.
     ///
     /// ```swift
-    /// let outcome = try await center.retry(batchID)   // the original callbacks fire too
+    /// let outcome = try await center.retry(batchID)   // the original callbacks do not fire again
     /// print(outcome.responses.count)                  // every member's response, in member order
     /// ```
     ///
@@ -68,7 +81,7 @@ extension Center {
         return try outcome.get()
     }
 
-    /// Runs failed work again; `then` hears its outcome after the original callbacks.
+    /// Runs failed work again; `then`, when given, hears its outcome (nothing else does).
     private func retry(_ id: RequestID, then: (@Sendable (Result<RetryOutcome, HTTPError>) -> Void)?) -> RetryAnswer {
         switch registry.takeForRetry(id) {
         case .running:
@@ -77,17 +90,17 @@ extension Center {
             return .succeeded
         case .unknown:
             return .unknown
-        case .failed(.single(let request, let callbacks)):
+        case .failed(.single(let request)):
             var single: (@Sendable (Result<Response, HTTPError>) -> Void)?
             if let then { single = { result in then(result.map { RetryOutcome.response($0) }) } }
-            start(request, callbacks: callbacks, registration: .retried, then: single)
-        case .failed(.batch(let batch, let results, let callbacks)):
+            start(request, callbacks: SingleCallbacks(), registration: .retried, then: single)
+        case .failed(.batch(let batch, let results)):
             startGroup(
-                .batch(batch), previous: results, callbacks: callbacks, registration: .retried,
+                .batch(batch), previous: results, callbacks: GroupCallbacks(), registration: .retried,
                 then: Center.groupThen(then))
-        case .failed(.chain(let chain, let results, let callbacks)):
+        case .failed(.chain(let chain, let results)):
             startGroup(
-                .chain(chain), previous: results, callbacks: callbacks, registration: .retried,
+                .chain(chain), previous: results, callbacks: GroupCallbacks(), registration: .retried,
                 then: Center.groupThen(then))
         }
         return .retrying

@@ -102,7 +102,7 @@ extension Center {
             // Remembered with the idempotency key its attempts sent, if one was made: a retry is the same operation.
             let key = result.sentIdempotencyKey(configuration)
             registry.remember(
-                id, failure: result.isSuccess ? nil : .single(request.carrying(key), callbacks),
+                id, failure: result.isSuccess ? nil : .single(request.carrying(key)),
                 limit: configuration.retainedFailures)
             @Sendable func deliver() {
                 let outcome = callbacks.deliver(result)

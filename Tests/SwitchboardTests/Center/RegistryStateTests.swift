@@ -157,7 +157,7 @@ import Testing
         var memory = RetryMemory()
         let (id, request) = work(30)
         guard case .single(let single) = request else { return }
-        memory.remember(id, failure: .single(single, SingleCallbacks()), limit: 10)
+        memory.remember(id, failure: .single(single), limit: 10)
         let (lookup, _) = state.takeForRetry(id, from: &memory)
         guard case .failed = lookup else {
             Issue.record("the failure should be found, got \(lookup)")
@@ -185,7 +185,7 @@ import Testing
         var request = Request { $0.api = "owned" }
         request.id = RequestID(rawValue: 35)
         request.owner = owner
-        memory.remember(request.id!, failure: .single(request, SingleCallbacks()), limit: 10)
+        memory.remember(request.id!, failure: .single(request), limit: 10)
         let (lookup, hasOwner) = state.takeForRetry(request.id!, from: &memory)
         guard case .failed = lookup else {
             Issue.record("the failure should be found, got \(lookup)")
@@ -226,9 +226,9 @@ import Testing
         let (id, request) = work(60)
         guard case .single(let single) = request else { return }
         memory.remember(id, failure: nil, limit: 2)
-        memory.remember(id, failure: .single(single, SingleCallbacks()), limit: 2)
+        memory.remember(id, failure: .single(single), limit: 2)
         for raw in UInt64(61)..<63 {
-            memory.remember(RequestID(rawValue: raw), failure: .single(single, SingleCallbacks()), limit: 2)
+            memory.remember(RequestID(rawValue: raw), failure: .single(single), limit: 2)
         }
         let (first, _) = state.takeForRetry(id, from: &memory)
         let (last, _) = state.takeForRetry(RequestID(rawValue: 62), from: &memory)

@@ -145,9 +145,13 @@ import Testing
             finished.withLock { $0.append(results.map { $0.isSuccess ? "ok" : "failed" }) }
         }
         await waitUntil { finished.snapshot.count == 1 }
-        #expect(center.retry(id) == .retrying)
-        await waitUntil { finished.snapshot.count == 2 }
-        #expect(finished.snapshot == [["ok", "failed"], ["ok", "ok"]])
+        let retried = Locked<Int?>(nil)
+        #expect(
+            center.retry(id) { outcome in retried.withLock { $0 = (try? outcome.get())?.responses.count } } == .retrying
+        )
+        await waitUntil { retried.snapshot != nil }
+        #expect(retried.snapshot == 2)
+        #expect(finished.snapshot == [["ok", "failed"]])
         #expect(stub.requests.map { $0.url!.path } == ["/v1/login", "/v1/profile/42", "/v1/profile/42"])
     }
 
@@ -192,9 +196,10 @@ import Testing
             events.record("failure \(error.request!.id!)")
         }
         await waitUntil { events.all.count == 1 }
-        #expect(center.retry(id) == .retrying)
+        #expect(
+            center.retry(id) { events.record("retried \((try? $0.get())?.response?.request.id ?? id)") } == .retrying)
         await waitUntil { events.all.count == 2 }
-        #expect(events.all == ["failure \(id)", "success \(id)"])
+        #expect(events.all == ["failure \(id)", "retried \(id)"])
         #expect(center.retry(id) == .succeeded)
     }
 
