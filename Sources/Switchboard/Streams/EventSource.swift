@@ -36,7 +36,8 @@ extension Center {
     ///   - configure: sets up the request (each connection sends it again, with `Last-Event-ID` when there is one).
     ///   - maxReconnections: the most reconnections in a row without an event in between.
     public func events(_ configure: (inout Request) -> Void, maxReconnections: Int = 10) -> EventSource {
-        let (request, _) = configured(configure)
+        var (request, _) = configured(configure)
+        if request.headers["Accept"] == nil { request.headers["Accept"] = EventStreamType.mediaType }
         return EventSource(EventSource.Session(center: self, request: request, maxReconnections: maxReconnections))
     }
 
@@ -199,6 +200,8 @@ public struct EventSource: AsyncSequence, Sendable {
                     do {
                         if let update = try await connect() { return update }
                     } catch {
+                        // A connection that failed for good (not an event stream) is not reopened.
+                        if finished { throw error }
                         if let update = try reconnect(after: error) { return update }
                     }
                 }
@@ -221,6 +224,10 @@ public struct EventSource: AsyncSequence, Sendable {
                 stream.cancel()
                 end()
                 return nil
+            }
+            if let refusal = EventStreamType.refusal(stream.headers, status: stream.status, url: stream.url) {
+                stream.cancel()
+                throw stop(refusal.with(request: request))
             }
             let chunks = stream.makeAsyncIterator()
             reader = DecodingReader(

@@ -150,6 +150,9 @@ extension ResponseStream {
     /// The body as server-sent events (`text/event-stream`), parsed by the WHATWG rules, from this one response
     /// (it does not reconnect when the connection ends).
     ///
+    /// A response whose `Content-Type` is not `text/event-stream` is no event stream: the iteration throws
+    /// `HTTPError` `.decoding`, naming the type received, before reading anything, and cancels the transfer.
+    ///
     /// A line, or an event's data, longer than the request's `streamBufferSize` ends the iteration with `HTTPError`
     /// `.streamOverflow` (after the events before it), and cancels the transfer.
     public var events: ServerSentEvents { ServerSentEvents(stream: self) }
@@ -233,21 +236,31 @@ extension ResponseStream {
         let stream: ResponseStream
 
         public func makeAsyncIterator() -> Iterator {
-            Iterator(chunks: stream.makeAsyncIterator())
+            Iterator(stream: stream)
         }
 
         /// Reads the events in order.
         public struct Iterator: AsyncIteratorProtocol, Sendable {
             var reader: DecodingReader<ServerSentEventParser>
+            /// Why the response is no event stream, thrown by the first `next()`, with the stream to cancel.
+            private var refusal: (error: HTTPError, stream: ResponseStream)?
 
-            init(chunks: ResponseStream.Iterator) {
+            init(stream: ResponseStream) {
+                let chunks = stream.makeAsyncIterator()
                 reader = DecodingReader(chunks: chunks, decoder: ServerSentEventParser(limit: chunks.heldLimit))
+                refusal = EventStreamType.refusal(stream.headers, status: stream.status, url: stream.url).map {
+                    ($0, stream)
+                }
             }
 
             /// The next event, or `nil` at the end of the body (an event not closed by a blank line is dropped, as
             /// the rules say).
             public mutating func next() async throws -> ServerSentEvent? {
-                try await reader.next()
+                if let refusal {
+                    refusal.stream.cancel()
+                    throw refusal.error
+                }
+                return try await reader.next()
             }
         }
     }

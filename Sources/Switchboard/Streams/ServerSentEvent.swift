@@ -97,6 +97,25 @@ struct LineSplitter: Sendable {
     }
 }
 
+/// The WHATWG rule for an event stream's response: its `Content-Type` must be `text/event-stream`, or the connection
+/// fails and is not reopened. A `200` with `text/html` (a captive portal's login page, a proxy's error page) is no
+/// stream of events, and reading it as one showed an app a healthy, quiet feed.
+enum EventStreamType {
+    static let mediaType = "text/event-stream"
+
+    /// The error for a response whose head is not an event stream's, or `nil` when it is one.
+    static func refusal(_ headers: HTTPHeaders, status: Int, url: URL?) -> HTTPError? {
+        let type = headers["Content-Type"]
+        if let type, ResponseDecoding.mediaType(of: type) == mediaType { return nil }
+        let received = type.map { "\"\($0)\"" } ?? "no Content-Type"
+        let target = url.map { " from \(Redaction.standard.url($0))" } ?? ""
+        return HTTPError(
+            .decoding,
+            "expected an event stream (\(mediaType)) but the \(StatusReason.described(status)) answer\(target) has "
+                + "\(received); the connection is not reopened")
+    }
+}
+
 /// Parses `text/event-stream` bytes incrementally, by the WHATWG rules: a byte order mark at the start is skipped;
 /// a line starting with `:` is a comment; `field: value` drops one space after the colon; a line without a colon is
 /// a field with an empty value; a blank line dispatches the block, unless its data is empty; `id` with a NUL is

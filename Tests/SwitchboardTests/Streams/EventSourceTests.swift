@@ -196,3 +196,106 @@ struct EventSourceTests {
         source.cancel()
     }
 }
+
+/// The WHATWG rule for event streams, over loopback on both engines: a response that is not `text/event-stream` (a
+/// captive portal's `200` login page) fails the connection with a clear error naming its type, at the first answer
+/// or at a reconnection, and is not reopened; an event-stream request asks for `text/event-stream`.
+@Suite struct EventStreamTypeTests {
+    /// A server whose answers are, in turn, each of `types` (`nil`: no `Content-Type`): an event for
+    /// `text/event-stream`, a page without events for any other; the `Accept` field of each request it had.
+    static func server(answering types: [String?]) throws -> (LoopbackServer, Locked<[String?]>) {
+        let accepts = Locked<[String?]>([])
+        let server = try LoopbackServer { request in
+            let index = accepts.withLock { seen in
+                seen.append(request.header("Accept"))
+                return seen.count - 1
+            }
+            let type = types[min(index, types.count - 1)]
+            let isStream = type?.hasPrefix("text/event-stream") == true
+            let body = isStream ? "id: \(index)\ndata: hello\n\n" : "<html><body>Sign in to continue</body></html>"
+            var response = ServerResponse(status: 200, body: Data(body.utf8))
+            if let type { response.headers.append(("Content-Type", type)) }
+            return response
+        }
+        return (server, accepts)
+    }
+
+    @Test(arguments: bothEngines)
+    func aPageThatIsNoEventStreamFailsAtOnceAndIsNotReopened(engineName: String) async throws {
+        for type in ["text/html; charset=utf-8", "application/json", nil] as [String?] {
+            let (server, accepts) = try Self.server(answering: [type])
+            defer { server.stop() }
+            let center = try loopbackCenter(engineName, server: server)
+            center.setup { $0.retryPolicy = RetryPolicy(initialDelay: .milliseconds(5), jitter: 0) }
+            var updates = 0
+            let error = await #expect(throws: HTTPError.self) {
+                for try await _ in center.events({ $0.api = "feed" }, maxReconnections: 2) { updates += 1 }
+            }
+            #expect(error?.code == .decoding)
+            #expect(error?.message.contains(type.map { "\"\($0)\"" } ?? "no Content-Type") == true, "\(error!)")
+            #expect(error?.message.contains("text/event-stream") == true)
+            #expect(updates == 0, "no .open for what is not a stream")
+            #expect(accepts.snapshot == ["text/event-stream"], "one request, asking for an event stream")
+        }
+    }
+
+    @Test(arguments: bothEngines)
+    func aReconnectionToAPageThatIsNoEventStreamFails(engineName: String) async throws {
+        let (server, accepts) = try Self.server(answering: ["text/event-stream", "text/html"])
+        defer { server.stop() }
+        let center = try loopbackCenter(engineName, server: server)
+        center.setup { $0.retryPolicy = RetryPolicy(initialDelay: .milliseconds(5), jitter: 0) }
+        var updates: [String] = []
+        let error = await #expect(throws: HTTPError.self) {
+            for try await update in center.events({ $0.api = "feed" }, maxReconnections: 2) {
+                switch update {
+                case .open: updates.append("open")
+                case .event(let event): updates.append("event \(event.data)")
+                case .reconnecting: updates.append("reconnect")
+                }
+            }
+        }
+        #expect(error?.code == .decoding)
+        #expect(error?.message.contains("\"text/html\"") == true)
+        #expect(updates == ["open", "event hello", "reconnect"])
+        #expect(accepts.snapshot.count == 2)
+    }
+
+    @Test(arguments: bothEngines)
+    func aRequestsOwnAcceptIsKept(engineName: String) async throws {
+        let (server, accepts) = try Self.server(answering: ["text/event-stream; charset=utf-8"])
+        defer { server.stop() }
+        let center = try loopbackCenter(engineName, server: server) { $0.headers["Accept"] = "application/json" }
+        for try await update in center.events({ $0.api = "feed" }, maxReconnections: 0) {
+            if case .event(let event) = update { #expect(event.data == "hello") }
+        }
+        let own = center.events(
+            { request in
+                request.api = "feed"
+                request.headers["Accept"] = "text/event-stream, text/plain;q=0.1"
+            }, maxReconnections: 0)
+        for try await _ in own {}
+        #expect(accepts.snapshot == ["text/event-stream", "text/event-stream, text/plain;q=0.1"])
+    }
+
+    /// `stream { }.events` reads one response: what is not an event stream throws at the first `next()`.
+    @Test(arguments: bothEngines)
+    func aStreamsEventsRefuseWhatIsNoEventStream(engineName: String) async throws {
+        let (server, _) = try Self.server(answering: ["text/html"])
+        defer { server.stop() }
+        let center = try loopbackCenter(engineName, server: server)
+        let stream = try await center.stream { $0.api = "feed" }
+        var events = 0
+        let error = await #expect(throws: HTTPError.self) {
+            for try await _ in stream.events { events += 1 }
+        }
+        #expect(error?.code == .decoding)
+        #expect(error?.message.contains("\"text/html\"") == true)
+        #expect(events == 0)
+        // The same body read as lines is what it is.
+        let lines = try await center.stream { $0.api = "feed" }
+        var read: [String] = []
+        for try await line in lines.lines { read.append(line) }
+        #expect(read == ["<html><body>Sign in to continue</body></html>"])
+    }
+}

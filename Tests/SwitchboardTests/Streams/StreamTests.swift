@@ -328,7 +328,9 @@ struct StreamTests {
     @Test func theStubStreamsThroughTheHooks() async throws {
         let stub = StubEngine()
         stub.on(.get, "/v1/feed") { request in
-            .string("data: \(request.urlRequest.value(forHTTPHeaderField: "X-Token") ?? "none")\n\n")
+            .string(
+                "data: \(request.urlRequest.value(forHTTPHeaderField: "X-Token") ?? "none")\n\n",
+                headers: ["Content-Type": "text/event-stream"])
         }
         let center = stubCenter(stub) { config in
             config.onRequest = { request in request.headers["X-Token"] = "t1" }
