@@ -23,7 +23,7 @@ public struct Request: Sendable {
         set { fields.id = newValue }
     }
 
-    /// A complete URL. When set it wins over `server` and `api`.
+    /// A complete URL. When set it wins over `server` and `api`; an empty one fails the request with `.invalidURL`.
     public var url: String? {
         get { fields.url }
         set { storage.unique().value.url = newValue }

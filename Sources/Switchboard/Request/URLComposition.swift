@@ -8,7 +8,12 @@ enum URLComposition {
     /// segment: `https://x.com/v1` + `users` is `https://x.com/v1/users`. An `api` that starts with `/` replaces the
     /// path; an absolute `api` wins.
     static func compose(_ request: Request) throws(HTTPError) -> String {
-        if let url = request.url, !url.isEmpty {
+        if let url = request.url {
+            // An empty URL is a mistake (a missing value read into it), not "no URL": sent to the server's root, it
+            // failed later as some other error.
+            guard !url.isEmpty else {
+                throw HTTPError(.invalidURL, "the request's url is empty; nothing was sent", request: request)
+            }
             return url
         }
         let server = request.server ?? ""

@@ -362,3 +362,25 @@ import Testing
         #expect(request.urlRequest.value(forHTTPHeaderField: "Content-Type") == "application/vnd.custom+json")
     }
 }
+
+/// An empty `url` is a mistake, not "no URL": `.invalidURL` before anything is sent, over loopback on both engines
+/// (it went to the server's root, and failed later as a decoding error).
+@Suite struct EmptyURLTests {
+    @Test(arguments: bothEngines)
+    func anEmptyURLIsInvalidAndSendsNothing(engineName: String) async throws {
+        let (server, requests) = try countingHttpbin()
+        defer { server.stop() }
+        let center = try loopbackCenter(engineName, server: server)
+        let outcome = await center.sendRecording { $0.url = "" }
+        #expect(outcome.error?.code == .invalidURL)
+        #expect(outcome.error?.message.contains("url is empty") == true)
+        #expect(outcome.events == ["failure:invalidURL", "finished"])
+        // A hook that empties it fails the same way.
+        let hooked = try loopbackCenter(engineName, server: server) { config in
+            config.onRequest = { $0.url = "" }
+        }
+        let emptied = await #expect(throws: HTTPError.self) { try await hooked.send { $0.api = "get" } }
+        #expect(emptied?.code == .invalidURL)
+        #expect(requests.snapshot == 0)
+    }
+}
