@@ -401,3 +401,35 @@ import SwitchboardTestSupport
         #expect(outcome.error?.message.contains("destination") == true)
     }
 }
+
+/// The first request of a download goes without `Range` on both engines, so that a server with a careless `Range`
+/// implementation serves it as any other client (URLSessionEngine's first segment asked for a range, and failed
+/// there alone).
+@Suite struct CarelessRangeTests {
+    @Test(arguments: bothEngines)
+    func aDownloadsFirstRequestAsksForNoRange(engineName: String) async throws {
+        let body = Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 3) })
+        let ranges = Locked<[String?]>([])
+        let server = try LoopbackServer { request in
+            ranges.withLock { $0.append(request.header("Range")) }
+            guard request.header("Range") != nil else {
+                return ServerResponse(status: 200, headers: [("Content-Type", "application/octet-stream")], body: body)
+            }
+            // A range it reads wrong: the first 100 bytes claimed, the whole file sent.
+            return ServerResponse(
+                status: 206, headers: [("Content-Range", "bytes 0-99/\(body.count)")], body: body)
+        }
+        defer { server.stop() }
+        let center = try loopbackCenter(engineName, server: server)
+        let scratch = Scratch()
+        let destination = scratch.file("file.bin")
+        let response = try await center.send { request in
+            request.api = "file.bin"
+            request.kind = .download
+            request.destination = .file(destination)
+        }
+        #expect(response.status == 200)
+        #expect(try Data(contentsOf: destination) == body)
+        #expect(ranges.snapshot == [nil])
+    }
+}

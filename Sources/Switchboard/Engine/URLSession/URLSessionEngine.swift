@@ -45,16 +45,22 @@ public final class URLSessionEngine: Engine {
     ///     Switchboard does its own caching the same way everywhere).
     ///   - downloadSegmentSize: downloads into files are fetched in `Range` segments of at most this many bytes,
     ///     one after the other, which bounds the memory a download can take where URLSession can deliver a body
-    ///     faster than it is written. On Linux each chunk is written in URLSession's own thread before the next is
-    ///     read, and every segment is this size. On Apple platforms the first segment is 2 MiB (or this size, if
-    ///     smaller) and each next one is sized from how the last arrived: small on a fast, near network, up to this
-    ///     size on a distant one. `nil` fetches each download in one request. 16 MiB by default.
+    ///     faster than it is written. `nil` fetches each download in one request, without `Range` (as CurlEngine
+    ///     does). On Linux, where each chunk is written in URLSession's own thread before the next is read and
+    ///     nothing piles up, `nil` is the default (a server with a careless `Range` implementation fails no
+    ///     download there), and every segment is this size when one is given. On Apple platforms the default is
+    ///     16 MiB: the first segment is 2 MiB (or this size, if smaller) and each next one is sized from how the last
+    ///     arrived, small on a fast, near network, up to this size on a distant one. A download paced by
+    ///     `maxReceiveBytesPerSecond` is fetched in segments whatever this is.
     ///
     /// Set `httpMaximumConnectionsPerHost` on the configuration to change how many exchanges run with one host at a
     /// time (see `maximumConnectionsPerHost`). Cookies live in its `httpCookieStorage`: sent unless
     /// `httpShouldSetCookies` is off, kept from responses unless `httpCookieAcceptPolicy` is `.never` (on Linux the
     /// engine chooses and keeps them itself, by RFC 6265, in place of URLSession).
-    public init(configuration: URLSessionConfiguration = .default, downloadSegmentSize: Int? = 16 << 20) {
+    public init(
+        configuration: URLSessionConfiguration = .default,
+        downloadSegmentSize: Int? = URLSessionEngine.defaultDownloadSegmentSize
+    ) {
         self.downloadSegmentSize = downloadSegmentSize
         let configuration = configuration.copy() as! URLSessionConfiguration
         let perHost = max(1, configuration.httpMaximumConnectionsPerHost)
@@ -98,8 +104,13 @@ public final class URLSessionEngine: Engine {
         #endif
     }
 
+    /// The `downloadSegmentSize` an engine has unless given one: `nil` on Linux (one request per download), 16 MiB
+    /// on Apple platforms.
+    public static let defaultDownloadSegmentSize: Int? = delegateRunsInWorkQueue ? nil : 16 << 20
+
     /// Whether the delegate runs in URLSession's own work queue (`delegateQueue()`), so that a chunk is written
-    /// before the next one is read: what download segments are sized by (`Segments.adapts`).
+    /// before the next one is read: what download segments are sized by (`Segments.adapts`), and whether they are
+    /// needed at all.
     static let delegateRunsInWorkQueue = delegateQueue() != nil
 
     deinit {
