@@ -97,7 +97,8 @@ enum CacheRules {
                 $0.unicodeScalars.split(separator: ",")
                     .map { String($0).trimmingCharacters(in: .whitespaces) }.joined(separator: ",")
             }
-            return "\(name):\(value.map { "=" + $0 } ?? "-")"
+            // Digested: a value may be a credential (`Vary: Authorization`), and keys are written to disk.
+            return "\(name):\(value.map { "=" + SHA256Hasher.hex(Data($0.utf8)).prefix(32) } ?? "-")"
         }.joined(separator: "\n")
     }
 

@@ -29,7 +29,8 @@ final class CacheStep {
         }
         self.cache = cache
         policy = request.cachePolicy
-        key = ResponseCache.key(method: method, url: url.absoluteString, body: body)
+        let plain = ResponseCache.key(method: method, url: url.absoluteString, body: body)
+        key = request.cachesAcrossCredentials ? plain : ResponseCache.key(plain, credentialsOf: engineRequest.headers)
         self.request = request
         requestHeaders = engineRequest.headers
         entry = cache.lookup(key, headers: engineRequest.headers)

@@ -10,7 +10,14 @@ import Foundation
 /// `CachePolicy` (`.http` follows the response's freshness).
 ///
 /// On disk each response is one file, written to a temporary name and then renamed, so that a crash leaves either
-/// the old entry or the new one, never half of one; files that do not read whole are dropped.
+/// the old entry or the new one, never half of one; files that do not read whole, or whose body does not match the
+/// digest written with it, are dropped. Nothing secret is written in clear: in keys, the values of query items with a
+/// secret name, a URL's user info, the values a response varies on and the request's credential are digested, and a
+/// response's `Set-Cookie` fields are not kept.
+///
+/// A response to a request that carried a credential (`Authorization`, `Cookie`, `Proxy-Authorization` or a field
+/// with a secret name) is kept under a digest of it: a request with another credential, or none, does not see it
+/// (`Request.cachesAcrossCredentials` opts out, for data every user shares).
 ///
 /// Entries are scoped by a `version` (an app update invalidates) and a `userKey` (a logout or another user
 /// invalidates): an entry stored under another scope is a miss.
@@ -40,6 +47,8 @@ public final class ResponseCache: Sendable {
         var vary: [String]?
         /// The body's length, written in the file's header so that a file cut short never reads as an entry.
         var bodyLength: Int?
+        /// The body's SHA-256, written in the file's header so that a damaged body never reads as an entry.
+        var bodyDigest: String?
 
         var etag: String? { headers.first { $0.key.lowercased() == "etag" }?.value }
         var lastModified: String? { headers.first { $0.key.lowercased() == "last-modified" }?.value }
@@ -84,7 +93,8 @@ public final class ResponseCache: Sendable {
     /// there to see that other lookups go on meanwhile.
     let beforeFileAccess = Locked<(@Sendable (String) -> Void)?>(nil)
 
-    static let magic = Data("SWBCACHE1\n".utf8)
+    /// The first bytes of every entry file; a file of an earlier format (keys in clear, no body digest) is dropped.
+    static let magic = Data("SWBCACHE2\n".utf8)
 
     /// Creates a cache.
     ///
@@ -140,13 +150,47 @@ public final class ResponseCache: Sendable {
     }
 
     /// The key of a request: method and URL, and a digest of the body when there is one. `invalidate` takes it.
+    ///
+    /// In the URL, the values of query items with a secret name (`access_token`) and any user info are digested.
     public static func key(method: HTTPMethod, url: String, body: Data = Data()) -> String {
-        body.isEmpty ? "\(method) \(url)" : "\(method) \(url) #\(SHA256Hasher.hex(body).prefix(16))"
+        let url = keyURL(url)
+        return body.isEmpty ? "\(method) \(url)" : "\(method) \(url) #\(SHA256Hasher.hex(body).prefix(16))"
     }
 
-    /// Forgets one response, by its key.
+    /// A request key with a digest of the credentials among `headers` (see the type's comment), or as it is when
+    /// they carry none.
+    static func key(_ key: String, credentialsOf headers: HTTPHeaders) -> String {
+        let names = Redirects.originBoundHeaders(headers, forwardingSecrets: false).filter { headers[$0] != nil }
+        guard !names.isEmpty else { return key }
+        let text = names.map { $0.lowercased() }.sorted().map { "\($0)=\(headers[$0] ?? "")" }.joined(separator: "\n")
+        return key + " @" + SHA256Hasher.hex(Data(text.utf8)).prefix(32)
+    }
+
+    /// A URL as keys hold it: the values of query items with a secret name, and user info, digested.
+    static func keyURL(_ url: String) -> String {
+        guard var components = URLComponents(string: url) else { return url }
+        var changed = false
+        if components.percentEncodedUser != nil || components.percentEncodedPassword != nil {
+            let userInfo = (components.percentEncodedUser ?? "") + ":" + (components.percentEncodedPassword ?? "")
+            components.percentEncodedUser = "~" + SHA256Hasher.hex(Data(userInfo.utf8)).prefix(16)
+            components.percentEncodedPassword = nil
+            changed = true
+        }
+        if let items = components.percentEncodedQueryItems,
+            items.contains(where: { Redaction.standard.isSecret($0.name) })
+        {
+            components.percentEncodedQueryItems = items.map { item in
+                guard Redaction.standard.isSecret(item.name), let value = item.value else { return item }
+                return URLQueryItem(name: item.name, value: "~" + SHA256Hasher.hex(Data(value.utf8)).prefix(16))
+            }
+            changed = true
+        }
+        return changed ? components.string ?? url : url
+    }
+
+    /// Forgets the responses stored under a key: for every credential and every variant.
     public func invalidate(key: String) {
-        invalidate { $0 == key }
+        invalidate { $0 == key || $0.hasPrefix(key + " @") || $0.hasPrefix(key + "\n") }
     }
 
     /// Forgets every response whose key starts with a prefix (`"GET https://api.example.com/v1/users"`).
@@ -162,6 +206,7 @@ public final class ResponseCache: Sendable {
     /// Forgets every response stored for a URL, whatever the method (what a successful unsafe request does to its
     /// target, RFC 9111 section 4.4).
     public func invalidate(url: String) {
+        let url = ResponseCache.keyURL(url)
         invalidate { ResponseCache.url(ofKey: $0) == url }
     }
 
@@ -251,6 +296,8 @@ public final class ResponseCache: Sendable {
         key: String, status: Int, headers: [String: String], body: Data, requestedAt: Date? = nil,
         vary: [String]? = nil
     ) -> Entry {
+        // A cookie the response set is the account's, not the response's: it is never kept.
+        let headers = headers.filter { !["set-cookie", "set-cookie2"].contains($0.key.lowercased()) }
         let (entry, name, write) = state.withLock { state in
             let scope = "\(state.version)|\(state.userKey)"
             let stored = now()
@@ -307,6 +354,7 @@ public final class ResponseCache: Sendable {
         var header = entry
         header.body = Data()
         header.bodyLength = entry.body.count
+        header.bodyDigest = SHA256Hasher.hex(entry.body)
         var file: Data?
         if let json = try? JSONEncoder().encode(header) {
             var length = UInt32(json.count).bigEndian
@@ -351,7 +399,8 @@ public final class ResponseCache: Sendable {
     }
 
     /// An entry file's header, the file's size and when it was last written, and with `body` its body too: `nil`
-    /// unless the file is as long as its header says (one cut short never reads as an entry). Opening the cache
+    /// unless the file is as long as its header says (one cut short never reads as an entry), and with `body`
+    /// unless the body's digest is the one its header gives (a damaged body is no entry). Opening the cache
     /// reads headers alone; a lookup reads the body as well.
     private func read(_ url: URL, body: Bool) -> (entry: Entry, size: Int, modified: Double)? {
         guard let handle = try? FileHandle(forReadingFrom: url) else { return nil }
@@ -376,7 +425,9 @@ public final class ResponseCache: Sendable {
             let bodyLength = entry.bodyLength, bodyLength == size - prefixLength - length
         else { return nil }
         if body {
-            guard let bytes = try? handle.readToEnd() ?? Data(), bytes.count == bodyLength else { return nil }
+            guard let bytes = try? handle.readToEnd() ?? Data(), bytes.count == bodyLength,
+                entry.bodyDigest == SHA256Hasher.hex(bytes)
+            else { return nil }
             entry.body = bytes
         }
         return (entry, size, Double(written.tv_sec) + Double(written.tv_nsec) / 1e9)

@@ -260,6 +260,15 @@ public struct Request: Sendable {
         set { storage.unique().value.cachesPOST = newValue }
         _modify { yield &storage.unique().value.cachesPOST }
     }
+    /// Whether the response cache stores this request's response for, and serves it to, requests with any
+    /// credential. `false` by default: a response to a request that carried a credential (`Authorization`,
+    /// `Cookie`, `Proxy-Authorization` or a field with a secret name) is kept under a digest of it, so that another
+    /// account, or none, never sees it. Set it for data every user shares.
+    public var cachesAcrossCredentials: Bool {
+        get { fields.cachesAcrossCredentials }
+        set { storage.unique().value.cachesAcrossCredentials = newValue }
+        _modify { yield &storage.unique().value.cachesAcrossCredentials }
+    }
     /// Checks (or transforms) this request's response after the center's `onResponse`; throw to fail (an
     /// `HTTPError` as it is, anything else as `.business`).
     public var validate: (@Sendable (Response) throws -> Response)? {
@@ -350,6 +359,7 @@ public struct Request: Sendable {
         var resumable = false
         var usesAuthenticator = true
         var cachesPOST = false
+        var cachesAcrossCredentials = false
         /// The `Content-Type` the center's headers gave the request when it set none itself (see `merged(with:)`):
         /// the type of a body the center encodes replaces it.
         var centerContentType: String?
