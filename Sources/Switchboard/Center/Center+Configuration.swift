@@ -110,11 +110,11 @@ extension Center {
             _modify { yield &storage.unique().value.consoleLogHandler }
         }
         /// More words that make a name secret in the console log, beside the built-in ones (`token`, `secret`,
-        /// `key`, `password`, `passwd`, `session`, `auth`, `signature`, `cookie`, `credential`): a header, query
-        /// item, form field, parameter, JSON member, XML element or attribute, property-list key or multipart part
-        /// whose name contains one, without regard to case, is printed as `<redacted>`. (A name is secret too when
-        /// one of its words is `pin`, `otp`, `cvv`, `cvc`, `ssn`, `passcode`, `passphrase`, `pass`, `pwd`, `jwt`,
-        /// `sig`, `card` or `iban`: `user_pin`, `cardNumber`, but not `shipping`.)
+        /// `key`, `password`, `session`, `auth`, `signature`, `cookie`, `credential`, `pin`, `otp`, `card`, ...): a
+        /// header, query item, form field, parameter, JSON member, XML element or attribute, property-list key or
+        /// multipart part with one of them as a word of its name (split at `-`, `_`, `.` and case changes, without
+        /// regard to case), or a word that ends with one, is printed as `<redacted>`: `X-Api-Key`, `apiKey`,
+        /// `client_secret`, `accesstoken`, but not `author`, `keyboard` or `monkey`.
         public var consoleLogSecretNames: Set<String> {
             get { fields.consoleLogSecretNames }
             set { storage.unique().value.consoleLogSecretNames = newValue }
