@@ -17,8 +17,8 @@ public enum CachePolicy: Sendable, Hashable {
     /// response's own lifetime; `no-cache` and `must-revalidate` still hold.
     case cacheElseNetwork(maxAge: Duration)
     /// The cached response first, whatever its age, then the network's: two deliveries (two `onSuccess` calls, or
-    /// two elements of `Center.responses(_:)`), `Response.source` telling them apart (the second is `.network`,
-    /// also when the server answered `304` and the stored body was served again). A stored response that must be
+    /// two elements of `Center.responses(_:)`), `Response.source` telling them apart (the second is `.network`, or
+    /// `.revalidated` when the server answered `304` and the stored body was served again). A stored response that must be
     /// revalidated is not delivered first.
     case cacheThenNetwork
     /// The cached response whatever its age, or `HTTPError.Code.cacheMiss`; never the network. A stored response

@@ -92,10 +92,11 @@ final class CacheStep {
         if response.status == 304, let entry {
             let refreshed = cache.refresh(entry, with: response.headers, requestedAt: requestedAt)
             var revalidated = self.response(from: refreshed)
-            // The server was asked: what the exchange measured still holds.
+            // The server was asked: the exchange's URL, time and measurements are this response's.
+            revalidated.source = .revalidated
+            revalidated.url = response.url
+            revalidated.duration = response.duration
             revalidated.metricsBox = response.metricsBox
-            // `.cacheThenNetwork` delivered the stored response already: this second outcome is the network's word.
-            if policy == .cacheThenNetwork { revalidated.source = .network }
             return revalidated
         }
         if CacheRules.isStorable(status: response.status, response: response.headers, request: requestHeaders) {

@@ -69,6 +69,7 @@ extension Response: CustomStringConvertible, CustomDebugStringConvertible, Custo
         switch source {
         case .network: break
         case .cache: details.append("from the cache")
+        case .revalidated: details.append("from the cache, revalidated")
         case .stub: details.append("a stub")
         }
         return line + " (" + details.joined(separator: ", ") + ")"

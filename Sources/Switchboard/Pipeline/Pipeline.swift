@@ -86,6 +86,7 @@ extension Center {
                 {
                     // The credential was refused: one refresh for everyone who found it stale, then send again once.
                     replayedAfterRefresh = true
+                    log?.refresh(error, request: current)
                     do {
                         try await authenticator.refresh(after: generation, center: self)
                         events?.post(
@@ -107,7 +108,7 @@ extension Center {
                     delay = await plugins.retryDelay(after: error, attempt: attempt, for: current)
                 }
                 guard let delay else { break }
-                log?.retry(error, attempt: attempt, of: retry.maxAttempts, after: delay)
+                log?.retry(error, request: current, attempt: attempt, of: retry.maxAttempts, after: delay)
                 events?.post(
                     RequestEvent(id: id, kind: .retried(attempt: attempt, error: error, delay: delay), request: current)
                 )
@@ -202,7 +203,7 @@ extension Center {
                 &exchange, request, configuration, plugins, events, progress: progress, log: log)
             if let stream, stream.hasOpened {
                 // The head was validated when it arrived, and the body went to the stream's reader.
-                log?.response(response)
+                log?.response(response, streamed: stream.received)
                 return response
             }
             if let store = configuration.cache {

@@ -88,8 +88,11 @@ public struct Response: Sendable {
     public enum Source: Sendable, Hashable {
         /// The server.
         case network
-        /// The response cache (also after a `304` confirmed it).
+        /// The response cache, without asking the server.
         case cache
+        /// The response cache after the server confirmed the stored response with a `304 Not Modified`: the stored
+        /// body, with the `304`'s header fields, the exchange's time and metrics, and the URL that answered.
+        case revalidated
         /// A stub declared on the endpoint (`Endpoint.stub`).
         case stub
     }

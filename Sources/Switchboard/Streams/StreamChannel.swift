@@ -27,6 +27,8 @@ final class StreamChannel: Sendable {
         /// The consumer has gone (stopped iterating): chunks are dropped.
         var abandoned = false
         var peak = 0
+        /// The body's bytes offered so far.
+        var received = 0
     }
 
     let limit: Int
@@ -52,6 +54,9 @@ final class StreamChannel: Sendable {
 
     /// The most bytes that were ever waiting for the consumer at once.
     var peakBuffered: Int { state.withLock { $0.peak } }
+
+    /// The body's bytes that arrived (for the console log).
+    var received: Int { state.withLock { $0.received } }
 
     // MARK: - Engine side
 
@@ -89,12 +94,14 @@ final class StreamChannel: Sendable {
             if state.abandoned || state.end != nil { return .taken }
             if let consumer = state.consumer {
                 state.consumer = nil
+                state.received += chunk.count
                 return .deliver(consumer)
             }
             if state.buffered > 0 && state.buffered + chunk.count > limit {
                 state.resume = resume
                 return .refused
             }
+            state.received += chunk.count
             state.chunks.append(chunk)
             state.buffered += chunk.count
             state.peak = max(state.peak, state.buffered)

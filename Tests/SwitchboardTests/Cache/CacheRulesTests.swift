@@ -106,7 +106,7 @@ import SwitchboardTestSupport
         let revalidated = try await center.send {
             $0.api = "doc"; $0.cachePolicy = .http
         }
-        #expect(revalidated.source == .cache)
+        #expect(revalidated.source == .revalidated)
         #expect(revalidated.headers["Cache-Control"] == "max-age=60")
         #expect(calls.snapshot == 2)
         date.advance(30)

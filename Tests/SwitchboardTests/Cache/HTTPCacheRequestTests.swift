@@ -67,14 +67,14 @@ final class SentLog: Plugin {
         #expect(log.last?["If-None-Match"] == etag)
         #expect(log.last?["If-Modified-Since"] == first.headers["Last-Modified"])
         #expect(second.status == 200)
-        #expect(second.source == .cache, "the 304 confirmed the stored response")
+        #expect(second.source == .revalidated, "the 304 confirmed the stored response")
         #expect(second.data == first.data)
 
         // /etag/E answers 304 to its own tag.
         let tagged = try await send(center, "etag/abc")
         #expect(tagged.headers["ETag"] == "abc")
         let confirmed = try await send(center, "etag/abc")
-        #expect(confirmed.source == .cache)
+        #expect(confirmed.source == .revalidated)
         #expect(confirmed.data == tagged.data)
         #expect(log.last?["If-None-Match"] == "abc")
     }
@@ -223,7 +223,7 @@ final class SentLog: Plugin {
             sources.append(response.source)
             bodies.append(response.data)
         }
-        #expect(sources == [.cache, .network])
+        #expect(sources == [.cache, .revalidated])
         #expect(bodies.count == 2 && bodies[0] == bodies[1], "the 304 confirmed the stored body")
     }
 }

@@ -63,7 +63,7 @@ final class ManualDate: Sendable {
         }
         #expect(calls.snapshot == 2)
         #expect(stub.requests.last?.urlRequest.value(forHTTPHeaderField: "If-None-Match") == "\"v1\"")
-        #expect(third.source == .cache)
+        #expect(third.source == .revalidated)
         #expect(third.status == 200)
         #expect(third.json?["call"] == 1)
         // The 304 restamped the entry: fresh again.
@@ -116,7 +116,7 @@ final class ManualDate: Sendable {
         }
         // The second delivery is the server's 304, which confirms the cached body: the network's word, not a second
         // copy of the cache's.
-        #expect(sources == [.cache, .network])
+        #expect(sources == [.cache, .revalidated])
     }
 
     @Test func cacheOnlyNeverTouchesTheNetwork() async throws {
