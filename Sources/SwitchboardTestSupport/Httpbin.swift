@@ -436,6 +436,7 @@ public enum Httpbin {
     /// - `reset`: a TCP reset as soon as the request is read; `reset?after=N`: after the head and N body bytes.
     /// - `truncated?length=L&after=N`: announces L body bytes, sends N, closes.
     /// - `empty-reply`: closes without a byte.
+    /// - `http09`: an HTTP/0.9 answer, the body alone without a status line, then closes.
     /// - `bad-chunk`: a chunked body whose chunk size is not hexadecimal.
     /// - `folded-header`, `utf8-header`, `latin1-header`, `lf-header`: a `200` whose `X-Name` field is folded onto a
     ///   second line (obs-fold; `first second`), in UTF-8 (`café ☕`), in ISO-8859-1 (`café`, the `é` one byte), or
@@ -533,6 +534,9 @@ public enum Httpbin {
             return rawAnswer("X-Name: v", statusLine: "http/1.1 200 OK")
         case "empty-reply":
             return raw("")
+        case "http09":
+            // An HTTP/0.9 answer: the body alone, no status line or fields, then the connection closes.
+            return raw("<html>hello from an old server</html>\n")
         case "bad-chunk":
             return raw(
                 "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\nZZ\r\nhello\r\n0\r\n\r\n")

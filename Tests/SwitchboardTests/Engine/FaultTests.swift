@@ -67,7 +67,7 @@ import SwitchboardTestSupport
         [
             ("garbage-status", URLError.Code.badServerResponse), ("reset", .networkConnectionLost),
             ("reset?after=10", .networkConnectionLost), ("truncated?length=1000&after=500", .networkConnectionLost),
-            ("empty-reply", .badServerResponse), ("bad-chunk", .badServerResponse),
+            ("empty-reply", .badServerResponse), ("bad-chunk", .badServerResponse), ("http09", .badServerResponse),
             ("header-flood?count=5000&size=100", .badServerResponse),
             ("unknown-encoding", .cannotDecodeContentData), ("header-without-colon", .badServerResponse),
             ("nul-in-header", .badServerResponse),
@@ -83,6 +83,23 @@ import SwitchboardTestSupport
         #expect(
             (outcome.error?.underlying as? URLError)?.code == fault.1,
             "\(engineName), \(fault.0): \(outcome.error?.message ?? "no error")")
+    }
+
+    /// An HTTP/0.9 answer (a body without a status line) is named as such on both engines, on a new connection and
+    /// on one an earlier exchange left open, for a `GET` and for a `POST` whose body the server never read.
+    @Test(arguments: bothEngines)
+    func anHTTP09AnswerIsNamedAsSuch(engineName: String) async throws {
+        let center = try Self.center(engineName)
+        _ = try await center.send { $0.api = "/get" }
+        for method in [HTTPMethod.get, .post] {
+            let outcome = await center.sendRecording { request in
+                request.api = "http09"
+                request.method = method
+                if method == .post { request.body = .data(Data(count: 1 << 20)) }
+            }
+            #expect(outcome.error?.code == .transport)
+            #expect(outcome.error?.message.contains("HTTP/0.9") == true, "\(outcome.error?.message ?? "no error")")
+        }
     }
 
     /// A `305 Use Proxy` (deprecated) and a `306` (unused) are answers, not redirects, on both engines, as a `300` and
