@@ -145,6 +145,8 @@ extension Center {
             set { storage.unique().value.timeout = newValue }
             _modify { yield &storage.unique().value.timeout }
         }
+        /// The `maxResponseBytes` a configuration starts with: 64 MiB.
+        public static let defaultMaxResponseBytes: Int64 = 64 << 20
         /// The longest a whole exchange may take, however steadily data arrives. `nil` (no limit) by default.
         public var totalTimeout: Duration? {
             get { fields.totalTimeout }
@@ -152,7 +154,9 @@ extension Center {
             _modify { yield &storage.unique().value.totalTimeout }
         }
         /// The most bytes of response body a request takes into memory, unless it sets its own
-        /// (`Request.maxResponseBytes`); `nil` (no limit) by default.
+        /// (`Request.maxResponseBytes`): 64 MiB by default (`defaultMaxResponseBytes`), so that a server that sends
+        /// without end, or a small compressed body that inflates to gigabytes, cannot fill the app's memory. `nil`
+        /// sets no limit. Downloads into a file and streams are not counted (they keep bounds of their own).
         public var maxResponseBytes: Int64? {
             get { fields.maxResponseBytes }
             set { storage.unique().value.maxResponseBytes = newValue }
@@ -243,7 +247,7 @@ extension Center {
             var forwardsSecretHeaders: Bool = false
             var timeout: Duration = .seconds(60)
             var totalTimeout: Duration?
-            var maxResponseBytes: Int64?
+            var maxResponseBytes: Int64? = Configuration.defaultMaxResponseBytes
             var acceptableStatusCodes: Set<Int> = Set(200...299)
             var authenticator: Authenticator?
             var deduplicatesGETs: Bool = false

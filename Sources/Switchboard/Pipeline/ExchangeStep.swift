@@ -13,6 +13,11 @@ extension Center {
     ) throws(HTTPError) -> Exchange {
         let request = prepared.request
         var engineRequest = try RequestEncoding.encode(request)
+        // The center's limit, for a request that sets none (set here, not on the request: a limit of its own gives a
+        // request a box for its rarely set fields).
+        if engineRequest.maxResponseBytes == nil, let limit = configuration.maxResponseBytes {
+            engineRequest.maxResponseBytes = limit
+        }
         engineRequest.allowsInsecureRedirects = configuration.allowsInsecureRedirects
         engineRequest.forwardsSecretHeaders = configuration.forwardsSecretHeaders
         engineRequest.cancellation = cancellation

@@ -146,7 +146,7 @@ public struct Request: Sendable {
         _modify { yield &storage.unique().value.maxBytesPerSecond }
     }
     /// The most bytes of response body the request takes into memory, after any `Content-Encoding` is decoded, or
-    /// `nil` for the center's `maxResponseBytes` (no limit unless set). A longer body fails with
+    /// `nil` for the center's `maxResponseBytes` (64 MiB unless set; `Int64.max` for no limit). A longer body fails with
     /// `.responseTooLarge`: at once when its `Content-Length` says so, else as soon as the limit is passed, on both
     /// engines, so that a server that sends without end, or a small compressed body that inflates to gigabytes,
     /// cannot fill the app's memory. A body written to a file (`Destination`) and a stream's (`Center.stream`,
@@ -607,9 +607,6 @@ extension Request {
         merged.timeout = timeout ?? configuration.timeout
         merged.totalTimeout = totalTimeout ?? configuration.totalTimeout
         merged.acceptableStatusCodes = acceptableStatusCodes ?? configuration.acceptableStatusCodes
-        // Set only when the center has one: setting it gives the request a box of its own for its rarely set fields
-        // (`coldBox`), which a request that sets none of them does without.
-        if maxResponseBytes == nil, let limit = configuration.maxResponseBytes { merged.maxResponseBytes = limit }
         return merged
     }
 

@@ -22,6 +22,12 @@ import SwitchboardTestSupport
                     body: Self.inflating)
             }
             var response = ServerResponse(headers: [("Content-Type", "application/octet-stream")])
+            if request.path == "/announced" {
+                // N bytes with their `Content-Length`, made as they are written.
+                let length = Int(request.queryValue("length") ?? "") ?? 0
+                response.generated = (length, { _, count in Data(repeating: UInt8(ascii: "a"), count: count) })
+                return response
+            }
             if request.path == "/endless" {
                 response.generated = (256 << 20, { _, count in Data(repeating: UInt8(ascii: "e"), count: count) })
             } else {
@@ -93,6 +99,26 @@ import SwitchboardTestSupport
         #expect(outcome.error?.code == .responseTooLarge, "\(engineName): \(outcome)")
         let whole = await Self.fetch(center, "inflating", limit: nil)
         #expect(whole.response?.data == Data(count: 1 << 20), "\(engineName)")
+    }
+
+    /// A center holds every request to 64 MiB unless told otherwise: a body announced longer fails at its head, one
+    /// without a length once it passes 64 MiB; a request's own limit, or a center's `nil`, lifts it.
+    @Test(arguments: bothEngines)
+    func theDefaultLimitIs64MiB(engineName: String) async throws {
+        #expect(Center.Configuration().maxResponseBytes == 64 << 20)
+        let server = try Self.server()
+        defer { server.stop() }
+        let center = try loopbackCenter(engineName, server: server)
+        let announced = await Self.fetch(center, "announced?length=\((64 << 20) + 1)", limit: nil)
+        #expect(announced.error?.code == .responseTooLarge, "\(engineName): \(announced)")
+        #expect(announced.error?.message.contains("more than maxResponseBytes (67108864)") == true)
+        let endless = await Self.fetch(center, "endless", limit: nil, totalTimeout: .seconds(120))
+        #expect(endless.error?.code == .responseTooLarge, "\(engineName): \(endless)")
+        let own = await Self.fetch(center, "announced?length=\((64 << 20) + 1)", limit: .max)
+        #expect(own.response?.data.count == (64 << 20) + 1, "\(engineName)")
+        let unlimited = try loopbackCenter(engineName, server: server) { $0.maxResponseBytes = nil }
+        let whole = await Self.fetch(unlimited, "announced?length=\((64 << 20) + 1)", limit: nil)
+        #expect(whole.response?.data.count == (64 << 20) + 1, "\(engineName)")
     }
 
     /// The center's limit applies to every request that sets none; a request's own wins. A `HEAD`, whose
