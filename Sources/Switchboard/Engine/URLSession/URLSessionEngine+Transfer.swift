@@ -409,7 +409,11 @@ final class SessionTransfer: Sendable {
     }
 
     func received(_ data: Data) {
-        let outcome = state.withLock { state -> Result<(TransferProgress, streaming: Bool), any Error> in
+        let outcome = state.withLock { state -> Result<(TransferProgress, streaming: Bool), any Error>? in
+            // Stopped (a limit passed, a cancel): URLSession on Linux goes on handing over what libcurl has already
+            // read (a compressed body inflating, say) until its work queue takes the cancel; each chunk is dropped
+            // at once.
+            guard state.stopReason == nil else { return nil }
             state.bytesReceived += Int64(data.count)
             if state.streaming { return .success((state.counter.add(data.count), true)) }
             do {
@@ -427,6 +431,8 @@ final class SessionTransfer: Sendable {
             }
         }
         switch outcome {
+        case nil:
+            return
         case .success(let (report, streaming)):
             // A stream's chunk goes to its receiver outside the lock. URLSession cannot pause a data task on Linux
             // (its libcurl layer has no way to), so a reader too far behind ends the stream instead of filling memory.
