@@ -160,6 +160,11 @@ enum Memory {
         Int(heap_stats_in_use())
     }
 
+    /// Gives the freed pages the allocator keeps back to the system.
+    static func trim() {
+        heap_stats_trim()
+    }
+
     private static func field(_ name: String) -> Int? {
         guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return nil }
         for line in status.split(separator: "\n") where line.hasPrefix(name) {

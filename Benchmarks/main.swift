@@ -32,6 +32,18 @@ if CommandLine.arguments.count >= 4, CommandLine.arguments[1] == "--stability-ca
     }
 }
 
+if CommandLine.arguments.count == 5, CommandLine.arguments[1] == "--cancel-case" {
+    // A child process running one cancellation contender (see CancellationStability).
+    do {
+        try await CancellationStability.runCase(
+            Int(CommandLine.arguments[2])!, baseURL: CommandLine.arguments[3], rounds: Int(CommandLine.arguments[4])!)
+        exit(0)
+    } catch {
+        FileHandle.standardError.write(Data("cancellation case failed: \(error)\n".utf8))
+        exit(1)
+    }
+}
+
 if CommandLine.arguments.count == 2, CommandLine.arguments[1] == "--serve" {
     // The loopback server on its own, for measuring other clients against it by hand.
     let server = try LoopbackServer(handler: RequestBenchmarks.route)
@@ -46,7 +58,8 @@ let usage = """
       --quick           fewer requests and rounds, 256 MiB transfers (CI)
       --json            the results as JSON
       --requests-only   only the request comparisons (raw URLSession, each engine, the Center on each)
-      --stability-only  only the stability runs (memory and descriptors over 100,000 and 300,000 requests)
+      --stability-only  only the stability runs (memory and descriptors over 100,000 and 300,000 requests, and
+                        over 20 rounds of 2,000 requests at once with 500 cancelled; 5 rounds with --quick)
       --overhead-only   only the Center's own cost, through an engine that answers at once, opening a full disk
                     cache, and parsing JSON bodies
       --transfers-only  only the large downloads and uploads (1 GiB; 256 MiB with --quick)
@@ -137,6 +150,8 @@ func runBenchmarks(baseURL: String) async throws {
             StabilityBenchmarks.report(
                 try StabilityBenchmarks.run(
                     baseURL: baseURL, checkpoints: quick ? [10_000, 30_000] : [100_000, 300_000])))
+        print()
+        print(CancellationStability.report(try CancellationStability.run(baseURL: baseURL, rounds: quick ? 5 : 20)))
         return
     }
     var rows = try await RequestBenchmarks(
@@ -153,6 +168,7 @@ func runBenchmarks(baseURL: String) async throws {
     rows += try await StreamBenchmarks(baseURL: baseURL, count: eventCount, rounds: rounds).run()
     let stability = try StabilityBenchmarks.run(
         baseURL: baseURL, checkpoints: quick ? [10_000, 30_000] : [100_000, 300_000])
+    let cancellation = try CancellationStability.run(baseURL: baseURL, rounds: quick ? 5 : 20)
     let transfers = try TransferBenchmarks.run(bytes: transferBytes)
     if json {
         print(Report.json(rows, transfers: transfers, quick: quick))
@@ -162,6 +178,8 @@ func runBenchmarks(baseURL: String) async throws {
         print(Report.transfers(transfers))
         print()
         print(StabilityBenchmarks.report(stability))
+        print()
+        print(CancellationStability.report(cancellation))
     }
 }
 
