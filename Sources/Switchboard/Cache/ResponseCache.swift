@@ -177,10 +177,10 @@ public final class ResponseCache: Sendable {
             changed = true
         }
         if let items = components.percentEncodedQueryItems,
-            items.contains(where: { Redaction.standard.isSecret($0.name) })
+            items.contains(where: { SecretName.isSecret($0.name) })
         {
             components.percentEncodedQueryItems = items.map { item in
-                guard Redaction.standard.isSecret(item.name), let value = item.value else { return item }
+                guard SecretName.isSecret(item.name), let value = item.value else { return item }
                 return URLQueryItem(name: item.name, value: "~" + SHA256Hasher.hex(Data(value.utf8)).prefix(16))
             }
             changed = true

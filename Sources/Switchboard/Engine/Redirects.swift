@@ -20,7 +20,7 @@ enum Redirects {
     /// `X-Signature`: an API key sent on to whatever host a redirect names is an API key given away).
     static func originBoundHeaders(_ headers: HTTPHeaders, forwardingSecrets: Bool) -> [String] {
         guard !forwardingSecrets else { return credentialHeaders }
-        return credentialHeaders + headers.map(\.name).filter { Redaction.standard.isSecret($0) }
+        return credentialHeaders + headers.map(\.name).filter { SecretName.isSecret($0) }
     }
 
     /// The request that follows a redirect response, or `nil` when the response is not one to follow.

@@ -2,10 +2,8 @@ import Foundation
 
 /// Hides secrets before anything is printed, by one rule for every kind of name: a header, a query item, a form
 /// field, a parameter, a JSON member, an XML element or attribute (`MarkupRedaction`) or a multipart part is secret
-/// when one of its words (see `words(of:)`) is one of `Redaction.secretWords` (or a word the user added), or ends with
-/// one of `Redaction.secretEndings`, in any case: `X-Api-Key`, `apiKey`, `access_token`, `clientSecret`,
-/// `PHPSESSID`, but not `author`, `keyboard` or `monkey`. The CORS fields (`Access-Control-…`) name fields and
-/// flags, never a secret. Then, as a last pass over all the text printed, wherever it came from (an underlying
+/// when its name is secret by `SecretName`'s rule (with the words the user added): `X-Api-Key`, `apiKey`,
+/// `access_token`, `clientSecret`, `PHPSESSID`, but not `author`, `keyboard` or `monkey`. Then, as a last pass over all the text printed, wherever it came from (an underlying
 /// error's description, a body too long or too broken to parse), every `name=value` (quoted or not), `"name": value`
 /// (in JSON text, or escaped in a JSON string; an object or array value whole), `Name: value` line, `name = value`,
 /// `name => value`, `name%3Dvalue` and multipart part with a secret name, every password (or lone user) in a URL, and
@@ -13,22 +11,6 @@ import Foundation
 /// PEM private key), is hidden too.
 struct Redaction: Sendable {
     static let placeholder = "<redacted>"
-
-    /// Words that make a name secret when they are words of it: a credential, a key, a session, a signature, a
-    /// cookie, a PIN, a one-time code, a card's number or security code, a social security number, a pass phrase, a
-    /// signature in a query (`sig`, as Azure's shared access signatures name it), a JSON Web Token.
-    static let secretWords: Set<String> = [
-        "token", "tokens", "secret", "secrets", "key", "keys", "apikey", "password", "passwords", "passwd", "pwd",
-        "pass", "passcode", "passphrase", "session", "sessionid", "sessid", "auth", "authorization", "signature",
-        "sig", "cookie", "cookies", "credential", "credentials", "csrf", "xsrf", "bearer", "pin", "otp", "totp",
-        "hotp", "cvv", "cvc", "cvv2", "cvc2", "ssn", "jwt", "card", "iban",
-    ]
-
-    /// Endings that make a word secret when it is longer than them, for names written as one word: `accesstoken`,
-    /// `clientsecret`, `newpassword`, `xapikey`, `phpsessid`.
-    static let secretEndings = [
-        "token", "secret", "password", "passwd", "apikey", "sessid", "sessionid", "signature", "cookie", "credential",
-    ]
 
     /// The rule with the built-in words only (for `HTTPError.description`).
     static let standard = Redaction()
@@ -41,82 +23,12 @@ struct Redaction: Sendable {
 
     /// A rule with these words added to the built-in ones.
     init(adding words: some Sequence<String> = []) {
-        added = words.flatMap { Redaction.words(of: $0) }
+        added = words.flatMap { SecretName.words(of: $0) }
     }
 
     /// Whether a name is secret (see the type's comment).
     func isSecret(_ name: String) -> Bool {
-        !String(name.prefix(15)).equalsIgnoringASCIICase("Access-Control-") && hasSecretWord(name)
-    }
-
-    /// Whether one of the words of a text is secret (or ends as a secret one does).
-    private func hasSecretWord(_ text: String) -> Bool {
-        Redaction.words(of: text).contains { word in
-            Redaction.secretWords.contains(word) || added.contains(word)
-                || Redaction.secretEndings.contains { word.count > $0.count && word.hasSuffix($0) }
-                || added.contains { word.count > $0.count && word.hasSuffix($0) }
-        }
-    }
-
-    /// The words of a name, in lower case: split where a byte is not an ASCII letter or digit (`user_pin`, `X-OTP`),
-    /// where a lower-case letter or a digit meets an upper-case one (`cardNumber`), and before the last of a run of
-    /// upper-case letters that a lower-case one follows (`OTPCode`). A letter outside ASCII whose lower case is an
-    /// ASCII letter (the Kelvin sign) counts as that letter; any other byte outside ASCII separates words (so a
-    /// combining mark after `token` leaves the word `token`).
-    static func words(of name: String) -> [String] {
-        var name = name.utf8.allSatisfy({ $0 < 0x80 }) ? name : asciiFolded(name)
-        return name.withUTF8 { bytes in
-            func isUpper(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") }
-            func isLower(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z") }
-            func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
-            var words: [String] = []
-            // A word in lower case, in a string of its own (a short one needs no allocation).
-            func add(_ start: Int, _ end: Int) {
-                guard end > start else { return }
-                words.append(
-                    String(unsafeUninitializedCapacity: end - start) { buffer in
-                        for offset in start..<end {
-                            buffer[offset - start] = isUpper(bytes[offset]) ? bytes[offset] | 0x20 : bytes[offset]
-                        }
-                        return end - start
-                    })
-            }
-            var start = 0
-            for index in bytes.indices {
-                let byte = bytes[index]
-                guard isUpper(byte) || isLower(byte) || isDigit(byte) else {
-                    add(start, index)
-                    start = index + 1
-                    continue
-                }
-                guard index > start, isUpper(byte) else { continue }
-                let previous = bytes[index - 1]
-                let nextIsLower = index + 1 < bytes.count && isLower(bytes[index + 1])
-                if isLower(previous) || isDigit(previous) || (isUpper(previous) && nextIsLower) {
-                    add(start, index)
-                    start = index
-                }
-            }
-            add(start, bytes.count)
-            return words
-        }
-    }
-
-    /// A name with each letter outside ASCII whose lower case is one ASCII letter written as that letter (in upper
-    /// case, as it was a capital: the Kelvin sign is `K`).
-    private static func asciiFolded(_ name: String) -> String {
-        var scalars = String.UnicodeScalarView()
-        for scalar in name.unicodeScalars {
-            let lower = scalar.properties.lowercaseMapping.unicodeScalars
-            if !scalar.isASCII, lower.count == 1, let only = lower.first, only.isASCII,
-                only.properties.isLowercase
-            {
-                scalars.append(Unicode.Scalar(UInt8(only.value) & ~0x20))
-            } else {
-                scalars.append(scalar)
-            }
-        }
-        return String(scalars)
+        SecretName.isSecret(name, adding: added)
     }
 
     func headers(_ headers: HTTPHeaders) -> HTTPHeaders {
@@ -289,7 +201,9 @@ struct Redaction: Sendable {
         result = replace(Redaction.prefixedKeyPattern, in: result, name: 0, values: [0]) { _ in true }
         // The passes below hide the values of secret names only: text without a secret word has none (unless a name
         // is percent-encoded, which the `name=value` pass decodes), and is not scanned for them.
-        guard result.utf8.contains(UInt8(ascii: "%")) || hasSecretWord(result) else { return result }
+        guard result.utf8.contains(UInt8(ascii: "%")) || SecretName.hasSecretWord(result, adding: added) else {
+            return result
+        }
         // JSON members first: they are read by their quotes, and hidden with their quotes escaped as they were. A
         // `name=value` pair inside a member's value is hidden to its separator, and took the backslashes that escape
         // the quote after it (`token=abc\\\"` in JSON inside a JSON string): read after that, the member's value

@@ -50,9 +50,9 @@ struct CredentialScope: Sendable {
             }
         }
         guard request.useGeneralParameters, let general = configuration.generalParameters,
-            general.values.keys.contains(where: Redaction.standard.isSecret)
+            general.values.keys.contains(where: { SecretName.isSecret($0) })
         else { return }
-        let secret = general.values.keys.filter { Redaction.standard.isSecret($0) && own.parameters[$0] == nil }
+        let secret = general.values.keys.filter { SecretName.isSecret($0) && own.parameters[$0] == nil }
         if request.fields.generalParameters === general {
             // Still apart from the request's own: the center's without the secret ones.
             request.fields.generalParameters = GeneralParameters(general.values.filter { !secret.contains($0.key) })

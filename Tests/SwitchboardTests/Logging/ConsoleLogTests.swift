@@ -386,7 +386,7 @@ import SwitchboardTestSupport
             "X-Request-Id", "donkey_count", "sessions_list_url",
         ]
         for name in plain { #expect(!rule.isSecret(name), "\(name)") }
-        #expect(Redaction.words(of: "X-CSRFToken_apiKeyV2") == ["x", "csrf", "token", "api", "key", "v2"])
+        #expect(SecretName.words(of: "X-CSRFToken_apiKeyV2") == ["x", "csrf", "token", "api", "key", "v2"])
     }
 
     /// A secret member whose value is an object or array is hidden whole in text (JSON cut short, or carried inside a
