@@ -57,9 +57,26 @@ extension Center {
         /// with every request.
         public var headers: HTTPHeaders {
             get { fields.headers }
-            set { storage.unique().value.headers = newValue }
-            _modify { yield &storage.unique().value.headers }
+            set {
+                let box = storage.unique()
+                box.value.headers = newValue
+                box.value.credentialHeaderNames = Redirects.originBoundHeaders(newValue, forwardingSecrets: false)
+                    .filter { newValue[$0] != nil }
+            }
+            _modify {
+                let box = storage.unique()
+                defer {
+                    let headers = box.value.headers
+                    box.value.credentialHeaderNames = Redirects.originBoundHeaders(headers, forwardingSecrets: false)
+                        .filter { headers[$0] != nil }
+                }
+                yield &box.value.headers
+            }
         }
+        /// The names among `headers` that are credentials (`Authorization`, `Cookie`, `Proxy-Authorization`) or
+        /// secret-named, found when the headers were set: a request to another origin leaves them behind
+        /// (`CredentialScope`), and a center without any has nothing to leave behind.
+        var credentialHeaderNames: [String] { fields.credentialHeaderNames }
         /// Parameters sent with every request (unless it turns `useGeneralParameters` off); the request's own win.
         ///
         /// Those with a secret name (`access_token`, `api_key`) go only to the center's own origins, as its
@@ -235,6 +252,7 @@ extension Center {
             var usesEndpointStubs: Bool = false
             var cache: ResponseCache?
             var headers: HTTPHeaders = [:]
+            var credentialHeaderNames: [String] = []
             var parameters: [String: any Sendable] = [:]
             var generalParameters: GeneralParameters?
             var userInfo: [String: any Sendable] = [:]

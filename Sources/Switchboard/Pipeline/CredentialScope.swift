@@ -29,11 +29,11 @@ struct CredentialScope: Sendable {
         return origins.contains(origin)
     }
 
-    /// Whether the request may carry credentials of the center's general headers or parameters (which of them are
-    /// credentials is asked only for a request to another origin).
+    /// Whether the request carries credentials of the center's general headers or parameters (found when the
+    /// configuration set them: most centers have none, and their requests are not judged).
     static func mayCarry(_ request: Request, _ configuration: Center.Configuration) -> Bool {
-        (request.useGeneralHeaders && !configuration.headers.isEmpty)
-            || (request.useGeneralParameters && configuration.generalParameters != nil)
+        (request.useGeneralHeaders && !configuration.credentialHeaderNames.isEmpty)
+            || (request.useGeneralParameters && !(configuration.generalParameters?.secretKeys.isEmpty ?? true))
     }
 
     /// Takes the center's credentials off a request that goes outside the scope: the origin-bound fields of the
@@ -44,15 +44,16 @@ struct CredentialScope: Sendable {
     ) {
         if request.useGeneralHeaders {
             let general = configuration.headers
-            let bound = Redirects.originBoundHeaders(general, forwardingSecrets: configuration.forwardsSecretHeaders)
-            for name in bound where own.headers[name] == nil && request.headers[name] == general[name] {
+            for name in configuration.credentialHeaderNames
+            where own.headers[name] == nil && request.headers[name] == general[name]
+                && (!configuration.forwardsSecretHeaders || Redirects.credentialHeaders.contains(name))
+            {
                 request.headers[name] = nil
             }
         }
-        guard request.useGeneralParameters, let general = configuration.generalParameters,
-            general.values.keys.contains(where: { SecretName.isSecret($0) })
+        guard request.useGeneralParameters, let general = configuration.generalParameters, !general.secretKeys.isEmpty
         else { return }
-        let secret = general.values.keys.filter { SecretName.isSecret($0) && own.parameters[$0] == nil }
+        let secret = general.secretKeys.filter { own.parameters[$0] == nil }
         if request.fields.generalParameters === general {
             // Still apart from the request's own: the center's without the secret ones.
             request.fields.generalParameters = GeneralParameters(general.values.filter { !secret.contains($0.key) })

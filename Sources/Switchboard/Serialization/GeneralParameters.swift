@@ -11,11 +11,15 @@ final class GeneralParameters: Sendable {
     /// merged parameters, so that its error names the key, unless its own value for that key replaces it).
     let members: [(key: String, value: ParameterValue)]?
 
+    /// The keys with a secret name (`access_token`): they go only to the center's own origins (`CredentialScope`).
+    let secretKeys: [String]
+
     /// The converted parameters, or `nil` when there are none.
     init?(_ values: [String: any Sendable]) {
         guard !values.isEmpty else { return nil }
         self.values = values
         members = try? ParameterValue.object(from: values)
+        secretKeys = values.keys.filter { SecretName.isSecret($0) }
     }
 
     /// A request's parameters with its center's under them, converted and sorted by key.
