@@ -432,4 +432,34 @@ import SwitchboardTestSupport
         #expect(try Data(contentsOf: destination) == body)
         #expect(ranges.snapshot == [nil])
     }
+
+    /// Where URLSessionEngine fetches in segments (Apple platforms; here with a segment size given), a first `206`
+    /// that is not the range asked for sends the download once more as one plain request.
+    @Test func aSegmentedDownloadFallsBackToOnePlainRequest() async throws {
+        let body = Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 3) })
+        let ranges = Locked<[String?]>([])
+        let server = try LoopbackServer { request in
+            ranges.withLock { $0.append(request.header("Range")) }
+            guard request.header("Range") != nil else {
+                return ServerResponse(status: 200, headers: [("Content-Type", "application/octet-stream")], body: body)
+            }
+            return ServerResponse(status: 206, headers: [("Content-Range", "bytes 0-99/\(body.count)")], body: body)
+        }
+        defer { server.stop() }
+        let engine = URLSessionEngine(downloadSegmentSize: 64 << 10)
+        let center = Center { config in
+            config.engine = engine
+            config.server = server.baseURL + "/"
+        }
+        let scratch = Scratch()
+        let destination = scratch.file("file.bin")
+        let response = try await center.send { request in
+            request.api = "file.bin"
+            request.kind = .download
+            request.destination = .file(destination)
+        }
+        #expect(response.status == 200)
+        #expect(try Data(contentsOf: destination) == body)
+        #expect(ranges.snapshot == ["bytes=0-65535", nil])
+    }
 }

@@ -103,6 +103,15 @@ struct Segments: Sendable {
         "bytes=\(current)-\(current + size - 1)"
     }
 
+    /// Whether a segment's `206` holds the range asked for: a `Content-Range` that starts at `current`, ends within
+    /// the segment, and as long as the body that came (`received`, the file's length from `startOffset`).
+    func holds(_ response: HTTPURLResponse, received: Int64) -> Bool {
+        guard let range = ContentRange(response.value(forHTTPHeaderField: "Content-Range")), let start = range.start,
+            let end = range.end, range.total != nil
+        else { return false }
+        return start == current && end < current + size && range.bodyMismatch(received: received - start) == nil
+    }
+
     /// Records a segment's `206`, and sizes the next from how the segment arrived (unless the download is paced);
     /// returns whether another segment is needed.
     mutating func advance(after response: HTTPURLResponse, timing: Timing? = nil) -> Bool {

@@ -715,6 +715,17 @@ final class SessionTransfer: Sendable {
                 }
             }
             if var segments = state.segments {
+                if segments.count == 0, !segments.resumed, response.statusCode == 206,
+                    !segments.holds(response, received: fileLength ?? 0)
+                {
+                    // The first segment's 206 is not the range asked for: a server whose ranges do not hold. The file
+                    // is fetched once more in one plain request, as CurlEngine asks for it, unsegmented.
+                    if case .file(let url, _) = request.destination { DownloadPlan.cut(url, to: 0) }
+                    state.segments = nil
+                    state.response = nil
+                    state.body.reset()
+                    return .follow(request.urlRequest)
+                }
                 if response.statusCode == 206,
                     let range = ContentRange(response.value(forHTTPHeaderField: "Content-Range")),
                     let start = range.start, let mismatch = range.bodyMismatch(received: (fileLength ?? 0) - start)
