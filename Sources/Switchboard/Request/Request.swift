@@ -579,37 +579,9 @@ public enum ResponseSerializer: Sendable, Hashable {
     case string
 }
 
-// MARK: - Merging with the configuration
+// MARK: - Merged parameters
 
 extension Request {
-    /// The request as the center sends it: the center's values merged in, the defaults filled.
-    ///
-    /// The center's headers, parameters and user info go first and the request's own win; each `useGeneral*` flag
-    /// opts out of one of them. Which of the center's credentials stay behind is decided once the URL is final
-    /// (`CredentialScope`).
-    func merged(with configuration: Center.Configuration) -> Request {
-        var merged = self
-        if useGeneralHeaders && !configuration.headers.isEmpty {
-            var headers = configuration.headers
-            headers.merge(self.headers)
-            merged.headers = headers
-            if self.headers["Content-Type"] == nil, let general = configuration.headers["Content-Type"] {
-                merged.fields.centerContentType = general
-            }
-        }
-        if useGeneralParameters, let general = configuration.generalParameters {
-            merged.fields.generalParameters = general
-        }
-        if !configuration.userInfo.isEmpty {
-            merged.userInfo = Self.overlaying(userInfo, on: configuration.userInfo)
-        }
-        merged.server = server(in: configuration)
-        merged.timeout = timeout ?? configuration.timeout
-        merged.totalTimeout = totalTimeout ?? configuration.totalTimeout
-        merged.acceptableStatusCodes = acceptableStatusCodes ?? configuration.acceptableStatusCodes
-        return merged
-    }
-
     /// The center's entries with the request's own over them. Built at its final size: merging into a copy of the
     /// center's dictionary made that copy, then grew it (hashing every key again) as soon as the request added a key.
     /// Made by `Dictionary(_:uniquingKeysWith:)`, which is compiled here for these types (`minimumCapacity:` is not,
@@ -641,20 +613,5 @@ extension Request {
                 if let entry = first.next() ?? then.next() { (entry.key, entry.value) } else { nil }
             }
         }
-    }
-
-    /// The server `api` resolves against: the request's own, else its node's, else the center's (unless
-    /// `useGeneralServer` is off).
-    func server(in configuration: Center.Configuration) -> String? {
-        if let server, !server.isEmpty { return server }
-        if let node, node != .default { return configuration.nodes[node] }
-        return useGeneralServer ? configuration.server : server
-    }
-
-    /// The retry policy that applies: the request's or the center's, with `retryCount` applied.
-    func retryPolicy(in configuration: Center.Configuration) -> RetryPolicy {
-        var policy = retry ?? configuration.retryPolicy
-        if let retryCount { policy.maxAttempts = RetryPolicy.attempts(retrying: retryCount) }
-        return policy
     }
 }
