@@ -34,13 +34,14 @@ final class InFlight: Sendable {
         let progress: @Sendable (TransferProgress) -> Void
     }
 
-    private struct Exchange {
+    /// One exchange shared by identical requests, and the callers waiting on it.
+    private struct Shared {
         let id: UUID
         var waiters: [UUID: Waiter] = [:]
         var task: Task<Void, Never>?
     }
 
-    private let exchanges = Locked<[Key: Exchange]>([:])
+    private let exchanges = Locked<[Key: Shared]>([:])
 
     /// How many shared exchanges are running.
     var count: Int { exchanges.withLock { $0.count } }
@@ -62,7 +63,7 @@ final class InFlight: Sendable {
                         exchanges[key]!.waiters[waiter] = Waiter(continuation: continuation, progress: progress)
                         return .joined
                     }
-                    var exchange = Exchange(id: UUID())
+                    var exchange = Shared(id: UUID())
                     exchange.waiters[waiter] = Waiter(continuation: continuation, progress: progress)
                     exchanges[key] = exchange
                     return .started(exchange.id)
