@@ -80,6 +80,11 @@ public final class Center: Sendable {
         setup { $0.parameters[key] = value }
     }
 
+    /// Points a node at a base URL (`nil` removes it); requests sent afterwards use it.
+    public func setNode(_ node: Node, to url: String?) {
+        setup { $0.nodes[node] = url }
+    }
+
     // MARK: - Looking up and cancelling
 
     /// The running request, batch or chain with this identifier, as it is being sent; `nil` once it has finished

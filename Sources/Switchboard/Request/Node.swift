@@ -33,10 +33,3 @@ public struct Node: Hashable, Sendable, ExpressibleByStringLiteral, CustomString
     /// The name.
     public var description: String { name }
 }
-
-extension Center {
-    /// Points a node at a base URL (`nil` removes it); requests sent afterwards use it.
-    public func setNode(_ node: Node, to url: String?) {
-        setup { $0.nodes[node] = url }
-    }
-}
