@@ -8,10 +8,8 @@ struct Exchange {
 
 extension Center {
     /// The encode step: the prepared request as an engine sends it; a download gets its partial file and range.
-    func encode(
-        _ prepared: PreparedRequest, _ configuration: Configuration, cancellation: EngineCancellation?
-    ) throws(HTTPError) -> Exchange {
-        let request = prepared.request
+    func encode(_ prepared: PreparedRequest, _ context: RequestContext) throws(HTTPError) -> Exchange {
+        let (request, configuration, cancellation) = (prepared.request, context.configuration, context.cancellation)
         var engineRequest = try RequestEncoding.encode(request)
         // The center's limit, for a request that sets none (set here, not on the request: a limit of its own gives a
         // request a box for its rarely set fields).
@@ -32,9 +30,10 @@ extension Center {
     /// The send step: the plugins' `adapt` (after encoding: signing), the console log, then deduplication and the
     /// engine. A download that fails here keeps its partial file only when it is resumable.
     nonisolated(nonsending) func send(
-        _ exchange: inout Exchange, _ request: Request, _ configuration: Configuration, _ plugins: PluginChain,
-        _ events: EventRelay?, progress: (@Sendable (TransferProgress) -> Void)?, log: ConsoleLog?
+        _ exchange: inout Exchange, _ request: Request, _ context: RequestContext
     ) async throws(HTTPError) -> Response {
+        let (configuration, plugins, events) = (context.configuration, context.plugins, context.events)
+        let (progress, log) = (context.progress, context.log)
         if !plugins.isEmpty {
             do throws(HTTPError) {
                 try await plugins.adapt(&exchange.engineRequest, for: request)
@@ -72,7 +71,7 @@ extension Center {
         let start = ContinuousClock.now
         let engineResponse: EngineResponse
         if !plugins.isEmpty { await plugins.willSend(engineRequest, for: request) }
-        events?.post(RequestEvent(id: request.id!, kind: .sent, request: request))
+        events?.post(RequestEvent(id: context.id, kind: .sent, request: request))
         // Unwrapped, not `progress ?? { _ in }`: the generic `??` hands the closure back in its most general form,
         // and turning it into the engine's concrete one allocated a thunk for every request.
         let report: @Sendable (TransferProgress) -> Void
@@ -112,14 +111,15 @@ extension Center {
     /// A download's last step: a complete, acceptable body moves to its destination. Returns `nil` when the pass
     /// should start over (`mayStartOver`): a `416` for a partial file that does not match, which is dropped.
     nonisolated(nonsending) func settle(
-        _ download: DownloadPlan, _ response: Response, _ request: Request, mayStartOver: Bool
+        _ download: DownloadPlan, _ response: Response, _ request: Request, _ context: RequestContext,
+        mayStartOver: Bool
     ) async throws(HTTPError) -> Response? {
         var response = response
         if download.isComplete(after: response) || (acceptable(response, for: request) && response.status != 416) {
             // The file gets its final name only if no cancel came first, and once it has, no cancel undoes it: a
             // cancel of the request or of its task meanwhile is decided in the registry, under one lock, before or
             // after the rename, so the outcome always says whether the file is there.
-            let id = request.id!
+            let id = context.id
             let placed: Result<URL, HTTPError> = await withTaskCancellationHandler {
                 do throws(HTTPError) {
                     return .success(try await download.complete(response) { [registry] in registry.commit(id) })
@@ -142,9 +142,9 @@ extension Center {
 
     /// An endpoint's stub, served after its delay (on the center's clock) and marked as such.
     nonisolated(nonsending) func stubbed(
-        _ reply: StubEngine.Reply, _ engineRequest: EngineRequest, _ request: Request, _ configuration: Configuration,
-        _ cancellation: EngineCancellation?
+        _ reply: StubEngine.Reply, _ engineRequest: EngineRequest, _ request: Request, _ context: RequestContext
     ) async throws(HTTPError) -> Response {
+        let (configuration, cancellation) = (context.configuration, context.cancellation)
         do {
             if reply.delay > .zero {
                 try await Center.sleep(for: reply.delay, on: configuration.clock, cancellation: cancellation)

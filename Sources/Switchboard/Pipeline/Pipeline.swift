@@ -41,25 +41,19 @@ extension Center {
         cancellation: EngineCancellation? = nil,
         stream: StreamChannel? = nil
     ) async -> Result<Response, HTTPError> {
-        let id = request.id!
-        func isCancelled() -> Bool { Task.isCancelled || cancellation?.isCancelled == true }
-        let log =
-            configuration.consoleLog
-            ? ConsoleLog(configuration.consoleLogHandler, secretNames: configuration.consoleLogSecretNames) : nil
+        let context = RequestContext(
+            request, configuration, progress: progress, cancellation: cancellation, stream: stream)
+        let (id, plugins) = (context.id, context.plugins)
+        // A refused credential refreshes only when the URL that refused it is one of the center's origins too. The
+        // idempotency key is made at the first attempt that needs it and sent with every attempt after it.
+        let (authenticator, events, log) = (context.authenticator, context.events, context.log)
+        func isCancelled() -> Bool { context.isCancelled }
         // Looked up at the first failure: a request that succeeds at once never needs it.
         var policy: RetryPolicy?
         var current = request
         var result: Result<Response, HTTPError>
         var attempt = 1
-        // Asked by the prepare step only for a request to one of the center's origins (`CredentialScope`), judged
-        // on its final URL; a refused credential refreshes only when the URL that refused it is one of those too.
-        let authenticator = request.usesAuthenticator ? configuration.authenticator : nil
-        // The header that carries an idempotency key, when the policy names one; the key is made at the first
-        // attempt that needs it and sent with every attempt after it.
-        let keyHeader = request.idempotencyKeyHeader(in: configuration)
         var idempotencyKey: String?
-        let plugins = PluginChain(request, configuration)
-        let events = plugins.isEmpty ? nil : EventRelay(plugins)
         events?.post(RequestEvent(id: id, kind: .created, request: request))
         var replayedAfterRefresh = false
         while true {
@@ -67,10 +61,8 @@ extension Center {
             var generation: UInt64?
             do {
                 var response = try await self.attempt(
-                    &current, configuration, plugins, events, authenticator: authenticator, generation: &generation,
-                    keyHeader: keyHeader, idempotencyKey: &idempotencyKey,
-                    progress: progress, log: log,
-                    interim: attempt == 1 ? interim : nil, cancellation: cancellation, stream: stream)
+                    &current, context, generation: &generation, idempotencyKey: &idempotencyKey,
+                    interim: attempt == 1 ? interim : nil)
                 response.attempts = attempt
                 result = .success(consume response)
                 break
@@ -102,7 +94,7 @@ extension Center {
                 let retry = policy ?? request.retryPolicy(in: configuration)
                 policy = retry
                 // A request that carries its idempotency key may be retried whatever its method.
-                let keyed = keyHeader.map { current.headers[$0] != nil } ?? false
+                let keyed = context.keyHeader.map { current.headers[$0] != nil } ?? false
                 var delay = retry.delay(after: attempt, for: error, method: current.method, keyed: keyed)
                 if delay == nil, !plugins.isEmpty {
                     delay = await plugins.retryDelay(after: error, attempt: attempt, for: current)
@@ -143,35 +135,25 @@ extension Center {
         return result
     }
 
-    /// One attempt through the steps. `request` is left as far as the steps got, for the error report.
+    /// One attempt through the steps. `request` is left as far as the steps got, for the error report;
+    /// `generation` is the authenticator's credential's, when one was put on; `idempotencyKey` is made by the first
+    /// attempt that needs one.
     nonisolated(nonsending) private func attempt(
-        _ request: inout Request,
-        _ configuration: Configuration,
-        _ plugins: PluginChain,
-        _ events: EventRelay?,
-        authenticator: Authenticator?,
-        generation: inout UInt64?,
-        keyHeader: String?,
-        idempotencyKey: inout String?,
-        progress: (@Sendable (TransferProgress) -> Void)?,
-        log: ConsoleLog?,
-        interim: (@Sendable (Response) -> Void)?,
-        cancellation: EngineCancellation?,
-        stream: StreamChannel?
+        _ request: inout Request, _ context: RequestContext, generation: inout UInt64?,
+        idempotencyKey: inout String?, interim: (@Sendable (Response) -> Void)?
     ) async throws(HTTPError) -> Response {
-        let prepared = try await prepare(
-            &request, configuration, plugins, authenticator: authenticator, generation: &generation,
-            keyHeader: keyHeader, idempotencyKey: &idempotencyKey)
+        let (configuration, log, stream) = (context.configuration, context.log, context.stream)
+        let prepared = try await prepare(&request, context, generation: &generation, idempotencyKey: &idempotencyKey)
         registry.update(prepared.id, .single(request))
         // A partial file that turns out not to match (a 416 short of the end) is dropped once, and the download
         // starts again from zero.
         for pass in 1...2 {
-            var exchange = try encode(prepared, configuration, cancellation: cancellation)
+            var exchange = try encode(prepared, context)
             // A resumable download's partial file is its own until the pass ends (see `DownloadPlan.claim`).
             defer { exchange.download?.release() }
             if request.kind == .data, let reply = request.endpointStub, configuration.usesEndpointStubs {
-                let stubbed = try await stubbed(reply, exchange.engineRequest, request, configuration, cancellation)
-                return try await postProcess(stubbed, request, configuration, log: log)
+                let stubbed = try await stubbed(reply, exchange.engineRequest, request, context)
+                return try await postProcess(stubbed, request, context)
             }
             if let stream {
                 // Taken as 1 byte, any other value failed the stream at its first line ("longer than 1 bytes").
@@ -190,17 +172,16 @@ extension Center {
                 : CacheStep(request: request, engineRequest: exchange.engineRequest, configuration: configuration)
             if let cached = try cache?.beforeNetwork() {
                 guard request.cachePolicy == .cacheThenNetwork else {
-                    return try await postProcess(cached, request, configuration, log: log)
+                    return try await postProcess(cached, request, context)
                 }
                 // The first of two outcomes: the cached response, through the same response steps (a failure
                 // there only means there is no first outcome; the network's is the one that counts).
-                if let interim, let processed = try? await postProcess(cached, request, configuration, log: log) {
+                if let interim, let processed = try? await postProcess(cached, request, context) {
                     interim(processed)
                 }
             }
             cache?.addValidators(to: &exchange.engineRequest)
-            var response = try await send(
-                &exchange, request, configuration, plugins, events, progress: progress, log: log)
+            var response = try await send(&exchange, request, context)
             if let stream, stream.hasOpened {
                 // The head was validated when it arrived, and the body went to the stream's reader.
                 log?.response(response, streamed: stream.received)
@@ -212,12 +193,11 @@ extension Center {
             }
             if let cache { response = cache.afterNetwork(response) }
             if let download = exchange.download {
-                guard let settled = try await settle(download, response, request, mayStartOver: pass == 1) else {
-                    continue
-                }
+                let settled = try await settle(download, response, request, context, mayStartOver: pass == 1)
+                guard let settled else { continue }
                 response = settled
             }
-            return try await postProcess(consume response, request, configuration, log: log)
+            return try await postProcess(consume response, request, context)
         }
         preconditionFailure("the download loop returns or throws on its second pass")
     }

@@ -14,20 +14,20 @@ extension Center {
     /// Merge, compose, plugins, `onRequest`, compose again: a plugin or hook may change `api`, `server`, `node`,
     /// method, parameters or body, and the URL is composed after it. Then the center's credentials, judged on that
     /// final URL (`CredentialScope`): to another origin, its origin-bound headers and secret parameters stay behind
-    /// and `authenticator` is not asked; to its own, `authenticator` puts its credential on the request, and
+    /// and the authenticator is not asked; to its own, the authenticator puts its credential on the request, and
     /// `generation` is the credential's generation (`nil` when none was put on).
     ///
-    /// Last, a `POST` or `PATCH` gets its idempotency key when `keyHeader` names the header for one (see
+    /// Last, a `POST` or `PATCH` gets its idempotency key when the context names the header for one (see
     /// `RetryPolicy.idempotencyKey`) and the request has no such header: `idempotencyKey`, made here at the first
     /// attempt that needs it, so that every attempt sends the same.
     ///
     /// `request` is left as far as the step got (merged, at least), so that a failure reports the request as it
     /// stood.
     nonisolated(nonsending) func prepare(
-        _ request: inout Request, _ configuration: Configuration, _ plugins: PluginChain,
-        authenticator: Authenticator?, generation: inout UInt64?, keyHeader: String?, idempotencyKey: inout String?
+        _ request: inout Request, _ context: RequestContext, generation: inout UInt64?, idempotencyKey: inout String?
     ) async throws(HTTPError) -> PreparedRequest {
-        let id = request.id!
+        let (id, configuration, plugins) = (context.id, context.configuration, context.plugins)
+        let (authenticator, keyHeader) = (context.authenticator, context.keyHeader)
         let own = request
         request = request.merged(with: configuration)
         if request.kind == .upload && request.method == .get {

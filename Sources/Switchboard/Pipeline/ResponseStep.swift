@@ -6,8 +6,9 @@ import FoundationNetworking
 extension Center {
     /// Validate, decode, hook: what every response goes through, from the network, the cache or a stub.
     nonisolated(nonsending) func postProcess(
-        _ response: consuming Response, _ request: Request, _ configuration: Configuration, log: ConsoleLog?
+        _ response: consuming Response, _ request: Request, _ context: RequestContext
     ) async throws(HTTPError) -> Response {
+        let (configuration, log) = (context.configuration, context.log)
         guard response.fileURL != nil || acceptable(response, for: request) else {
             throw HTTPError(
                 .unacceptableStatus, "the server answered \(StatusReason.described(response.status))",
