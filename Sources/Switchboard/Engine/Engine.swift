@@ -167,22 +167,6 @@ public struct EngineRequest: Sendable {
         set { storage.unique().value.id = newValue }
         _modify { yield &storage.unique().value.id }
     }
-    /// Called with the response head as soon as it arrives, before the body (of each response, after redirects), by
-    /// the built-in engines when set. The center no longer sets it: a download records what it needs to resume
-    /// when the engine opens its file (`fileSink(for:synchronous:)`), so an engine reports nothing for it.
-    @available(
-        *, deprecated,
-        message: "the center no longer needs it: a download learns its head when the engine calls fileSink(for:)"
-    )
-    public var onResponseHead: (@Sendable (HTTPURLResponse) -> Void)? {
-        get { storage.value.onResponseHead }
-        set { storage.unique().value.onResponseHead = newValue }
-        _modify { yield &storage.unique().value.onResponseHead }
-    }
-    /// `onResponseHead`, for the built-in engines, which still call it for code that sets it.
-    var headHandler: (@Sendable (HTTPURLResponse) -> Void)? {
-        storage.value.onResponseHead
-    }
     /// Called when `sink(for:)` opens the destination file for a response head, with the head's status and fields:
     /// the download's own business (what it needs to resume), which no engine has to know about.
     var onFileOpened: (@Sendable (_ status: Int, _ field: (String) -> String?) -> Void)? {
@@ -254,7 +238,6 @@ public struct EngineRequest: Sendable {
         var maxSendBytesPerSecond: Int64?
         var maxResponseBytes: Int64?
         var id: RequestID?
-        var onResponseHead: (@Sendable (HTTPURLResponse) -> Void)?
         var onFileOpened: (@Sendable (_ status: Int, _ field: (String) -> String?) -> Void)?
         var destinationIsPartialFile = false
         var onEvent: (@Sendable (EngineEvent) -> Void)?

@@ -246,7 +246,6 @@ public final class StubEngine: Engine {
             let url = request.url ?? URL(string: "http://stub.invalid/")!
             var response = EngineResponse(
                 status: reply.status, url: url, httpVersion: "HTTP/1.1", headers: reply.headers, body: Data())
-            if let handler = request.headHandler { handler(response.response) }
             request.onEvent?(.responseHead(status: reply.status, headers: reply.headers))
             var counter = DownloadCounter(response: response)
             if counter.expected == nil {

@@ -409,7 +409,6 @@ final class CurlTransfer: @unchecked Sendable {
             }
             if let receiver = request.receiver, receiver.accepts(head) {
                 streaming = true
-                if let handler = request.headHandler { handler(head.response) }
                 self.head = consume head
                 return line.count
             }
@@ -420,7 +419,6 @@ final class CurlTransfer: @unchecked Sendable {
                 return 0
             }
             body.reset(expectedLength: sink == nil ? counter.bodyLength : nil)
-            if let handler = request.headHandler { handler(head.response) }
             // Kept at its last use, so that it moves here (kept first and read after, it was copied: a reference
             // counted up and down for each of its parts).
             self.head = consume head

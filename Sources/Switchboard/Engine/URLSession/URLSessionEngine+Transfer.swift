@@ -96,7 +96,7 @@ final class SessionTransfer: Sendable {
         self.storage = storage
         let quick =
             request.destination == .memory && !request.observesProgress && request.body == .none
-            && (request.method == .get || request.method == .head) && request.headHandler == nil
+            && (request.method == .get || request.method == .head)
             && request.maxReceiveBytesPerSecond == nil && request.receiver == nil && request.memoryLimit == nil
         state.withLock { state in
             state.segments = Segments(for: request, size: segmentSize)
@@ -402,7 +402,6 @@ final class SessionTransfer: Sendable {
         if let failure {
             stop(.failed(failure))
         } else {
-            request.headHandler?(response)
             request.onEvent?(
                 .responseHead(status: response.statusCode, headers: HTTPHeaders(received: response.headerFields)))
         }
