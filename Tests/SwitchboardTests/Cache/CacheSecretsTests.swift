@@ -35,6 +35,16 @@ import SwitchboardTestSupport
         }.joined(separator: "\n")
     }
 
+    /// A request whose response varies on its credentials, with a secret in its query.
+    static func secretRequest(_ request: inout Request) {
+        request.api = "data"
+        request.parameters = ["vary": "Authorization, X-Api-Key", "access_token": "QUERY-SECRET", "page": "2"]
+        request.headers["Authorization"] = "Bearer HEADER-SECRET"
+        request.headers["X-Api-Key"] = "KEY-SECRET"
+        request.cachePolicy = .http
+        request.responseSerializer = .string
+    }
+
     @Test(arguments: bothEngines)
     func nothingSecretIsWrittenInClear(engineName: String) async throws {
         let (server, _) = try Self.server()
@@ -42,14 +52,7 @@ import SwitchboardTestSupport
         let scratch = Scratch()
         let cache = ResponseCache(directory: scratch.url)
         let center = try loopbackCenter(engineName, server: server) { $0.cache = cache }
-        _ = try await center.send { request in
-            request.api = "data"
-            request.parameters = ["vary": "Authorization, X-Api-Key", "access_token": "QUERY-SECRET", "page": "2"]
-            request.headers["Authorization"] = "Bearer HEADER-SECRET"
-            request.headers["X-Api-Key"] = "KEY-SECRET"
-            request.cachePolicy = .http
-            request.responseSerializer = .string
-        }
+        _ = try await center.send(Self.secretRequest)
         await waitUntil { cache.diskUsage > 0 }
         let written = try Self.files(in: scratch.url)
         #expect(written.contains("answer 1"), "the entry is on disk")
@@ -61,14 +64,7 @@ import SwitchboardTestSupport
         let reopened = try loopbackCenter(engineName, server: server) {
             $0.cache = ResponseCache(directory: scratch.url)
         }
-        let again = try await reopened.send { request in
-            request.api = "data"
-            request.parameters = ["vary": "Authorization, X-Api-Key", "access_token": "QUERY-SECRET", "page": "2"]
-            request.headers["Authorization"] = "Bearer HEADER-SECRET"
-            request.headers["X-Api-Key"] = "KEY-SECRET"
-            request.cachePolicy = .http
-            request.responseSerializer = .string
-        }
+        let again = try await reopened.send(Self.secretRequest)
         #expect(again.source == .cache)
         #expect(again.string == "answer 1")
         #expect(again.headers["Set-Cookie"] == nil)
