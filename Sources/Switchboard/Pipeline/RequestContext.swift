@@ -39,3 +39,16 @@ final class RequestContext: Sendable {
     /// Whether the request was cancelled: its task, or its signal when it runs in its caller's task.
     var isCancelled: Bool { Task.isCancelled || cancellation?.isCancelled == true }
 }
+
+extension PluginChain {
+    /// The chain of a request sent with this configuration: the center's plugins, its node's, its own.
+    init(_ request: Request, _ configuration: Center.Configuration) {
+        var plugins = configuration.plugins
+        // No node's plugins, no lookup (hashing the node's name is most of what an empty chain costs).
+        if !configuration.nodePlugins.isEmpty, let forNode = configuration.nodePlugins[request.node ?? .default] {
+            plugins += forNode
+        }
+        if !request.plugins.isEmpty { plugins += request.plugins }
+        self.init(plugins: plugins)
+    }
+}

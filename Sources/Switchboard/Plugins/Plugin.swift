@@ -64,16 +64,6 @@ extension Plugin {
 struct PluginChain: Sendable {
     let plugins: [any Plugin]
 
-    init(_ request: Request, _ configuration: Center.Configuration) {
-        var plugins = configuration.plugins
-        // No node's plugins, no lookup (hashing the node's name is most of what an empty chain costs).
-        if !configuration.nodePlugins.isEmpty, let forNode = configuration.nodePlugins[request.node ?? .default] {
-            plugins += forNode
-        }
-        if !request.plugins.isEmpty { plugins += request.plugins }
-        self.plugins = plugins
-    }
-
     var isEmpty: Bool { plugins.isEmpty }
 
     func prepare(_ request: inout Request) async throws(HTTPError) {

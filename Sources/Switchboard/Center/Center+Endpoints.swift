@@ -1,0 +1,87 @@
+import Foundation
+
+extension Center {
+    /// Sends an endpoint and decodes its response.
+    ///
+    /// - Throws: `HTTPError`; a body that does not decode as `E.Response` gives `.decoding`.
+    @discardableResult
+    nonisolated(nonsending) public func send<E: Endpoint>(_ endpoint: E) async throws(HTTPError) -> E.Response {
+        let request = endpoint.request
+        return try await send { $0 = request }.decode(E.Response.self, using: endpoint.decoder)
+    }
+
+    /// Sends an endpoint and reports its decoded response through callbacks (on the callback queue, each once).
+    ///
+    /// The callback form needs at least one of `onSuccess`, `onFailure` or `onFinished`; without one, `send(endpoint)`
+    /// is the `async` form.
+    @discardableResult
+    public func send<E: Endpoint>(
+        _ endpoint: E,
+        onSuccess: @escaping @Sendable (E.Response) -> Void,
+        onFailure: (@Sendable (HTTPError) -> Void)? = nil,
+        onFinished: (@Sendable (Result<E.Response, HTTPError>) -> Void)? = nil
+    ) -> RequestID {
+        sendDecoding(endpoint, onSuccess: onSuccess, onFailure: onFailure, onFinished: onFinished)
+    }
+
+    /// Sends an endpoint and reports a failure through `onFailure` (then `onFinished`).
+    @discardableResult
+    public func send<E: Endpoint>(
+        _ endpoint: E,
+        onFailure: @escaping @Sendable (HTTPError) -> Void,
+        onFinished: (@Sendable (Result<E.Response, HTTPError>) -> Void)? = nil
+    ) -> RequestID {
+        sendDecoding(endpoint, onSuccess: nil, onFailure: onFailure, onFinished: onFinished)
+    }
+
+    /// Sends an endpoint and reports its decoded outcome to `onFinished`, once.
+    @discardableResult
+    public func send<E: Endpoint>(
+        _ endpoint: E,
+        onFinished: @escaping @Sendable (Result<E.Response, HTTPError>) -> Void
+    ) -> RequestID {
+        sendDecoding(endpoint, onSuccess: nil, onFailure: nil, onFinished: onFinished)
+    }
+
+    private func sendDecoding<E: Endpoint>(
+        _ endpoint: E,
+        onSuccess: (@Sendable (E.Response) -> Void)?,
+        onFailure: (@Sendable (HTTPError) -> Void)?,
+        onFinished: (@Sendable (Result<E.Response, HTTPError>) -> Void)?
+    ) -> RequestID {
+        let request = endpoint.request
+        let decoder = endpoint.decoder
+        return send {
+            $0 = request
+        } onSuccess: { response in
+            let value = try response.decode(E.Response.self, using: decoder)
+            onSuccess?(value)
+            onFinished?(.success(value))
+        } onFailure: { error in
+            onFailure?(error)
+            onFinished?(.failure(error))
+        }
+    }
+}
+
+extension Center {
+    /// Sends an endpoint and yields its decoded responses: two for `.cacheThenNetwork` when something is cached.
+    public func responses<E: Endpoint>(_ endpoint: E) -> AsyncThrowingStream<E.Response, any Error> {
+        let request = endpoint.request
+        let decoder = endpoint.decoder
+        let responses = responses { $0 = request }
+        return AsyncThrowingStream { continuation in
+            let task = Task {
+                do {
+                    for try await response in responses {
+                        continuation.yield(try response.decode(E.Response.self, using: decoder))
+                    }
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+}

@@ -1,0 +1,17 @@
+import Foundation
+
+extension Center {
+    /// Sends a request and returns at once with its progress stream and a way to await its response.
+    public func transfer(_ configure: (inout Request) -> Void) -> Transfer {
+        let (request, configuration) = configured(configure)
+        let (stream, continuation) = AsyncStream<TransferProgress>.makeStream(bufferingPolicy: .bufferingNewest(64))
+        let relay = ProgressRelay { continuation.yield($0) }
+        let task = launcher.start(.single(request), detached: true) { [self] in
+            let result = await run(request, configuration, progress: relay.report)
+            relay.finish()
+            continuation.finish()
+            return result
+        }
+        return Transfer(id: request.id!, progress: stream, task: task)
+    }
+}
