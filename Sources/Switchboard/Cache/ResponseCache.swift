@@ -494,3 +494,18 @@ public final class ResponseCache: Sendable {
         }
     }
 }
+
+extension ResponseCache: CustomStringConvertible, CustomReflectable {
+    /// How many responses it keeps and the bytes they take; never their keys (URLs with their queries) or bodies.
+    public var description: String {
+        let (memory, disk) = counts
+        return "ResponseCache (\(memory) in memory, \(disk) on disk, \(diskUsage) bytes on disk)"
+    }
+
+    /// What `dump` shows: `description`'s facts.
+    public var customMirror: Mirror {
+        let (memory, disk) = counts
+        return Mirror(
+            self, children: ["inMemory": memory, "onDisk": disk, "diskUsage": diskUsage], displayStyle: .class)
+    }
+}
