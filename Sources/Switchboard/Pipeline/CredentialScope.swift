@@ -29,11 +29,12 @@ struct CredentialScope: Sendable {
         return origins.contains(origin)
     }
 
-    /// Whether the request carries credentials of the center's general headers or parameters (found when the
-    /// configuration set them: most centers have none, and their requests are not judged).
-    static func mayCarry(_ request: Request, _ configuration: Center.Configuration) -> Bool {
-        (request.useGeneralHeaders && !configuration.credentialHeaderNames.isEmpty)
-            || (request.useGeneralParameters && !(configuration.generalParameters?.secretKeys.isEmpty ?? true))
+    /// Whether a request, as written (`own`: its `useGeneral*` flags decided the merge), carries credentials of the
+    /// center's general headers or parameters (found when the configuration set them: most centers have none, and
+    /// their requests are not judged).
+    static func mayCarry(_ own: Request, _ configuration: Center.Configuration) -> Bool {
+        (own.useGeneralHeaders && !configuration.credentialHeaderNames.isEmpty)
+            || (own.useGeneralParameters && !(configuration.generalParameters?.secretKeys.isEmpty ?? true))
     }
 
     /// Takes the center's credentials off a request that goes outside the scope: the origin-bound fields of the
@@ -42,7 +43,7 @@ struct CredentialScope: Sendable {
     static func withhold(
         from request: inout Request, own: Request, _ configuration: Center.Configuration
     ) {
-        if request.useGeneralHeaders {
+        if own.useGeneralHeaders {
             let general = configuration.headers
             for name in configuration.credentialHeaderNames
             where own.headers[name] == nil && request.headers[name] == general[name]
@@ -51,7 +52,7 @@ struct CredentialScope: Sendable {
                 request.headers[name] = nil
             }
         }
-        guard request.useGeneralParameters, let general = configuration.generalParameters, !general.secretKeys.isEmpty
+        guard own.useGeneralParameters, let general = configuration.generalParameters, !general.secretKeys.isEmpty
         else { return }
         let secret = general.secretKeys.filter { own.parameters[$0] == nil }
         if request.fields.generalParameters === general {

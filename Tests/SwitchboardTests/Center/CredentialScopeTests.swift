@@ -340,16 +340,25 @@ import SwitchboardTestSupport
             config.headers["X-Api-Key"] = "key"
             config.parameters = ["access_token": "secret"]
             config.onRequest = { request in
-                if request.api == "elsewhere" { request.api = "//127.0.0.1:\(otherPort)/get" }
+                guard request.api?.hasPrefix("elsewhere") == true else { return }
+                // Turning the general values off after the merge changes nothing of what was merged.
+                if request.api == "elsewhere-flags-off" {
+                    request.useGeneralHeaders = false
+                    request.useGeneralParameters = false
+                }
+                request.api = "//127.0.0.1:\(otherPort)/get"
             }
         }
-        let outcome = await center.sendRecording { $0.api = "elsewhere" }
-        #expect(outcome.error == nil)
-        let seen = arrivals.withLock { $0 }
-        #expect(seen.count == 1)
-        #expect(seen.first?.header("Authorization") == nil)
-        #expect(seen.first?.header("X-Api-Key") == nil)
-        #expect(seen.first?.queryValue("access_token") == nil)
+        for api in ["elsewhere", "elsewhere-flags-off"] {
+            arrivals.withLock { $0.removeAll() }
+            let outcome = await center.sendRecording { $0.api = api }
+            #expect(outcome.error == nil)
+            let seen = arrivals.withLock { $0 }
+            #expect(seen.count == 1, "\(api)")
+            #expect(seen.first?.header("Authorization") == nil, "\(api)")
+            #expect(seen.first?.header("X-Api-Key") == nil, "\(api)")
+            #expect(seen.first?.queryValue("access_token") == nil, "\(api)")
+        }
         // The same hook leaves the center's own requests as they were.
         let own = try await center.send { $0.api = "get" }
         #expect(own.json?["headers"]?["Authorization"]?.string == "Bearer token")
