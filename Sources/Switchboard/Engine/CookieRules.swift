@@ -47,9 +47,17 @@ enum CookieRules {
         // Looked up only when a response over plain http sets something, and only the `Secure` cookies.
         let secured = isSecure(url) ? [] : (storage.cookies ?? []).filter(\.isSecure)
         let spares = { (cookie: HTTPCookie) in !secured.contains { shadows(cookie, $0) } }
-        let received = cookies(from: values, for: url).filter(spares)
+        let received = cookiesWithoutMaxAge(from: values, for: url).filter(spares)
         if !received.isEmpty { storage.setCookies(received, for: url, mainDocumentURL: nil) }
         CookieMaxAge.update(storage, from: values, for: url, keeping: spares)
+    }
+
+    /// The cookies of `Set-Cookie` field values that have no `Max-Age`: those with one are stored (or deleted) by
+    /// `CookieMaxAge` alone. Stored with the others first, a cookie that `Max-Age=0` deletes was in the storage for a
+    /// moment, and a request on another thread could send it.
+    static func cookiesWithoutMaxAge(from values: [String], for url: URL) -> [HTTPCookie] {
+        values.flatMap(cookieTexts).filter { CookieMaxAge.maxAge(of: $0) == nil }
+            .compactMap { cookie(fromText: $0, for: url) }
     }
 
     /// Whether a request to `url` goes over a secure connection (https), as `Secure` cookies require both ways.

@@ -687,3 +687,17 @@ import SwitchboardTestSupport
         #expect((storage.cookies ?? []).map(\.name) == ["live"], "\(engineName): kept after the reader left")
     }
 }
+
+/// A cookie the server deletes with `Max-Age=0` never enters the storage, not even for a moment: stored first and
+/// deleted after, a request on another thread could send it (both engines store cookies through `CookieRules`).
+@Suite struct CookieMaxAgeOrderTests {
+    @Test func cookiesWithAMaxAgeAreLeftToMaxAgeAlone() throws {
+        let url = try #require(URL(string: "http://127.0.0.1:8080/"))
+        let values = ["kept=1", "gone=2; Max-Age=0", "timed=3; Max-Age=60, also=4"]
+        #expect(CookieRules.cookiesWithoutMaxAge(from: values, for: url).map(\.name) == ["kept", "also"])
+        let storage = privateCookieStorage()
+        CookieRules.store(values, for: url, in: storage)
+        #expect(storage.cookies(for: url)?.map(\.name).sorted() == ["also", "kept", "timed"])
+        #expect(storage.cookies(for: url)?.first { $0.name == "timed" }?.expiresDate != nil)
+    }
+}
