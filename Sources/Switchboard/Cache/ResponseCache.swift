@@ -160,7 +160,7 @@ public final class ResponseCache: Sendable {
     /// A request key with a digest of the credentials among `headers` (see the type's comment), or as it is when
     /// they carry none.
     static func key(_ key: String, credentialsOf headers: HTTPHeaders) -> String {
-        let names = Redirects.originBoundHeaders(headers, forwardingSecrets: false).filter { headers[$0] != nil }
+        let names = Redirects.credentialFields(in: headers)
         guard !names.isEmpty else { return key }
         let text = names.map { $0.lowercased() }.sorted().map { "\($0)=\(headers[$0] ?? "")" }.joined(separator: "\n")
         return key + " @" + SHA256Hasher.hex(Data(text.utf8)).prefix(32)

@@ -9,15 +9,33 @@ extension Center {
         /// The base URL for requests that give an `api` but no `server`.
         public var server: String? {
             get { fields.server }
-            set { storage.unique().value.server = newValue }
-            _modify { yield &storage.unique().value.server }
+            set {
+                let box = storage.unique()
+                box.value.server = newValue
+                box.value.credentialScope = CredentialScope(server: newValue, nodes: box.value.nodes)
+            }
+            _modify {
+                let box = storage.unique()
+                defer { box.value.credentialScope = CredentialScope(server: box.value.server, nodes: box.value.nodes) }
+                yield &box.value.server
+            }
         }
         /// Named base URLs that requests and endpoints pick with `node`; `.default` is `server`.
         public var nodes: [Node: String] {
             get { fields.nodes }
-            set { storage.unique().value.nodes = newValue }
-            _modify { yield &storage.unique().value.nodes }
+            set {
+                let box = storage.unique()
+                box.value.nodes = newValue
+                box.value.credentialScope = CredentialScope(server: box.value.server, nodes: newValue)
+            }
+            _modify {
+                let box = storage.unique()
+                defer { box.value.credentialScope = CredentialScope(server: box.value.server, nodes: box.value.nodes) }
+                yield &box.value.nodes
+            }
         }
+        /// The origins the center's credentials go to (its server's and its nodes'), read when they were set.
+        var credentialScope: CredentialScope { fields.credentialScope }
         /// Plugins every request of this center runs through, in order (see `Plugin`).
         public var plugins: [any Plugin] {
             get { fields.plugins }
@@ -60,16 +78,11 @@ extension Center {
             set {
                 let box = storage.unique()
                 box.value.headers = newValue
-                box.value.credentialHeaderNames = Redirects.originBoundHeaders(newValue, forwardingSecrets: false)
-                    .filter { newValue[$0] != nil }
+                box.value.credentialHeaderNames = Redirects.credentialFields(in: newValue)
             }
             _modify {
                 let box = storage.unique()
-                defer {
-                    let headers = box.value.headers
-                    box.value.credentialHeaderNames = Redirects.originBoundHeaders(headers, forwardingSecrets: false)
-                        .filter { headers[$0] != nil }
-                }
+                defer { box.value.credentialHeaderNames = Redirects.credentialFields(in: box.value.headers) }
                 yield &box.value.headers
             }
         }
@@ -247,6 +260,7 @@ extension Center {
         struct Fields: Sendable {
             var server: String?
             var nodes: [Node: String] = [:]
+            var credentialScope = CredentialScope(server: nil, nodes: [:])
             var plugins: [any Plugin] = []
             var nodePlugins: [Node: [any Plugin]] = [:]
             var usesEndpointStubs: Bool = false

@@ -23,6 +23,13 @@ enum Redirects {
         return credentialHeaders + headers.map(\.name).filter { SecretName.isSecret($0) }
     }
 
+    /// The names among `headers` that are credentials or secret-named (`originBoundHeaders` without forwarding),
+    /// each present in `headers`: what a center leaves behind for another origin, and what keys a cached response
+    /// to its credential.
+    static func credentialFields(in headers: HTTPHeaders) -> [String] {
+        originBoundHeaders(headers, forwardingSecrets: false).filter { headers[$0] != nil }
+    }
+
     /// The request that follows a redirect response, or `nil` when the response is not one to follow.
     static func next(after response: EngineResponse, for request: EngineRequest) -> EngineRequest? {
         // The status first: the URLs are made only for a redirect (the center's may be text, parsed when read).

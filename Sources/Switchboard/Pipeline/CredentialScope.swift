@@ -14,10 +14,11 @@ struct CredentialScope: Sendable {
     /// Whether the center names a server or a node at all.
     private let hasServers: Bool
 
-    init(_ configuration: Center.Configuration) {
+    /// The scope of a center with this server and these nodes (`Center.Configuration.credentialScope` keeps it).
+    init(server: String?, nodes: [Node: String]) {
         var servers: [String] = []
-        if let server = configuration.server, !server.isEmpty { servers.append(server) }
-        for server in configuration.nodes.values where !server.isEmpty { servers.append(server) }
+        if let server, !server.isEmpty { servers.append(server) }
+        for server in nodes.values where !server.isEmpty { servers.append(server) }
         hasServers = !servers.isEmpty
         origins = servers.compactMap(Origin.init(sending:))
     }

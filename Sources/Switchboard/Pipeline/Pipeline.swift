@@ -74,7 +74,7 @@ extension Center {
                 if stream?.hasOpened == true { break }
                 if let authenticator, let generation, !replayedAfterRefresh, !isCancelled(),
                     authenticator.refused(error),
-                    CredentialScope(configuration).covers(error.response?.address.text ?? current.url)
+                    configuration.credentialScope.covers(error.response?.address.text ?? current.url)
                 {
                     // The credential was refused: one refresh for everyone who found it stale, then send again once.
                     replayedAfterRefresh = true

@@ -68,7 +68,7 @@ extension Center {
             request.url = try URLComposition.compose(request)
         }
         if authenticator != nil || CredentialScope.mayCarry(own, configuration) {
-            if CredentialScope(configuration).covers(request.url) {
+            if configuration.credentialScope.covers(request.url) {
                 if let authenticator { generation = try await authenticator.authenticate(&request, center: self) }
             } else {
                 CredentialScope.withhold(from: &request, own: own, configuration)

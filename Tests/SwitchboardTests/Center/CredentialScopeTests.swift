@@ -90,17 +90,17 @@ import SwitchboardTestSupport
     /// cannot be read covers none.
     @Test func theScopeIsTheServerAndTheNodes() {
         var configuration = Center.Configuration()
-        #expect(CredentialScope(configuration).covers("https://anywhere.example.net/"))
+        #expect(configuration.credentialScope.covers("https://anywhere.example.net/"))
         configuration.server = "https://api.example.com/v1/"
         configuration.nodes["payment"] = "https://pay.example.com"
-        let scope = CredentialScope(configuration)
+        let scope = configuration.credentialScope
         #expect(scope.covers("https://api.example.com/other"))
         #expect(scope.covers("https://pay.example.com:443/charges"))
         #expect(!scope.covers("https://cdn.example.net/"))
         #expect(!scope.covers(nil))
         configuration.server = "not a URL"
         configuration.nodes = [:]
-        #expect(!CredentialScope(configuration).covers("https://api.example.com/"))
+        #expect(!configuration.credentialScope.covers("https://api.example.com/"))
     }
 
     /// A center without a server or node, whose requests all give their full URL, has no origin to keep the
