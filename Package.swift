@@ -16,6 +16,8 @@ let package = Package(
         .target(name: "Switchboard", dependencies: ["CCurlShim"]),
         .target(name: "SwitchboardTestSupport", dependencies: ["Switchboard"]),
         .testTarget(name: "SwitchboardTests", dependencies: ["Switchboard", "SwitchboardTestSupport"]),
+        // What an app adds from outside the module (serializers), with the public API alone.
+        .testTarget(name: "SwitchboardExtensionTests", dependencies: ["Switchboard", "SwitchboardTestSupport"]),
         // The README's snippets and the first calls of app code, compiled (the same files, linked) where apps write
         // them: in a `@MainActor` type, in a target set up as Xcode 26 sets up a new app (default isolation
         // `MainActor`, isolated conformances inferred, nonisolated async functions running in the caller's isolation),

@@ -115,6 +115,18 @@ extension Center {
             set { storage.unique().value.userInfo = newValue }
             _modify { yield &storage.unique().value.userInfo }
         }
+        /// How requests that set no `requestSerializer` encode their parameters into a body. `.form` by default.
+        public var requestSerializer: RequestSerializer {
+            get { fields.requestSerializer }
+            set { storage.unique().value.requestSerializer = newValue }
+            _modify { yield &storage.unique().value.requestSerializer }
+        }
+        /// How requests that set no `responseSerializer` decode their responses. `.json` by default.
+        public var responseSerializer: ResponseSerializer {
+            get { fields.responseSerializer }
+            set { storage.unique().value.responseSerializer = newValue }
+            _modify { yield &storage.unique().value.responseSerializer }
+        }
         /// The queue that callbacks run on. `nil`: a private concurrent queue (not the main queue).
         public var callbackQueue: DispatchQueue? {
             get { fields.callbackQueue }
@@ -270,6 +282,8 @@ extension Center {
             var parameters: [String: any Sendable] = [:]
             var generalParameters: GeneralParameters?
             var userInfo: [String: any Sendable] = [:]
+            var requestSerializer = RequestSerializer.form
+            var responseSerializer = ResponseSerializer.json
             var callbackQueue: DispatchQueue?
             var engine: any Engine = URLSessionEngine.shared
             var consoleLog: Bool = false

@@ -7,7 +7,7 @@ extension Center {
     @discardableResult
     nonisolated(nonsending) public func send<E: Endpoint>(_ endpoint: E) async throws(HTTPError) -> E.Response {
         let request = endpoint.request
-        return try await send { $0 = request }.decode(E.Response.self, using: endpoint.decoder)
+        return try endpoint.decoded(await send { $0 = request })
     }
 
     /// Sends an endpoint and reports its decoded response through callbacks (on the callback queue, each once).
@@ -50,11 +50,10 @@ extension Center {
         onFinished: (@Sendable (Result<E.Response, HTTPError>) -> Void)?
     ) -> RequestID {
         let request = endpoint.request
-        let decoder = endpoint.decoder
         return send {
             $0 = request
         } onSuccess: { response in
-            let value = try response.decode(E.Response.self, using: decoder)
+            let value = try endpoint.decoded(response)
             onSuccess?(value)
             onFinished?(.success(value))
         } onFailure: { error in
@@ -68,13 +67,12 @@ extension Center {
     /// Sends an endpoint and yields its decoded responses: two for `.cacheThenNetwork` when something is cached.
     public func responses<E: Endpoint>(_ endpoint: E) -> AsyncThrowingStream<E.Response, any Error> {
         let request = endpoint.request
-        let decoder = endpoint.decoder
         let responses = responses { $0 = request }
         return AsyncThrowingStream { continuation in
             let task = Task {
                 do {
                     for try await response in responses {
-                        continuation.yield(try response.decode(E.Response.self, using: decoder))
+                        continuation.yield(try endpoint.decoded(response))
                     }
                     continuation.finish()
                 } catch {
@@ -82,6 +80,21 @@ extension Center {
                 }
             }
             continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+}
+
+extension Endpoint {
+    /// `decode(_:)`'s value, or its error as an `HTTPError` (`.decoding` unless it threw one).
+    func decoded(_ response: Switchboard.Response) throws(HTTPError) -> Response {
+        do {
+            return try decode(response)
+        } catch let error as HTTPError {
+            throw error.with(request: response.request)
+        } catch {
+            throw HTTPError(
+                .decoding, "the \(Self.self) endpoint could not make its \(Response.self): \(error)",
+                request: response.request, response: response, underlying: error)
         }
     }
 }

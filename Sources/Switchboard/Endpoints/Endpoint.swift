@@ -34,9 +34,12 @@ import Foundation
 /// }
 /// let user = try await center.send(GetUser(id: 7))
 /// ```
+///
+/// A `Response` that is not `Decodable` (a model built by hand, an image) comes from `decode(_:)`, or from a response
+/// serializer that makes it (set in `configure(_:)`).
 public protocol Endpoint: Sendable {
     /// What the response body decodes to.
-    associatedtype Response: Decodable & Sendable
+    associatedtype Response: Sendable
 
     /// The path, resolved against the node's base URL (or a full URL).
     var path: String { get }
@@ -56,8 +59,12 @@ public protocol Endpoint: Sendable {
     var stub: StubEngine.Reply? { get }
     /// Plugins for this endpoint's requests, run after the center's and the node's. None by default.
     var plugins: [any Plugin] { get }
-    /// The decoder for `Response`. A plain `JSONDecoder` by default.
+    /// The decoder for a `Decodable` `Response`. A plain `JSONDecoder` by default.
     var decoder: JSONDecoder { get }
+    /// Makes `Response` from the response, after `validate`. By default: the value the response serializer made,
+    /// when it is a `Response`; otherwise, for a `Decodable` one, the body decoded with `decoder`. What it throws
+    /// fails the request with `.decoding` (an `HTTPError` keeps its own code).
+    func decode(_ response: Switchboard.Response) throws -> Response
     /// Checks (or transforms) the response before it is decoded; throw to fail. Passes it through by default.
     func validate(_ response: Switchboard.Response) throws -> Switchboard.Response
     /// Anything else about the request (a timeout, a retry policy, user info). Nothing by default.
@@ -77,6 +84,14 @@ extension Endpoint {
     public func validate(_ response: Switchboard.Response) throws -> Switchboard.Response { response }
     public func configure(_ request: inout Request) {}
 
+    public func decode(_ response: Switchboard.Response) throws -> Response {
+        if let made = response.value(as: Response.self) { return made }
+        throw HTTPError(
+            .decoding,
+            "the \(response.request.responseSerializer?.name ?? "json") serializer made no \(Response.self); give the "
+                + "endpoint a serializer that does, or a decode(_:)", request: response.request, response: response)
+    }
+
     /// The request this endpoint describes.
     public var request: Request {
         var request = Request()
@@ -92,6 +107,12 @@ extension Endpoint {
         request.plugins = plugins
         configure(&request)
         return request
+    }
+}
+
+extension Endpoint where Response: Decodable {
+    public func decode(_ response: Switchboard.Response) throws -> Response {
+        try response.decode(Response.self, using: decoder)
     }
 }
 

@@ -29,6 +29,8 @@ extension Request {
         merged.timeout = timeout ?? configuration.timeout
         merged.totalTimeout = totalTimeout ?? configuration.totalTimeout
         merged.acceptableStatusCodes = acceptableStatusCodes ?? configuration.acceptableStatusCodes
+        merged.requestSerializer = requestSerializer ?? configuration.requestSerializer
+        merged.responseSerializer = responseSerializer ?? configuration.responseSerializer
         return merged
     }
 

@@ -103,14 +103,15 @@ public struct Request: Sendable {
         set { storage.unique().value.useGeneralParameters = newValue }
         _modify { yield &storage.unique().value.useGeneralParameters }
     }
-    /// How parameters are encoded into the body. `.form` by default.
-    public var requestSerializer: RequestSerializer {
+    /// How parameters are encoded into the body; the center's (`.form` unless it sets another) when nil.
+    public var requestSerializer: RequestSerializer? {
         get { fields.requestSerializer }
         set { storage.unique().value.requestSerializer = newValue }
         _modify { yield &storage.unique().value.requestSerializer }
     }
-    /// How the response body is decoded into `Response.value`. `.json` by default.
-    public var responseSerializer: ResponseSerializer {
+    /// How the response body is decoded into `Response.value`; the center's (`.json` unless it sets another) when
+    /// nil.
+    public var responseSerializer: ResponseSerializer? {
         get { fields.responseSerializer }
         set { storage.unique().value.responseSerializer = newValue }
         _modify { yield &storage.unique().value.responseSerializer }
@@ -340,8 +341,8 @@ public struct Request: Sendable {
         /// merged into a dictionary of the request's own that encoding then converted again.
         var generalParameters: GeneralParameters?
         var headers: HTTPHeaders = [:]
-        var requestSerializer: RequestSerializer = .form
-        var responseSerializer: ResponseSerializer = .json
+        var requestSerializer: RequestSerializer?
+        var responseSerializer: ResponseSerializer?
         var timeout: Duration?
         var totalTimeout: Duration?
         var maxBytesPerSecond: Int64?
@@ -549,34 +550,6 @@ extension Request {
             Body(contentType: "application/json") { try encoder().encode(value) }
         }
     }
-}
-
-// MARK: - Serializers
-
-/// How `parameters` are encoded into a request body.
-public enum RequestSerializer: Sendable, Hashable {
-    /// `application/x-www-form-urlencoded`: `a=1&b[]=x&c[d]=y`.
-    case form
-    /// `application/json`.
-    case json
-    /// An XML property list, `application/x-plist`.
-    case plist
-}
-
-/// How a response body is decoded into `Response.value`.
-public enum ResponseSerializer: Sendable, Hashable {
-    /// The bytes as they came: `.data`.
-    case raw
-    /// JSON, parsed into a `JSON` value. The default.
-    case json
-    /// A property list (XML or binary), read into a `JSON` value (dates as ISO 8601 text, data as base 64).
-    case plist
-    /// XML, parsed into an `XML` element tree.
-    case xml
-    /// Text, decoded with the charset of `Content-Type` (UTF-8 when none is given): the WHATWG labels of UTF-8,
-    /// UTF-16, the ISO-8859 and Windows code pages, KOI8-R, GBK, GB 18030, Big5, Shift_JIS and EUC-KR. A charset not
-    /// known is read as UTF-8; a body that is not text in its charset fails with `.decoding`, naming it.
-    case string
 }
 
 // MARK: - Merged parameters

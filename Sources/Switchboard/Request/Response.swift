@@ -13,6 +13,8 @@ import FoundationNetworking
 /// ```
 public struct Response: Sendable {
     /// The body as the response serializer decoded it.
+    ///
+    /// Values are equal when they hold equal bodies; a `.custom` value that is not `Hashable` equals no value.
     public enum Value: Sendable, Hashable {
         /// The body was empty (a `HEAD`, a `204`).
         case empty
@@ -24,6 +26,36 @@ public struct Response: Sendable {
         case xml(XML)
         /// Decoded text (`.string`).
         case string(String)
+        /// What an app's serializer made (`ResponseSerializer.init(_:accept:decode:)`): read it with
+        /// `Response.value(as:)`.
+        case custom(any Sendable)
+
+        public static func == (lhs: Value, rhs: Value) -> Bool {
+            switch (lhs, rhs) {
+            case (.empty, .empty): true
+            case (.data(let a), .data(let b)): a == b
+            case (.json(let a), .json(let b)): a == b
+            case (.xml(let a), .xml(let b)): a == b
+            case (.string(let a), .string(let b)): a == b
+            case (.custom(let a), .custom(let b)): Value.hashable(a).map { $0 == Value.hashable(b) } ?? false
+            default: false
+            }
+        }
+
+        public func hash(into hasher: inout Hasher) {
+            switch self {
+            case .empty: hasher.combine(0)
+            case .data(let data): hasher.combine(data)
+            case .json(let json): hasher.combine(json)
+            case .xml(let xml): hasher.combine(xml)
+            case .string(let text): hasher.combine(text)
+            case .custom(let value): hasher.combine(Value.hashable(value))
+            }
+        }
+
+        private static func hashable(_ value: any Sendable) -> AnyHashable? {
+            (value as? any Hashable).map { AnyHashable($0) }
+        }
     }
 
     /// The request as it was sent (merged with the configuration, after `onRequest`).
@@ -227,6 +259,7 @@ public struct Response: Sendable {
         throws(HTTPError) -> T
     {
         if let empty = EmptyBody() as? T { return empty }
+        if case .custom(let made as T) = value { return made }
         // Empty, or (for JSON) only spaces and line breaks: an optional is `nil`, as a `null` body makes it.
         if data.isEmpty || (request.responseSerializer != .plist && ResponseDecoding.isBlank(data)) {
             if let optional = T.self as? any AbsentDecodable.Type, let absent = optional.absent as? T { return absent }
@@ -253,6 +286,23 @@ public struct Response: Sendable {
             throw HTTPError(
                 .decoding, "the body cannot be decoded as \(T.self): \(Response.explain(error))",
                 request: request, response: self, underlying: error)
+        }
+    }
+
+    /// The value the response serializer made, when it is a `T`: an app's model or image (`.custom`), or a built-in
+    /// serializer's `JSON`, `XML`, `String` or `Data`.
+    ///
+    /// ```swift
+    /// let avatar = response.value(as: Avatar.self)
+    /// ```
+    public func value<T>(as type: T.Type = T.self) -> T? {
+        switch value {
+        case .empty: nil
+        case .data(let data): data as? T
+        case .json(let json): json as? T
+        case .xml(let xml): xml as? T
+        case .string(let text): text as? T
+        case .custom(let value): value as? T
         }
     }
 

@@ -50,7 +50,7 @@ enum RequestEncoding {
         if headers["User-Agent"] == nil {
             headers["User-Agent"] = userAgent
         }
-        if headers["Accept"] == nil, let accept = accept(for: request.responseSerializer) {
+        if headers["Accept"] == nil, let accept = (request.responseSerializer ?? .json).accept {
             headers["Accept"] = accept
         }
         var engineRequest = EngineRequest(
@@ -127,19 +127,8 @@ enum RequestEncoding {
             typeIsFallback = explicit.typeIsFallback
         } else if !request.method.encodesParametersInQuery && !parameters.isEmpty {
             do {
-                switch request.requestSerializer {
-                case .form:
-                    body = .data(Data(FormEncoding.encode(parameters).utf8))
-                    contentType = "application/x-www-form-urlencoded; charset=utf-8"
-                case .json:
-                    var text = ""
-                    try ParameterValue.object(parameters).writeJSON(to: &text, path: "")
-                    body = .data(Data(text.utf8))
-                    contentType = "application/json"
-                case .plist:
-                    body = .data(try ParameterValue.propertyList(parameters))
-                    contentType = "application/x-plist"
-                }
+                let encoded = try (request.requestSerializer ?? .form).encode(parameters, of: request)
+                (body, contentType) = (.data(encoded.body), encoded.contentType)
             } catch {
                 throw error.with(request: request)
             }
@@ -258,16 +247,6 @@ enum RequestEncoding {
             "the upload file \(file.path) changed while it was sent: it had \(length) bytes when the send started, "
                 + (count > length ? "and has more now" : "and ended after \(count)"))
     }
-
-    private static func accept(for serializer: ResponseSerializer) -> String? {
-        switch serializer {
-        case .json: "application/json, */*;q=0.8"
-        case .plist: "application/x-plist, */*;q=0.8"
-        case .xml: "application/xml, text/xml, */*;q=0.8"
-        case .raw, .string: nil
-        }
-    }
-
 }
 
 /// `application/x-www-form-urlencoded` text, with nested values as `key[]` and `key[member]`.

@@ -17,50 +17,34 @@ enum ResponseDecoding {
     ///
     /// - Throws: `.decoding`, saying what was expected and what the body looks like.
     static func decode(_ response: Response) throws(HTTPError) -> (value: Response.Value, decodable: Bool) {
-        let data = response.data
-        if data.isEmpty { return (.empty, true) }
+        if response.data.isEmpty { return (.empty, true) }
         do throws(HTTPError) {
-            switch response.request.responseSerializer {
-            case .raw:
-                return (.data(data), true)
-            case .json:
-                // Only spaces and line breaks (what some servers send for "no content"): no value, as an empty body.
-                // The bytes are read in place once, for both.
-                let parsed = data.withUnsafeBytes { bytes in
-                    Result { () throws(HTTPError) -> (value: Response.Value, decodable: Bool) in
-                        if isBlank(bytes) { return (.empty, true) }
-                        let (json, decodable) = try JSON.parsed(bytes, of: data)
-                        return (.json(json), decodable)
-                    }
-                }
-                if case .failure(let error) = parsed,
-                    let text = declaredText(of: data, contentType: response.headers["Content-Type"])
-                {
-                    // Read in the charset the server declared; if that fails too, the first error says more.
-                    guard let (json, decodable) = try? JSON.parsed(Data(text.utf8)) else { throw error }
-                    return (.json(json), decodable)
-                }
-                return try parsed.get()
-            case .plist:
-                let object: Any
-                do {
-                    object = try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
-                } catch {
-                    throw HTTPError(.decoding, "the body is not a property list", underlying: error)
-                }
-                return (.json(try JSON(foundation: object)), true)
-            case .xml:
-                return (.xml(try XML(data: data)), true)
-            case .string:
-                return (.string(try text(of: data, contentType: response.headers["Content-Type"])), true)
-            }
+            return try (response.request.responseSerializer ?? .json).decode(response)
         } catch {
             var error = error
-            error.request = response.request
-            error.response = response
+            if error.request == nil { error.request = response.request }
+            if error.response == nil { error.response = response }
             error.message += " (\(describe(response)))"
             throw error
         }
+    }
+
+    /// A body read as JSON. Only spaces and line breaks (what some servers send for "no content") are no value, as an
+    /// empty body is. The bytes are read in place once, for both.
+    static func json(_ data: Data, contentType: String?) throws(HTTPError) -> (value: Response.Value, decodable: Bool) {
+        let parsed = data.withUnsafeBytes { bytes in
+            Result { () throws(HTTPError) -> (value: Response.Value, decodable: Bool) in
+                if isBlank(bytes) { return (.empty, true) }
+                let (json, decodable) = try JSON.parsed(bytes, of: data)
+                return (.json(json), decodable)
+            }
+        }
+        if case .failure(let error) = parsed, let text = declaredText(of: data, contentType: contentType) {
+            // Read in the charset the server declared; if that fails too, the first error says more.
+            guard let (json, decodable) = try? JSON.parsed(Data(text.utf8)) else { throw error }
+            return (.json(json), decodable)
+        }
+        return try parsed.get()
     }
 
     /// `text/html, 1234 bytes`: enough to see at a glance why a body did not decode.
