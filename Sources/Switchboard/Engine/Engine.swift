@@ -711,3 +711,11 @@ public struct TransferProgress: Sendable, Hashable {
         expected.map { completed >= $0 } ?? false
     }
 }
+
+/// What an engine reports of an exchange as it happens, to `EngineRequest.onEvent`.
+public enum EngineEvent: Sendable {
+    /// A response head arrived (a redirect's too).
+    case responseHead(status: Int, headers: HTTPHeaders)
+    /// The engine follows a redirect.
+    case redirected(status: Int, from: URL?, to: URL?)
+}

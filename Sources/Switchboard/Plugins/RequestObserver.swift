@@ -62,14 +62,6 @@ public struct RequestEvent: Sendable {
     }
 }
 
-/// What an engine reports of an exchange as it happens, to `EngineRequest.onEvent`.
-public enum EngineEvent: Sendable {
-    /// A response head arrived (a redirect's too).
-    case responseHead(status: Int, headers: HTTPHeaders)
-    /// The engine follows a redirect.
-    case redirected(status: Int, from: URL?, to: URL?)
-}
-
 /// Hands one request's events to its observers in order, one at a time: from the request's own task (which waits
 /// for them where it must) and from engine threads (which do not wait).
 final class EventRelay: Sendable {
