@@ -49,16 +49,8 @@ struct Launcher: Sendable {
         chain.id = RequestID.next()
         chain.memberIDs = (0..<chain.count).map { _ in RequestID.next() }
         chain.sentByRefresh = Authenticator.isRefreshing
-        if let first = chain.firstRequest { chain.firstRequest = step(first, at: 0, of: chain) }
+        if let first = chain.firstRequest { chain.firstRequest = chain.step(first, at: 0) }
         return chain
-    }
-
-    /// A chain step, built during the run: the step's identifier, and the chain's refresh rule.
-    static func step(_ request: Request, at index: Int, of chain: ChainRequest) -> Request {
-        var request = request.carrying(chain.idempotencyKeys[index])
-        request.id = chain.memberIDs[index]
-        if chain.sentByRefresh { request.usesAuthenticator = false }
-        return request
     }
 
     // MARK: - Starting
@@ -131,15 +123,9 @@ struct Launcher: Sendable {
     }
 }
 
-/// Hears how the members a group started with `MemberRunner.start` end.
-protocol MemberOutcomes: AnyObject, Sendable {
-    /// Member `index` ended with `result` (called once, in the member's task).
-    func member(_ index: Int, endedWith result: Result<Response, HTTPError>)
-}
-
-/// What a batch or chain needs to run its members: start each under its own identifier, through the launcher, and
-/// cancel it by identifier. Groups hold this, not the center.
-struct MemberRunner: Sendable {
+/// How a center runs a group's members: each under its own identifier, through the launcher, on the whole request
+/// path.
+struct MemberRunner: MemberStarting {
     let launcher: Launcher
     /// Whether a member can be stopped through a signal of its own (its engine honours `EngineCancellation`), as an
     /// `async` request in its caller's task is: then its task needs no attaching to the registry.
@@ -175,7 +161,7 @@ struct MemberRunner: Sendable {
     func start(
         _ member: Request, at index: Int, cancellation: EngineCancellation?,
         progress: (@Sendable (TransferProgress) -> Void)?, reportingTo outcomes: any MemberOutcomes,
-        immediately: Bool = false
+        immediately: Bool
     ) {
         if let cancellation {
             let operation: @Sendable () async -> Void = { [perform] in

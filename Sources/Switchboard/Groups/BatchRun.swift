@@ -15,14 +15,16 @@ final class BatchRun: MemberOutcomes {
         var waiter: CheckedContinuation<Void, Never>?
     }
 
-    private let runner: MemberRunner
+    private let runner: any MemberStarting
     private let batch: BatchRequest
     private let relay: ProgressRelay?
     private let state: Locked<State>
 
     /// - Parameter previous: results to keep from an earlier run (for `retry`); members with a success there are not
     ///   run again.
-    init(runner: MemberRunner, batch: BatchRequest, previous: [Result<Response, HTTPError>]?, relay: ProgressRelay?) {
+    init(
+        runner: any MemberStarting, batch: BatchRequest, previous: [Result<Response, HTTPError>]?, relay: ProgressRelay?
+    ) {
         self.runner = runner
         self.batch = batch
         self.relay = relay
@@ -43,7 +45,7 @@ final class BatchRun: MemberOutcomes {
                     return min(batch.maxConcurrent ?? .max, state.machine.pending)
                 }
                 // A large batch without a limit is started from as many threads as there are cores: its members
-                // run up to their first wait in the thread that starts them (see `MemberRunner.start`).
+                // run up to their first wait in the thread that starts them (see `MemberStarting.start`).
                 if batch.maxConcurrent == nil {
                     let starters = min(ProcessInfo.processInfo.activeProcessorCount, limit / (2 * BatchRun.waveSize))
                     for _ in 0..<max(0, starters - 1) {
@@ -125,7 +127,7 @@ final class BatchRun: MemberOutcomes {
     }
 
     /// Runs a registered, running member; `member(_:endedWith:)` hears how it ended. `immediately`: in this thread up
-    /// to its first wait (see `MemberRunner.start`).
+    /// to its first wait (see `MemberStarting.start`).
     private func launch(_ index: Int, cancellation: EngineCancellation?, immediately: Bool = false) {
         let member = batch.members[index]
         var progress: (@Sendable (TransferProgress) -> Void)?

@@ -4,7 +4,7 @@
 /// the same way. Cancelling the chain cancels the running step (which ends as `.cancelled`) and sends no other.
 /// What to do is decided by `ChainState`; this builds and sends the steps.
 struct ChainRun: Sendable {
-    let runner: MemberRunner
+    let runner: any MemberStarting
     let chain: ChainRequest
     let relay: ProgressRelay?
 
@@ -32,7 +32,7 @@ struct ChainRun: Sendable {
                 }
             }
             let progress = relay.map { relay in { @Sendable (report: TransferProgress) in relay.report(report) } }
-            state.finish(step, await runner.run(Launcher.step(request, at: step, of: chain), progress: progress))
+            state.finish(step, await runner.run(chain.step(request, at: step), progress: progress))
         }
         return state.outcomes
     }

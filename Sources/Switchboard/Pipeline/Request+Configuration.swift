@@ -48,4 +48,10 @@ extension Request {
         if let retryCount { policy.maxAttempts = RetryPolicy.attempts(retrying: retryCount) }
         return policy
     }
+
+    /// The header that carries this request's idempotency key under the policy that applies to it (its own, else
+    /// the center's), when that policy names one.
+    func idempotencyKeyHeader(in configuration: Center.Configuration) -> String? {
+        retry.map(\.idempotencyKey) ?? configuration.retryPolicy.idempotencyKey
+    }
 }

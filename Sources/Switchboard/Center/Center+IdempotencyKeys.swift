@@ -1,25 +1,3 @@
-/// An idempotency key a request was sent with (see `RetryPolicy.idempotencyKey`): the header's name and the key.
-struct IdempotencyKey: Sendable, Hashable {
-    let header: String
-    let key: String
-}
-
-extension Request {
-    /// The header that carries this request's idempotency key under the policy that applies to it (its own, else
-    /// the center's), when that policy names one.
-    func idempotencyKeyHeader(in configuration: Center.Configuration) -> String? {
-        retry.map(\.idempotencyKey) ?? configuration.retryPolicy.idempotencyKey
-    }
-
-    /// This request, carrying `key` (when there is one) as its own; a key it carries already is kept.
-    func carrying(_ key: IdempotencyKey?) -> Request {
-        guard let key, headers[key.header] == nil else { return self }
-        var request = self
-        request.headers[key.header] = key.key
-        return request
-    }
-}
-
 extension Result<Response, HTTPError> {
     /// The idempotency key that the attempts ending in this failure were sent with, if they carried one: kept for
     /// `Center.retry(_:)`, which sends the same operation again.
