@@ -63,22 +63,6 @@ struct GroupCallbacks: Sendable {
     }
 }
 
-/// What `retry` needs to run finished, failed work again under the same identifier: the work, and a group's results
-/// so far. Not its callbacks, which have fired.
-enum RetryRecord: Sendable {
-    case single(Request)
-    case batch(BatchRequest, [Result<Response, HTTPError>])
-    case chain(ChainRequest, [Result<Response, HTTPError>])
-
-    var work: AnyRequest {
-        switch self {
-        case .single(let request): .single(request)
-        case .batch(let batch, _): .batch(batch)
-        case .chain(let chain, _): .chain(chain)
-        }
-    }
-}
-
 extension Result {
     var isSuccess: Bool {
         if case .success = self { true } else { false }

@@ -21,6 +21,9 @@ public final class Center: Sendable {
     /// The shared center.
     public static let shared = Center()
 
+    /// What a center applies to every request it sends: `CenterConfiguration`.
+    public typealias Configuration = CenterConfiguration
+
     private let state: Locked<Configuration>
     /// Serialises `setup` calls, so that each one reads and writes the configuration as a whole without the state
     /// lock being held while user code runs.

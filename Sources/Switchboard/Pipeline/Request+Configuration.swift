@@ -9,7 +9,7 @@ extension Request {
     /// The center's headers, parameters and user info go first and the request's own win; each `useGeneral*` flag
     /// opts out of one of them. Which of the center's credentials stay behind is decided once the URL is final
     /// (`CredentialScope`).
-    func merged(with configuration: Center.Configuration) -> Request {
+    func merged(with configuration: CenterConfiguration) -> Request {
         var merged = self
         if useGeneralHeaders && !configuration.headers.isEmpty {
             var headers = configuration.headers
@@ -36,14 +36,14 @@ extension Request {
 
     /// The server `api` resolves against: the request's own, else its node's, else the center's (unless
     /// `useGeneralServer` is off).
-    func server(in configuration: Center.Configuration) -> String? {
+    func server(in configuration: CenterConfiguration) -> String? {
         if let server, !server.isEmpty { return server }
         if let node, node != .default { return configuration.nodes[node] }
         return useGeneralServer ? configuration.server : server
     }
 
     /// The retry policy that applies: the request's or the center's, with `retryCount` applied.
-    func retryPolicy(in configuration: Center.Configuration) -> RetryPolicy {
+    func retryPolicy(in configuration: CenterConfiguration) -> RetryPolicy {
         var policy = retry ?? configuration.retryPolicy
         if let retryCount { policy.maxAttempts = RetryPolicy.attempts(retrying: retryCount) }
         return policy
@@ -51,7 +51,7 @@ extension Request {
 
     /// The header that carries this request's idempotency key under the policy that applies to it (its own, else
     /// the center's), when that policy names one.
-    func idempotencyKeyHeader(in configuration: Center.Configuration) -> String? {
+    func idempotencyKeyHeader(in configuration: CenterConfiguration) -> String? {
         retry.map(\.idempotencyKey) ?? configuration.retryPolicy.idempotencyKey
     }
 }

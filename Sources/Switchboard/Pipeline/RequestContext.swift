@@ -4,7 +4,7 @@
 /// header that carries its idempotency key.
 final class RequestContext: Sendable {
     let id: RequestID
-    let configuration: Center.Configuration
+    let configuration: CenterConfiguration
     let plugins: PluginChain
     let events: EventRelay?
     let log: ConsoleLog?
@@ -19,7 +19,7 @@ final class RequestContext: Sendable {
     /// The context of a numbered request, sent with this configuration. The authenticator is asked by the prepare
     /// step only for a request to one of the center's origins (`CredentialScope`), judged on its final URL.
     init(
-        _ request: Request, _ configuration: Center.Configuration, progress: (@Sendable (TransferProgress) -> Void)?,
+        _ request: Request, _ configuration: CenterConfiguration, progress: (@Sendable (TransferProgress) -> Void)?,
         cancellation: EngineCancellation?, stream: StreamChannel?
     ) {
         id = request.id!
@@ -42,7 +42,7 @@ final class RequestContext: Sendable {
 
 extension PluginChain {
     /// The chain of a request sent with this configuration: the center's plugins, its node's, its own.
-    init(_ request: Request, _ configuration: Center.Configuration) {
+    init(_ request: Request, _ configuration: CenterConfiguration) {
         var plugins = configuration.plugins
         // No node's plugins, no lookup (hashing the node's name is most of what an empty chain costs).
         if !configuration.nodePlugins.isEmpty, let forNode = configuration.nodePlugins[request.node ?? .default] {

@@ -63,7 +63,7 @@ public struct HTTPError: Error, Sendable, CustomStringConvertible, CustomDebugSt
         public static let fileSystem = Code(rawValue: "fileSystem")
         /// A batch or chain that cannot run: a batch without members, a chain without its first step.
         public static let invalidGroup = Code(rawValue: "invalidGroup")
-        /// A redirect from `https` to plain `http` was refused (see `Center.Configuration.allowsInsecureRedirects`).
+        /// A redirect from `https` to plain `http` was refused (see `CenterConfiguration.allowsInsecureRedirects`).
         public static let insecureRedirect = Code(rawValue: "insecureRedirect")
         /// `retry` found nothing to run again: the work is still running, succeeded, or is unknown to the center.
         public static let notRetryable = Code(rawValue: "notRetryable")

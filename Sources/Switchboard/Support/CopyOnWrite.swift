@@ -1,5 +1,5 @@
 /// A value kept in one heap box that copies share until one of them changes it: for the large structs the pipeline
-/// copies at every step (`Request`, `Center.Configuration`), so that a copy costs one reference, not every field.
+/// copies at every step (`Request`, `CenterConfiguration`), so that a copy costs one reference, not every field.
 struct CopyOnWrite<Value: Sendable>: Sendable {
     final class Box: @unchecked Sendable {
         // Safety: `value` is written only through `CopyOnWrite.value`'s `_modify` or the box `unique()` returns,

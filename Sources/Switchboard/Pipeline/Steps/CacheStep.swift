@@ -14,7 +14,7 @@ final class CacheStep {
 
     /// `nil` when the request does not use the cache: no cache, `.networkOnly`, a method that is not cached, or a
     /// request sent with `Cache-Control: no-store`.
-    init?(request: Request, engineRequest: EngineRequest, configuration: Center.Configuration) {
+    init?(request: Request, engineRequest: EngineRequest, configuration: CenterConfiguration) {
         guard let cache = configuration.cache, request.cachePolicy != .networkOnly, request.kind == .data,
             let url = engineRequest.url
         else { return nil }

@@ -14,7 +14,7 @@ struct CredentialScope: Sendable {
     /// Whether the center names a server or a node at all.
     private let hasServers: Bool
 
-    /// The scope of a center with this server and these nodes (`Center.Configuration.credentialScope` keeps it).
+    /// The scope of a center with this server and these nodes (`CenterConfiguration.credentialScope` keeps it).
     init(server: String?, nodes: [Node: String]) {
         var servers: [String] = []
         if let server, !server.isEmpty { servers.append(server) }
@@ -33,7 +33,7 @@ struct CredentialScope: Sendable {
     /// Whether a request, as written (`own`: its `useGeneral*` flags decided the merge), carries credentials of the
     /// center's general headers or parameters (found when the configuration set them: most centers have none, and
     /// their requests are not judged).
-    static func mayCarry(_ own: Request, _ configuration: Center.Configuration) -> Bool {
+    static func mayCarry(_ own: Request, _ configuration: CenterConfiguration) -> Bool {
         (own.useGeneralHeaders && !configuration.credentialHeaderNames.isEmpty)
             || (own.useGeneralParameters && !(configuration.generalParameters?.secretKeys.isEmpty ?? true))
     }
@@ -42,7 +42,7 @@ struct CredentialScope: Sendable {
     /// center's headers and the secret-named center parameters that the request did not set itself (`own` is the
     /// request as written, before the merge), unless a hook or plugin gave the field a value of its own.
     static func withhold(
-        from request: inout Request, own: Request, _ configuration: Center.Configuration
+        from request: inout Request, own: Request, _ configuration: CenterConfiguration
     ) {
         if own.useGeneralHeaders {
             let general = configuration.headers
