@@ -17,7 +17,7 @@ struct SingleCallbacks: Sendable {
             error.response = response
             return error
         }
-        return Center.hookError(error, default: .business, "onSuccess threw", response.request, response: response)
+        return Pipeline.hookError(error, default: .business, "onSuccess threw", response.request, response: response)
     }
 
     /// Success then finished, or failure then finished; a throwing `onSuccess` turns the outcome into a failure.

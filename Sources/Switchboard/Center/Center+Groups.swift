@@ -250,7 +250,7 @@ extension Center {
         MemberRunner(launcher: launcher) { member in
             Center.runsInline(member, configuration)
         } perform: { [self] member, progress, cancellation in
-            await run(member, configuration, progress: progress, cancellation: cancellation)
+            await pipeline.run(member, configuration, progress: progress, cancellation: cancellation)
         }
     }
 }

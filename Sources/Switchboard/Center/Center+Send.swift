@@ -96,7 +96,7 @@ extension Center {
         // Stopped through a signal of its own when the engine honours one (as an `async` request in its caller's task
         // is), else through its task, attached to the registry.
         let body: @Sendable (EngineCancellation?) async -> Void = { [self, queue, interim] cancellation in
-            let result = await run(
+            let result = await pipeline.run(
                 request, configuration, progress: relay?.report, interim: interim, cancellation: cancellation)
             relay?.finish()
             // Remembered with the idempotency key its attempts sent, if one was made: a retry is the same operation.
@@ -158,7 +158,7 @@ extension Center {
         }
         // Otherwise the request runs in a task of its own, so that `cancel(id)` cancels it and not the caller.
         return try await launcher.run(.single(request)) { [self] in
-            await run(request, configuration, progress: nil)
+            await pipeline.run(request, configuration, progress: nil)
         }.get()
     }
 
@@ -175,7 +175,7 @@ extension Center {
     @concurrent
     private func runInline(_ request: Request, _ configuration: Configuration) async -> Result<Response, HTTPError> {
         let cancellation = launcher.registerInline(.single(request))
-        return await run(request, configuration, progress: nil, cancellation: cancellation)
+        return await pipeline.run(request, configuration, progress: nil, cancellation: cancellation)
     }
 
     /// Sends a request and yields its responses: one, or for `.cacheThenNetwork` the cached one (when there is one)
@@ -190,7 +190,7 @@ extension Center {
         let (request, configuration) = configured(configure)
         let (stream, continuation) = AsyncThrowingStream<Response, any Error>.makeStream()
         let task = launcher.start(.single(request)) { [self] in
-            let result = await run(request, configuration, progress: nil) { continuation.yield($0) }
+            let result = await pipeline.run(request, configuration, progress: nil) { continuation.yield($0) }
             switch result {
             case .success(let response):
                 continuation.yield(response)

@@ -40,7 +40,7 @@ extension Center {
         let channel = StreamChannel(limit: request.streamBufferSize) { codes.contains($0) }
         let registry = registry
         _ = launcher.start(.single(request)) { [self] in
-            channel.finish(await run(request, configuration, progress: nil, stream: channel))
+            channel.finish(await pipeline.run(request, configuration, progress: nil, stream: channel))
         }
         do {
             let head = try await withTaskCancellationHandler {
@@ -52,5 +52,99 @@ extension Center {
         } catch {
             throw HTTPError.from(error, request: request)
         }
+    }
+}
+
+extension Center: EventSourceHost {}
+
+extension Center {
+    /// Server-sent events from an endpoint, reconnecting when the connection ends, as a browser's `EventSource`
+    /// does.
+    ///
+    /// ```swift
+    /// let source = center.events { $0.api = "notifications" }
+    /// for try await update in source {
+    ///     switch update {
+    ///     case .open(let status, _): print("connected", status)
+    ///     case .event(let event): print(event.type, event.data)
+    ///     case .reconnecting(let reconnection): print("reconnecting in", reconnection.delay)
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// Nothing is sent until the source is iterated; it is read once. Each connection is a request through the
+    /// whole path (configuration, plugins and hooks, the authenticator, the console log), with an identifier of its
+    /// own; `EventSource.id` stands for the source and cancels it with `cancel(_:)`, during a connection or the wait
+    /// between two.
+    ///
+    /// When a connection ends (the body ends, or the connection fails with an error the retry policy deems
+    /// transient, or the status is one it retries, such as 503), the source reconnects, sending the last event
+    /// ID as `Last-Event-ID`, after the server's `Retry-After` for an error status, else the server's last `retry`
+    /// field, else the request's retry policy's backoff (`RetryPolicy.initialDelay`, `multiplier`, `maxDelay`,
+    /// `jitter`). Each reconnection is announced by an `.reconnecting` update before the wait. The source stops:
+    /// - on a `204`, by ending the iteration (the server's way to say there is nothing more);
+    /// - on any other error (a 404, a 401 the authenticator could not fix, a cancel), by throwing it;
+    /// - after `maxReconnections` reconnections in a row without an event between them, by throwing the last error
+    ///   (or ending, when the connections ended without one);
+    /// - for a method the retry policy does not retry (a `POST`, by default), at the first end: sending it again
+    ///   could repeat what it did.
+    ///
+    /// - Parameters:
+    ///   - configure: sets up the request (each connection sends it again, with `Last-Event-ID` when there is one).
+    ///   - maxReconnections: the most reconnections in a row without an event in between.
+    public func events(_ configure: (inout Request) -> Void, maxReconnections: Int = 10) -> EventSource {
+        var (request, _) = configured(configure)
+        if request.headers["Accept"] == nil { request.headers["Accept"] = EventStreamType.mediaType }
+        return EventSource(EventSource.Session(host: self, request: request, maxReconnections: maxReconnections))
+    }
+
+    /// Server-sent events from an endpoint, reconnecting when the connection ends, delivered to callbacks.
+    ///
+    /// ```swift
+    /// let id = center.events({ $0.api = "notifications" }, onEvent: { event in
+    ///     print(event.data)
+    /// }, onFailure: { error in
+    ///     print(error)
+    /// })
+    /// center.cancel(id)   // later: ends the source; onFailure gets .cancelled
+    /// ```
+    ///
+    /// The connections, reconnections and stops are those of `events(_:maxReconnections:)`. The callbacks run on
+    /// the callback queue, in order: `onEvent` for each event, `onReconnect` before each wait, then at the end
+    /// `onFailure` (for an error) and `onFinished` once (`nil` when the server ended the source with a `204`, or
+    /// the connections ended without an error).
+    ///
+    /// - Returns: the identifier of the source, which cancels it.
+    @discardableResult
+    public func events(
+        _ configure: (inout Request) -> Void,
+        maxReconnections: Int = 10,
+        onEvent: @escaping @Sendable (ServerSentEvent) -> Void,
+        onReconnect: (@Sendable (EventSource.Reconnection) -> Void)? = nil,
+        onFailure: (@Sendable (HTTPError) -> Void)? = nil,
+        onFinished: (@Sendable (HTTPError?) -> Void)? = nil
+    ) -> RequestID {
+        let source = events(configure, maxReconnections: maxReconnections)
+        let (queue, _) = delivery(
+            source.session.request.scope.callbackQueue, configuration, onProgress: nil, ordered: true)
+        Task.detached(priority: Task.currentPriority) {
+            do {
+                for try await update in source {
+                    switch update {
+                    case .event(let event): queue.async { onEvent(event) }
+                    case .reconnecting(let reconnection): queue.async { onReconnect?(reconnection) }
+                    case .open: break
+                    }
+                }
+                queue.async { onFinished?(nil) }
+            } catch {
+                let error = HTTPError.from(error, request: source.session.request)
+                queue.async {
+                    onFailure?(error)
+                    onFinished?(error)
+                }
+            }
+        }
+        return source.id
     }
 }

@@ -7,7 +7,7 @@ extension Center {
         let (stream, continuation) = AsyncStream<TransferProgress>.makeStream(bufferingPolicy: .bufferingNewest(64))
         let relay = ProgressRelay { continuation.yield($0) }
         let task = launcher.start(.single(request), detached: true) { [self] in
-            let result = await run(request, configuration, progress: relay.report)
+            let result = await pipeline.run(request, configuration, progress: relay.report)
             relay.finish()
             continuation.finish()
             return result

@@ -145,3 +145,22 @@ extension EngineRequest {
         if isCancelled { throw CancellationError() }
     }
 }
+
+extension EngineCancellation {
+    /// Sleeps on a clock (the center's); work that runs in its caller's task also wakes when `cancellation` fires.
+    static func sleep(
+        for duration: Duration, on clock: any Clock<Duration>, cancellation: EngineCancellation?
+    ) async throws {
+        let duration = duration.boundedAsWait
+        guard let cancellation else { return try await clock.sleep(for: duration) }
+        if clock is ContinuousClock { return try await cancellation.sleep(for: duration) }
+        let sleeper = Task { try await clock.sleep(for: duration) }
+        let key = cancellation.add { sleeper.cancel() }
+        defer { cancellation.remove(key) }
+        try await withTaskCancellationHandler {
+            try await sleeper.value
+        } onCancel: {
+            sleeper.cancel()
+        }
+    }
+}

@@ -6,7 +6,7 @@ struct Exchange {
     let download: DownloadPlan?
 }
 
-extension Center {
+extension Pipeline {
     /// The encode step: the prepared request as an engine sends it; a download gets its partial file and range.
     func encode(_ prepared: PreparedRequest, _ context: RequestContext) throws(HTTPError) -> Exchange {
         let (request, configuration, cancellation) = (prepared.request, context.configuration, context.cancellation)
@@ -75,7 +75,7 @@ extension Center {
         // Unwrapped, not `progress ?? { _ in }`: the generic `??` hands the closure back in its most general form,
         // and turning it into the engine's concrete one allocated a thunk for every request.
         let report: @Sendable (TransferProgress) -> Void
-        if let progress { report = progress } else { report = Center.ignoresProgress }
+        if let progress { report = progress } else { report = Pipeline.ignoresProgress }
         do {
             let shared =
                 request.deduplicate
@@ -147,7 +147,8 @@ extension Center {
         let (configuration, cancellation) = (context.configuration, context.cancellation)
         do {
             if reply.delay > .zero {
-                try await Center.sleep(for: reply.delay, on: configuration.clock, cancellation: cancellation)
+                try await EngineCancellation.sleep(
+                    for: reply.delay, on: configuration.clock, cancellation: cancellation)
             }
         } catch {
             throw HTTPError(.cancelled, "the request was cancelled", request: request)

@@ -19,7 +19,18 @@ import Foundation
 /// origin refused it), the
 /// retry policy and the plugins' retry decisions, the plugins' `process`, cancellation by identifier and the
 /// `onError` hook.
-extension Center {
+struct Pipeline: Sendable {
+    /// The work in flight by identifier: where a request records how far it got, and learns at its end whether it
+    /// was cancelled.
+    let registry: Registry
+    /// The `GET`s in flight, for deduplication (`deduplicatesGETs`).
+    let inFlight: InFlight
+    /// What the authenticator's refresh sends its own requests through: the center, which the policy layer does not
+    /// name.
+    let owner: any Sendable
+}
+
+extension Pipeline {
     /// Runs one request to its final outcome.
     ///
     /// The request must have been registered by the launcher. On return it has been removed from the registry; a
@@ -35,7 +46,7 @@ extension Center {
     /// center's private queue), where each switch looks the preference up under the task's lock.
     nonisolated(nonsending) func run(
         _ request: Request,
-        _ configuration: Configuration,
+        _ configuration: CenterConfiguration,
         progress: (@Sendable (TransferProgress) -> Void)?,
         interim: (@Sendable (Response) -> Void)? = nil,
         cancellation: EngineCancellation? = nil,
@@ -80,7 +91,7 @@ extension Center {
                     replayedAfterRefresh = true
                     log?.refresh(error, request: current)
                     do {
-                        try await authenticator.refresh(after: generation, center: self)
+                        try await authenticator.refresh(after: generation, owner: owner)
                         events?.post(
                             RequestEvent(
                                 id: id, kind: .retried(attempt: attempt, error: error, delay: .zero), request: current))
@@ -105,7 +116,7 @@ extension Center {
                     RequestEvent(id: id, kind: .retried(attempt: attempt, error: error, delay: delay), request: current)
                 )
                 do {
-                    try await Center.sleep(for: delay, on: configuration.clock, cancellation: cancellation)
+                    try await EngineCancellation.sleep(for: delay, on: configuration.clock, cancellation: cancellation)
                 } catch {
                     break
                 }
@@ -201,24 +212,6 @@ extension Center {
         }
         preconditionFailure("the download loop returns or throws on its second pass")
     }
-
-    /// Sleeps on the center's clock; a request run in its caller's task also wakes when cancelled by identifier.
-    static func sleep(
-        for duration: Duration, on clock: any Clock<Duration>, cancellation: EngineCancellation?
-    ) async throws {
-        let duration = duration.boundedAsWait
-        guard let cancellation else { return try await clock.sleep(for: duration) }
-        if clock is ContinuousClock { return try await cancellation.sleep(for: duration) }
-        let sleeper = Task { try await clock.sleep(for: duration) }
-        let key = cancellation.add { sleeper.cancel() }
-        defer { cancellation.remove(key) }
-        try await withTaskCancellationHandler {
-            try await sleeper.value
-        } onCancel: {
-            sleeper.cancel()
-        }
-    }
-
 }
 
 extension Result where Failure == HTTPError {

@@ -10,7 +10,7 @@ struct PreparedRequest: Sendable {
     let request: Request
 }
 
-extension Center {
+extension Pipeline {
     /// Merge, compose, plugins, `onRequest`, compose again: a plugin or hook may change `api`, `server`, `node`,
     /// method, parameters or body, and the URL is composed after it. Then the center's credentials, judged on that
     /// final URL (`CredentialScope`): to another origin, its origin-bound headers and secret parameters stay behind
@@ -49,7 +49,7 @@ extension Center {
                     try await onRequest(&request)
                 } catch {
                     request.id = id
-                    throw Center.hookError(error, default: .vetoed, "the onRequest hook refused the request", request)
+                    throw Pipeline.hookError(error, default: .vetoed, "the onRequest hook refused the request", request)
                 }
             }
             request.id = id
@@ -69,7 +69,7 @@ extension Center {
         }
         if authenticator != nil || CredentialScope.mayCarry(own, configuration) {
             if configuration.credentialScope.covers(request.url) {
-                if let authenticator { generation = try await authenticator.authenticate(&request, center: self) }
+                if let authenticator { generation = try await authenticator.authenticate(&request, owner: owner) }
             } else {
                 CredentialScope.withhold(from: &request, own: own, configuration)
             }

@@ -3,7 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 
-extension Center {
+extension Pipeline {
     /// Validate, decode, hook: what every response goes through, from the network, the cache or a stub.
     nonisolated(nonsending) func postProcess(
         _ response: consuming Response, _ request: Request, _ context: RequestContext
@@ -22,7 +22,7 @@ extension Center {
             do {
                 response = try await onResponse(request, response)
             } catch {
-                throw Center.hookError(
+                throw Pipeline.hookError(
                     error, default: .business, "the onResponse hook rejected the response",
                     request, response: response)
             }
@@ -31,7 +31,7 @@ extension Center {
             do {
                 response = try validate(response)
             } catch {
-                throw Center.hookError(
+                throw Pipeline.hookError(
                     error, default: .business, "the response did not pass validation",
                     request, response: response)
             }

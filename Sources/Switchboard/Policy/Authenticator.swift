@@ -44,35 +44,26 @@ public final class Authenticator: Sendable {
 
     private let state = Locked(State())
     private let applyCredential: @Sendable (any Sendable, inout Request) -> Void
-    private let refreshCredential: @Sendable ((any Sendable)?, Center) async throws -> any Sendable
+    /// Gets a new credential from the current one, given the owner whose requests it serves (the center).
+    private let refreshCredential: @Sendable ((any Sendable)?, any Sendable) async throws -> any Sendable
     private let needsRefresh: @Sendable (any Sendable) -> Bool
     private let isStale: @Sendable (HTTPError) -> Bool
 
     /// True inside a refresh: requests sent there skip the authenticator.
     @TaskLocal static var isRefreshing = false
 
-    /// Creates an authenticator.
-    ///
-    /// - Parameters:
-    ///   - credential: the credential to start with, if there is one.
-    ///   - apply: puts the credential on a request (a header, a parameter).
-    ///   - refresh: gets a new credential from the current one; it may send requests through the center it is given.
-    ///   - isStale: whether an error means the credential was refused; a 401 by default.
-    ///   - needsRefresh: whether a credential should be refreshed before it is used (it is about to expire).
-    public init<Credential: Sendable>(
-        credential: Credential?,
-        apply: @escaping @Sendable (Credential, inout Request) -> Void,
-        refresh: @escaping @Sendable (Credential?, Center) async throws -> Credential,
-        isStale: @escaping @Sendable (HTTPError) -> Bool = { $0.status == 401 },
-        needsRefresh: @escaping @Sendable (Credential) -> Bool = { _ in false }
+    /// An authenticator over credentials of any type: what `init(credential:apply:refresh:isStale:needsRefresh:)`
+    /// makes, with the owner (the center) that `refresh` is given erased.
+    init(
+        credential: (any Sendable)?,
+        apply: @escaping @Sendable (any Sendable, inout Request) -> Void,
+        refresh: @escaping @Sendable ((any Sendable)?, any Sendable) async throws -> any Sendable,
+        isStale: @escaping @Sendable (HTTPError) -> Bool,
+        needsRefresh: @escaping @Sendable (any Sendable) -> Bool
     ) {
         state.withLock { $0.credential = credential }
-        applyCredential = { credential, request in
-            if let credential = credential as? Credential { apply(credential, &request) }
-        }
-        refreshCredential = { credential, center in try await refresh(credential as? Credential, center) }
-        self.needsRefresh = { credential in (credential as? Credential).map(needsRefresh) ?? false }
-        self.isStale = isStale
+        (applyCredential, refreshCredential) = (apply, refresh)
+        (self.isStale, self.needsRefresh) = (isStale, needsRefresh)
     }
 
     /// The current credential, if it is of this type.
@@ -103,7 +94,7 @@ public final class Authenticator: Sendable {
 
     /// Puts the current credential on a request, after any refresh under way (or due); returns the generation of
     /// the credential used.
-    func authenticate(_ request: inout Request, center: Center) async throws(HTTPError) -> UInt64 {
+    func authenticate(_ request: inout Request, owner: any Sendable) async throws(HTTPError) -> UInt64 {
         while true {
             enum Next { case wait(Task<Void, any Error>), refresh(UInt64), use(any Sendable, UInt64), fail(HTTPError) }
             var next = state.withLock { state -> Next in
@@ -121,7 +112,7 @@ public final class Authenticator: Sendable {
             case .wait(let task):
                 _ = try? await task.value
             case .refresh(let generation):
-                try await refresh(after: generation, center: center)
+                try await refresh(after: generation, owner: owner)
             case .use(let credential, let generation):
                 applyCredential(credential, &request)
                 return generation
@@ -140,7 +131,7 @@ public final class Authenticator: Sendable {
     /// refresh serves every request that waits on it.
     ///
     /// - Throws: `.authentication` when the refresh failed (now, or earlier for this same credential).
-    func refresh(after generation: UInt64, center: Center) async throws(HTTPError) {
+    func refresh(after generation: UInt64, owner: any Sendable) async throws(HTTPError) {
         enum Next { case done, wait(Task<Void, any Error>), fail(HTTPError) }
         let next = state.withLock { state -> Next in
             if state.generation > generation { return .done }
@@ -151,7 +142,7 @@ public final class Authenticator: Sendable {
             let task = Task { [self] in
                 do {
                     let fresh = try await Authenticator.$isRefreshing.withValue(true) {
-                        try await refreshCredential(current, center)
+                        try await refreshCredential(current, owner)
                     }
                     self.state.withLock { state in
                         state.credential = fresh

@@ -1,95 +1,13 @@
 import Foundation
 
-extension Center {
-    /// Server-sent events from an endpoint, reconnecting when the connection ends, as a browser's `EventSource`
-    /// does.
-    ///
-    /// ```swift
-    /// let source = center.events { $0.api = "notifications" }
-    /// for try await update in source {
-    ///     switch update {
-    ///     case .open(let status, _): print("connected", status)
-    ///     case .event(let event): print(event.type, event.data)
-    ///     case .reconnecting(let reconnection): print("reconnecting in", reconnection.delay)
-    ///     }
-    /// }
-    /// ```
-    ///
-    /// Nothing is sent until the source is iterated; it is read once. Each connection is a request through the
-    /// whole path (configuration, plugins and hooks, the authenticator, the console log), with an identifier of its
-    /// own; `EventSource.id` stands for the source and cancels it with `cancel(_:)`, during a connection or the wait
-    /// between two.
-    ///
-    /// When a connection ends (the body ends, or the connection fails with an error the retry policy deems
-    /// transient, or the status is one it retries, such as 503), the source reconnects, sending the last event
-    /// ID as `Last-Event-ID`, after the server's `Retry-After` for an error status, else the server's last `retry`
-    /// field, else the request's retry policy's backoff (`RetryPolicy.initialDelay`, `multiplier`, `maxDelay`,
-    /// `jitter`). Each reconnection is announced by an `.reconnecting` update before the wait. The source stops:
-    /// - on a `204`, by ending the iteration (the server's way to say there is nothing more);
-    /// - on any other error (a 404, a 401 the authenticator could not fix, a cancel), by throwing it;
-    /// - after `maxReconnections` reconnections in a row without an event between them, by throwing the last error
-    ///   (or ending, when the connections ended without one);
-    /// - for a method the retry policy does not retry (a `POST`, by default), at the first end: sending it again
-    ///   could repeat what it did.
-    ///
-    /// - Parameters:
-    ///   - configure: sets up the request (each connection sends it again, with `Last-Event-ID` when there is one).
-    ///   - maxReconnections: the most reconnections in a row without an event in between.
-    public func events(_ configure: (inout Request) -> Void, maxReconnections: Int = 10) -> EventSource {
-        var (request, _) = configured(configure)
-        if request.headers["Accept"] == nil { request.headers["Accept"] = EventStreamType.mediaType }
-        return EventSource(EventSource.Session(center: self, request: request, maxReconnections: maxReconnections))
-    }
-
-    /// Server-sent events from an endpoint, reconnecting when the connection ends, delivered to callbacks.
-    ///
-    /// ```swift
-    /// let id = center.events({ $0.api = "notifications" }, onEvent: { event in
-    ///     print(event.data)
-    /// }, onFailure: { error in
-    ///     print(error)
-    /// })
-    /// center.cancel(id)   // later: ends the source; onFailure gets .cancelled
-    /// ```
-    ///
-    /// The connections, reconnections and stops are those of `events(_:maxReconnections:)`. The callbacks run on
-    /// the callback queue, in order: `onEvent` for each event, `onReconnect` before each wait, then at the end
-    /// `onFailure` (for an error) and `onFinished` once (`nil` when the server ended the source with a `204`, or
-    /// the connections ended without an error).
-    ///
-    /// - Returns: the identifier of the source, which cancels it.
-    @discardableResult
-    public func events(
-        _ configure: (inout Request) -> Void,
-        maxReconnections: Int = 10,
-        onEvent: @escaping @Sendable (ServerSentEvent) -> Void,
-        onReconnect: (@Sendable (EventSource.Reconnection) -> Void)? = nil,
-        onFailure: (@Sendable (HTTPError) -> Void)? = nil,
-        onFinished: (@Sendable (HTTPError?) -> Void)? = nil
-    ) -> RequestID {
-        let source = events(configure, maxReconnections: maxReconnections)
-        let (queue, _) = delivery(
-            source.session.request.scope.callbackQueue, configuration, onProgress: nil, ordered: true)
-        Task.detached(priority: Task.currentPriority) {
-            do {
-                for try await update in source {
-                    switch update {
-                    case .event(let event): queue.async { onEvent(event) }
-                    case .reconnecting(let reconnection): queue.async { onReconnect?(reconnection) }
-                    case .open: break
-                    }
-                }
-                queue.async { onFinished?(nil) }
-            } catch {
-                let error = HTTPError.from(error, request: source.session.request)
-                queue.async {
-                    onFailure?(error)
-                    onFinished?(error)
-                }
-            }
-        }
-        return source.id
-    }
+/// What an event source needs from its center: the configuration each connection reads (the current one, as a new
+/// request would), a way to open each connection, and the registry that knows the source by its identifier.
+protocol EventSourceHost: AnyObject, Sendable {
+    var configuration: CenterConfiguration { get }
+    var launcher: Launcher { get }
+    var registry: Registry { get }
+    nonisolated(nonsending) func openStream(_ request: Request, _ configuration: CenterConfiguration)
+        async throws(HTTPError) -> ResponseStream
 }
 
 /// Server-sent events that reconnect: what `Center.events(_:maxReconnections:)` returns. An asynchronous sequence
@@ -191,8 +109,8 @@ public struct EventSource: AsyncSequence, Sendable {
                     connectAfter = .zero
                     if delay > .zero {
                         do {
-                            try await Center.sleep(
-                                for: delay, on: session.center.configuration.clock, cancellation: session.cancellation)
+                            try await EngineCancellation.sleep(
+                                for: delay, on: session.host.configuration.clock, cancellation: session.cancellation)
                         } catch {
                             throw stop(cancelled())
                         }
@@ -215,7 +133,7 @@ public struct EventSource: AsyncSequence, Sendable {
             request.id = RequestID.next()
             if !lastEventID.isEmpty { request.headers["Last-Event-ID"] = lastEventID }
             session.connecting(request.id!)
-            let stream = try await session.center.openStream(request, session.center.configuration)
+            let stream = try await session.host.openStream(request, session.host.configuration)
             if session.cancellation.isCancelled {
                 stream.cancel()
                 throw cancelled()
@@ -249,7 +167,7 @@ public struct EventSource: AsyncSequence, Sendable {
         /// `nil` when the source ends without an error, or the error that stops it, thrown.
         private mutating func reconnect(after error: HTTPError?) throws(HTTPError) -> Update? {
             let request = session.request
-            let policy = request.retryPolicy(in: session.center.configuration)
+            let policy = request.retryPolicy(in: session.host.configuration)
             if session.cancellation.isCancelled || error?.code == .cancelled { throw stop(cancelled()) }
             if let error, !policy.isRetryable(error, method: request.method) { throw stop(error) }
             guard policy.methods.contains(request.method), reconnections < session.maxReconnections else {
@@ -327,7 +245,7 @@ public struct EventSource: AsyncSequence, Sendable {
     /// The source's life at the center: registered under its identifier from its creation to its end, so that
     /// `Center.cancel(_:)` reaches it between connections too, and the connection in progress.
     final class Session: Sendable {
-        let center: Center
+        let host: any EventSourceHost
         let request: Request
         let maxReconnections: Int
         let cancellation: EngineCancellation
@@ -338,12 +256,12 @@ public struct EventSource: AsyncSequence, Sendable {
         }
         private let state = Locked(State())
 
-        init(center: Center, request: Request, maxReconnections: Int) {
-            self.center = center
+        init(host: any EventSourceHost, request: Request, maxReconnections: Int) {
+            self.host = host
             self.request = request
             self.maxReconnections = Swift.max(0, maxReconnections)
-            cancellation = center.launcher.registerInline(.single(request))
-            let registry = center.registry
+            cancellation = host.launcher.registerInline(.single(request))
+            let registry = host.registry
             let state = state
             _ = cancellation.add {
                 if let connection = state.withLock({ $0.connection }) { _ = registry.cancel(connection) }
@@ -367,7 +285,7 @@ public struct EventSource: AsyncSequence, Sendable {
         /// The connection in progress, which a cancel of the source cancels.
         func connecting(_ id: RequestID) {
             state.withLock { $0.connection = id }
-            if cancellation.isCancelled { _ = center.registry.cancel(id) }
+            if cancellation.isCancelled { _ = host.registry.cancel(id) }
         }
 
         /// The source has ended: it leaves the registry.
@@ -376,7 +294,7 @@ public struct EventSource: AsyncSequence, Sendable {
                 defer { state.ended = true }
                 return !state.ended
             }
-            if first { _ = center.registry.finish(request.id!) }
+            if first { _ = host.registry.finish(request.id!) }
         }
     }
 }
