@@ -368,7 +368,7 @@ extension ReadmeSnippets {
 
     static func cancelAndRetry(id: RequestID, batchID: RequestID, chainID: RequestID) async throws {
         Center.shared.cancel(id) { cancelled in
-            print("cancelled:", cancelled?.id.map(String.init(describing:)) ?? "nothing was running")
+            print("cancelled:", cancelled.map { "\($0.id)" } ?? "nothing was running")
         }
         Center.shared.cancel(batchID)          // cancels the running members, starts no other
         Center.shared.cancel(tag: "feed")      // every request and group whose tag is "feed"

@@ -61,7 +61,7 @@ extension Center {
     private func sendBatch(_ configure: (inout BatchRequest) -> Void, _ callbacks: GroupCallbacks) -> RequestID {
         let batch = Launcher.numbered(BatchRequest(configure))
         startGroup(.batch(batch), previous: nil, callbacks: callbacks, registration: .new)
-        return batch.id!
+        return batch.id
     }
 
     /// Sends a batch and returns every member's response, in member order.
@@ -140,7 +140,7 @@ extension Center {
     private func sendChain(_ configure: (inout ChainRequest) -> Void, _ callbacks: GroupCallbacks) -> RequestID {
         let chain = Launcher.numbered(ChainRequest(configure))
         startGroup(.chain(chain), previous: nil, callbacks: callbacks, registration: .new)
-        return chain.id!
+        return chain.id
     }
 
     /// Sends a chain and returns every step's response, in step order.
@@ -162,7 +162,7 @@ extension Center {
         registration: Launcher.Registration,
         then: (@Sendable ([Result<Response, HTTPError>], HTTPError?) -> Void)? = nil
     ) {
-        let id = group.id!
+        let id = group.id
         let configuration = configuration
         let (queue, relay) = delivery(group.scope.callbackQueue, configuration, onProgress: callbacks.onProgress)
         _ = launcher.start(group, registration: registration, detached: true) { [self, queue] in
@@ -219,7 +219,7 @@ extension Center {
         case .single:
             preconditionFailure("a single request is not a group")
         }
-        let cancelled = registry.finish(group.id!) || Task.isCancelled
+        let cancelled = registry.finish(group.id) || Task.isCancelled
         return (results, Center.groupError(kind, results, cancelled: cancelled, trigger: trigger))
     }
 

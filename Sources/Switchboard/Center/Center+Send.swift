@@ -70,7 +70,7 @@ extension Center {
     func send(_ configure: (inout Request) -> Void, _ callbacks: SingleCallbacks) -> RequestID {
         let (request, _) = configured(configure)
         start(request, callbacks: callbacks, registration: .new)
-        return request.id!
+        return request.id
     }
 
     /// Runs a numbered request and delivers its outcome to callbacks; `retry` uses it too, with `then` to hear the
@@ -79,7 +79,7 @@ extension Center {
         _ request: Request, callbacks: SingleCallbacks, registration: Launcher.Registration,
         then: (@Sendable (Result<Response, HTTPError>) -> Void)? = nil
     ) {
-        let id = request.id!
+        let id = request.id
         let configuration = configuration
         // `.cacheThenNetwork`: the cached response reaches `onSuccess` first (an error it throws is ignored: the
         // outcome is the network's), in order, on a serial queue even when the callback queue is concurrent.

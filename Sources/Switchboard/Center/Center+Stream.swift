@@ -35,7 +35,7 @@ extension Center {
     nonisolated(nonsending) func openStream(_ request: Request, _ configuration: Configuration) async throws(HTTPError)
         -> ResponseStream
     {
-        let id = request.id!
+        let id = request.id
         let codes = request.acceptableStatusCodes ?? configuration.acceptableStatusCodes
         let channel = StreamChannel(limit: request.streamBufferSize) { codes.contains($0) }
         let registry = registry

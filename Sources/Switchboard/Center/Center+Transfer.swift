@@ -12,6 +12,6 @@ extension Center {
             continuation.finish()
             return result
         }
-        return Transfer(id: request.id!, progress: stream, task: task)
+        return Transfer(id: request.id, progress: stream, task: task)
     }
 }

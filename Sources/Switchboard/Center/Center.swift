@@ -146,6 +146,6 @@ public final class Center: Sendable {
     /// Builds the request from the closure and numbers it, with the configuration it will run under (a snapshot);
     /// the launcher registers it when it starts.
     func configured(_ configure: (inout Request) -> Void) -> (Request, Configuration) {
-        (Launcher.numbered(Request(configure)), configuration)
+        (Launcher.numbered(configure), configuration)
     }
 }

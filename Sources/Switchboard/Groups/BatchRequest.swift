@@ -23,8 +23,8 @@ public struct BatchRequest: Sendable {
         case failFast
     }
 
-    /// The identifier of the batch, assigned when it is sent.
-    public internal(set) var id: RequestID?
+    /// The identifier of the batch: a new one for every send.
+    public internal(set) var id = RequestID.next()
     /// The members, in the order they were added; each has its own identifier once the batch is sent.
     public internal(set) var members: [Request] = []
     /// What to do when a member fails. `.waitAll` by default.
@@ -64,7 +64,7 @@ public struct BatchRequest: Sendable {
 
     /// The identifiers of the members, in member order (empty until the batch is sent).
     public var memberIDs: [RequestID] {
-        members.compactMap(\.id)
+        members.map(\.id)
     }
 }
 
@@ -87,8 +87,8 @@ public struct ChainRequest: Sendable {
     /// Builds the request of a step from the previous response and every response so far (in step order).
     public typealias Step = @Sendable (inout Request, Response, [Response]) throws -> Void
 
-    /// The identifier of the chain, assigned when it is sent.
-    public internal(set) var id: RequestID?
+    /// The identifier of the chain: a new one for every send.
+    public internal(set) var id = RequestID.next()
     /// The first request, once `first` was called.
     public internal(set) var firstRequest: Request?
     /// The identifiers of the steps, in step order (assigned when the chain is sent).
@@ -158,7 +158,7 @@ public enum AnyRequest: Sendable {
     case chain(ChainRequest)
 
     /// Its identifier.
-    public var id: RequestID? {
+    public var id: RequestID {
         switch self {
         case .single(let request): request.id
         case .batch(let batch): batch.id

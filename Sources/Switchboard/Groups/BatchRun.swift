@@ -97,7 +97,7 @@ final class BatchRun: MemberOutcomes {
             // Registered before they count as running, so that a cancel that sees one running can always reach it.
             let cancellations = indices.map { runner.register(batch.members[$0]) }
             let begun = state.withLock { state in
-                indices.map { state.machine.begin($0, id: batch.members[$0].id!) }
+                indices.map { state.machine.begin($0, id: batch.members[$0].id) }
             }
             for (position, index) in indices.enumerated() {
                 if begun[position] {
@@ -118,7 +118,7 @@ final class BatchRun: MemberOutcomes {
     private func start(_ index: Int) {
         let member = batch.members[index]
         let cancellation = runner.register(member)
-        guard state.withLock({ $0.machine.begin(index, id: member.id!) }) else {
+        guard state.withLock({ $0.machine.begin(index, id: member.id) }) else {
             runner.unregister(member)
             completeIfOver()
             return

@@ -22,10 +22,13 @@ struct Launcher: Sendable {
 
     // MARK: - Numbering
 
-    /// A request with its identifier (a new one unless it has one) and the refresh rule applied.
-    static func numbered(_ request: consuming Request) -> Request {
-        // Consumed, not copied: a new request's storage is changed in place instead of copied first.
-        if request.id == nil { request.id = RequestID.next() }
+    /// The request a closure configures, with the refresh rule applied and an identifier of its own: a closure that
+    /// sets the whole request (`$0 = saved`) brought that request's identifier, which names another send.
+    static func numbered(_ configure: (inout Request) -> Void) -> Request {
+        var request = Request()
+        let id = request.id
+        configure(&request)
+        if request.id != id { request.id = RequestID.next() }
         if Authenticator.isRefreshing { request.usesAuthenticator = false }
         return request
     }
@@ -65,7 +68,7 @@ struct Launcher: Sendable {
         _ work: AnyRequest, registration: Registration = .new, detached: Bool = false, on queue: QueueExecutor? = nil,
         _ body: @escaping @Sendable () async -> T
     ) -> Task<T, Never> {
-        let id = work.id!
+        let id = work.id
         switch registration {
         case .new: registry.insert(id, work)
         case .retried: registry.update(id, work)
@@ -104,7 +107,7 @@ struct Launcher: Sendable {
     /// signal, which the engine and the pipeline's waits honour.
     func registerInline(_ work: AnyRequest) -> EngineCancellation {
         let cancellation = EngineCancellation()
-        registry.insert(work.id!, work, cancellation: cancellation)
+        registry.insert(work.id, work, cancellation: cancellation)
         return cancellation
     }
 
@@ -114,7 +117,7 @@ struct Launcher: Sendable {
         _ work: AnyRequest, registration: Registration = .new, _ body: @escaping @Sendable () async -> T
     ) async -> T {
         let task = start(work, registration: registration, body)
-        let id = work.id!
+        let id = work.id
         return await withTaskCancellationHandler {
             await task.value
         } onCancel: { [registry] in
@@ -140,13 +143,13 @@ struct MemberRunner: MemberStarting {
     /// Registers a member before it counts as running; returns the signal that stops it, when it has one.
     func register(_ member: Request) -> EngineCancellation? {
         let cancellation = stopsBySignal(member) ? EngineCancellation() : nil
-        launcher.registry.insert(member.id!, .single(member), cancellation: cancellation)
+        launcher.registry.insert(member.id, .single(member), cancellation: cancellation)
         return cancellation
     }
 
     /// Removes a registered member that will not run after all.
     func unregister(_ member: Request) {
-        _ = launcher.registry.finish(member.id!)
+        _ = launcher.registry.finish(member.id)
     }
 
     /// Starts a registered member in a task of its own; `outcomes` hears how member `index` ended, in that task. A

@@ -77,7 +77,7 @@ struct ConsoleLog: Sendable {
 
     /// `#N ` for a request that has its identifier.
     private static func number(_ request: Request?) -> String {
-        request?.id.map { "\($0) " } ?? ""
+        request.map { "\($0.id) " } ?? ""
     }
 
     func request(_ request: Request, _ encoded: EngineRequest) {

@@ -12,9 +12,7 @@ extension Request: CustomStringConvertible, CustomDebugStringConvertible, Custom
     /// print(request)    // Request #12 GET https://api.example.com/v1/users?page=2
     /// ```
     public var description: String {
-        var line = "Request"
-        if let id { line += " \(id)" }
-        line += " \(method)"
+        var line = "Request \(id) \(method)"
         if let url {
             line += " " + Redaction.standard.url(url)
         } else if let api {

@@ -22,7 +22,7 @@ final class RequestContext: Sendable {
         _ request: Request, _ configuration: CenterConfiguration, progress: (@Sendable (TransferProgress) -> Void)?,
         cancellation: EngineCancellation?, stream: StreamChannel?
     ) {
-        id = request.id!
+        id = request.id
         self.configuration = configuration
         plugins = PluginChain(request, configuration)
         events = plugins.isEmpty ? nil : EventRelay(plugins)

@@ -110,7 +110,7 @@ final class EventRelay: Sendable {
                 case .responseHead(let status, let headers): .responseHead(status: status, headers: headers)
                 case .redirected(let status, let from, let to): .redirected(status: status, from: from, to: to)
                 }
-            post(RequestEvent(id: request.id!, kind: kind, request: request))
+            post(RequestEvent(id: request.id, kind: kind, request: request))
         }
     }
 

@@ -17,8 +17,9 @@ import Foundation
 /// The URL is `url` when set; otherwise `server` (or the center's server, unless `useGeneralServer` is off) with
 /// `api` resolved against it as a relative reference (RFC 3986).
 public struct Request: Sendable {
-    /// The identifier the center assigned when the request was sent; `nil` before that.
-    public internal(set) var id: RequestID? {
+    /// Its identifier, which cancels, looks up and retries it: a new one for every send (the center numbers a
+    /// request as it sends it, so a request sent twice has two).
+    public internal(set) var id: RequestID {
         get { fields.id }
         set { fields.id = newValue }
     }
@@ -329,7 +330,7 @@ public struct Request: Sendable {
     /// The stored properties, shared by copies of a request until one of them changes: a request is copied at
     /// every step of its way through the center, and a copy then costs one reference, not the whole value.
     struct Fields: Sendable {
-        var id: RequestID?
+        var id = RequestID.next()
         var url: String?
         var server: String?
         var node: Node?

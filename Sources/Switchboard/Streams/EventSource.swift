@@ -39,7 +39,7 @@ public struct EventSource: AsyncSequence, Sendable {
     }
 
     /// The source's identifier: `Center.cancel(_:)` with it ends the source.
-    public var id: RequestID { session.request.id! }
+    public var id: RequestID { session.request.id }
 
     let session: Session
 
@@ -132,7 +132,7 @@ public struct EventSource: AsyncSequence, Sendable {
             var request = session.request
             request.id = RequestID.next()
             if !lastEventID.isEmpty { request.headers["Last-Event-ID"] = lastEventID }
-            session.connecting(request.id!)
+            session.connecting(request.id)
             let stream = try await session.host.openStream(request, session.host.configuration)
             if session.cancellation.isCancelled {
                 stream.cancel()
@@ -294,7 +294,7 @@ public struct EventSource: AsyncSequence, Sendable {
                 defer { state.ended = true }
                 return !state.ended
             }
-            if first { _ = host.registry.finish(request.id!) }
+            if first { _ = host.registry.finish(request.id) }
         }
     }
 }

@@ -110,7 +110,7 @@ struct DownloadPlan: Sendable {
             // back under the other, and the one that finished renamed the mixture into place.
             let unique = String(UInt64.random(in: .min ... .max), radix: 36)
             partial = URL(
-                fileURLWithPath: base.path + ".\(request.id?.rawValue ?? 0)-\(unique)" + DownloadPlan.partialSuffix)
+                fileURLWithPath: base.path + ".\(request.id.rawValue)-\(unique)" + DownloadPlan.partialSuffix)
             recordURL = nil
         }
         var offset: Int64 = 0
@@ -269,7 +269,7 @@ struct DownloadPlan: Sendable {
     /// Takes `partial` for `request` (again, for its next attempt), or refuses when another request holds it, in this
     /// process or in another.
     private static func claim(_ partial: URL, for request: Request) throws(HTTPError) {
-        let id = request.id ?? RequestID(rawValue: 0)
+        let id = request.id
         let key = claimKey(partial)
         // Another request's claim, or whether this request's own (taken again, for its next attempt) holds the lock.
         let (holder, locked) = claims.withLock { claims -> (RequestID?, Bool) in
@@ -369,7 +369,8 @@ struct DownloadPlan: Sendable {
     /// Gives up the partial file's claim, when this plan's request holds it: called when the attempt that made the
     /// plan ends, whatever its outcome.
     func release() {
-        guard request.resumable, let id = request.id else { return }
+        guard request.resumable else { return }
+        let id = request.id
         let key = DownloadPlan.claimKey(partial)
         let lock = DownloadPlan.claims.withLock { claims -> Int32? in
             guard let held = claims[key], held.id == id else { return nil }

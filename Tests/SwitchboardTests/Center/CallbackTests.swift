@@ -16,6 +16,20 @@ import Testing
         #expect(outcome.response?.json?["ok"]?.bool == true)
     }
 
+    /// A request sent again as a whole value (`$0 = saved`) is a new send with an identifier of its own, not the one
+    /// its first send had, so each is reached by its own.
+    @Test func aSavedRequestSentAgainGetsAnIdentifierOfItsOwn() async throws {
+        let stub = StubEngine()
+        stub.on(nil, "*", reply: .json(["ok": true]))
+        let (center, _) = stubCenter(stub)
+        let first = try await center.send { $0.api = "x" }
+        let again = try await center.send { $0 = first.request }
+        let id = center.send({ $0 = first.request }, onFinished: { _ in })
+        #expect(Set([first.request.id, again.request.id, id]).count == 3)
+        #expect(again.request.id > first.request.id && id > again.request.id)
+        #expect(Request().id != Request().id)
+    }
+
     @Test func failureThenFinishedExactlyOnce() async {
         let stub = StubEngine()
         stub.on(nil, "*", reply: .failure(URLError(.networkConnectionLost)))

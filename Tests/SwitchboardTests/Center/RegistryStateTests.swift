@@ -100,7 +100,7 @@ import Testing
         let tagged = [work(10, tag: "feed"), work(11, tag: "feed"), work(12, tag: "profile"), work(13)]
         for (id, request) in tagged { _ = state.insert(id, request) }
         let found = state.cancel { $0.tag == "feed" }
-        #expect(Set(found.compactMap { $0.work.id?.rawValue }) == [10, 11])
+        #expect(Set(found.compactMap { $0.work.id.rawValue }) == [10, 11])
         #expect(state.work(for: RequestID(rawValue: 12)) != nil)
         #expect(state.work(for: RequestID(rawValue: 13)) != nil)
         let again = state.cancel { $0.tag == "feed" }
@@ -117,15 +117,15 @@ import Testing
         var second = first
         second.id = RequestID(rawValue: 21)
         second.owner = nil
-        let firstHasOwner = state.insert(first.id!, .single(first))
-        let secondHasOwner = state.insert(second.id!, .single(second))
+        let firstHasOwner = state.insert(first.id, .single(first))
+        let secondHasOwner = state.insert(second.id, .single(second))
         #expect(firstHasOwner, "the registry starts its owner checks for this one")
         #expect(!secondHasOwner)
         #expect(state.hasOwners, "running work still has an owner")
-        _ = state.cancel(first.id!)
+        _ = state.cancel(first.id)
         #expect(!state.hasOwners, "cancelled work needs no watching")
-        _ = state.finish(first.id!)
-        _ = state.finish(second.id!)
+        _ = state.finish(first.id)
+        _ = state.finish(second.id)
         #expect(!state.hasOwners, "nothing left to watch")
         withExtendedLifetime(owner) {}
     }
@@ -185,8 +185,8 @@ import Testing
         var request = Request { $0.api = "owned" }
         request.id = RequestID(rawValue: 35)
         request.owner = owner
-        memory.remember(request.id!, failure: .single(request), limit: 10)
-        let (lookup, hasOwner) = state.takeForRetry(request.id!, from: &memory)
+        memory.remember(request.id, failure: .single(request), limit: 10)
+        let (lookup, hasOwner) = state.takeForRetry(request.id, from: &memory)
         guard case .failed = lookup else {
             Issue.record("the failure should be found, got \(lookup)")
             return

@@ -20,7 +20,7 @@ import Testing
         let center = center(stub, clock: clock)
         let seenIDs = Locked<Set<RequestID>>([])
         center.setup { config in
-            config.onRequest = { request in _ = seenIDs.withLock { $0.insert(request.id!) } }
+            config.onRequest = { request in _ = seenIDs.withLock { $0.insert(request.id) } }
         }
         let task = Task { await center.sendRecording { $0.api = "x" } }
         await waitUntil { clock.sleeping == 1 }

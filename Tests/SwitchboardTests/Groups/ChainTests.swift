@@ -191,9 +191,9 @@ import Testing
         let id = center.send {
             $0.api = "x"
         } onSuccess: { response in
-            events.record("success \(response.request.id!)")
+            events.record("success \(response.request.id)")
         } onFailure: { error in
-            events.record("failure \(error.request!.id!)")
+            events.record("failure \(error.request!.id)")
         }
         await waitUntil { events.all.count == 1 }
         #expect(

@@ -40,7 +40,7 @@ import Testing
         #expect(text.contains("Authorization: <redacted>"))
 
         let line = "\(response.request)"
-        #expect(line.hasPrefix("Request \(response.request.id!) GET https://api.example.com/v1/users?"), "\(line)")
+        #expect(line.hasPrefix("Request \(response.request.id) GET https://api.example.com/v1/users?"), "\(line)")
     }
 
     @Test func aRequestNotYetSentShowsItsPath() {
@@ -49,7 +49,7 @@ import Testing
         request.method = .post
         request.headers["Cookie"] = "session=sess-CCC"
         request.parameters = ["password": "pw-BBB", "user": "ada"]
-        #expect(request.description == "Request POST accounts/login")
+        #expect(request.description == "Request \(request.id) POST accounts/login")
         let text = Self.printed(request)
         for secret in Self.secrets { #expect(!text.contains(secret), "\(secret) leaked:\n\(text)") }
         #expect(text.contains("user: ada"))
@@ -57,7 +57,7 @@ import Testing
         var explicit = Request()
         explicit.url = "https://ada:pw-BBB@api.example.com/v1/me?token=tok-AAA"
         #expect(!explicit.description.contains("pw-BBB") && !explicit.description.contains("tok-AAA"))
-        #expect(explicit.description.hasPrefix("Request GET https://"))
+        #expect(explicit.description.hasPrefix("Request \(explicit.id) GET https://"))
     }
 
     @Test func headerFieldsAndEngineValuesHideSecretsInDumpsToo() {

@@ -52,7 +52,7 @@ struct ObserverTests {
         let (center, observer) = try center(engine)
         let get = try await center.send { $0.api = "redirect/1" }
         #expect(
-            observer.timeline(get.request.id!) == [
+            observer.timeline(get.request.id) == [
                 "created", "sent", "head 302", "redirected 302 to /get", "head 200", "finished 200",
             ])
         // A 307 keeps the method and body: URLSessionEngine sends it again by hand, CurlEngine as any redirect.
@@ -63,7 +63,7 @@ struct ObserverTests {
         }
         #expect(post.json?["data"]?.string == "kept")
         #expect(
-            observer.timeline(post.request.id!) == [
+            observer.timeline(post.request.id) == [
                 "created", "sent", "head 307", "redirected 307 to /anything", "head 200", "finished 200",
             ])
     }
@@ -75,7 +75,7 @@ struct ObserverTests {
         let key = UUID().uuidString
         let response = try await center.send { $0.api = "fail-times/1/\(key)" }
         #expect(
-            observer.timeline(response.request.id!) == [
+            observer.timeline(response.request.id) == [
                 "created", "sent", "head 503", "retried 1 after 503", "sent", "head 200", "finished 200",
             ])
         let outcome = await center.sendRecording { $0.api = "status/404" }

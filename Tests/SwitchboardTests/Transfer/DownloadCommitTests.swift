@@ -21,7 +21,7 @@ import SwitchboardTestSupport
         let center = try loopbackCenter(engineName) { config in
             config.onResponse = { request, response in
                 inPlaceInHook.withLock { $0 = FileManager.default.fileExists(atPath: response.fileURL?.path ?? "") }
-                sent.snapshot?.cancel(request.id!) { found in cancelFound.withLock { $0.append(found != nil) } }
+                sent.snapshot?.cancel(request.id) { found in cancelFound.withLock { $0.append(found != nil) } }
                 withUnsafeCurrentTask { $0?.cancel() }
                 return response
             }

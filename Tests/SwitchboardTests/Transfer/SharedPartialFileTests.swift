@@ -202,12 +202,17 @@ import SwitchboardTestSupport
         let others = scratch.file("out.bin.\(number).switchboard-partial")
         let theirs = Data("another process's bytes".utf8)
         try theirs.write(to: others)
-        let response = try await center.send { request in
-            request.id = RequestID(rawValue: number)
-            request.kind = .download
-            request.api = "files/100000"
-            request.destination = .file(target)
+        // A send numbers its request itself; this one is given the colliding number and run as `send` runs it.
+        var request = Request {
+            $0.kind = .download
+            $0.api = "files/100000"
+            $0.destination = .file(target)
         }
+        request.id = RequestID(rawValue: number)
+        let configuration = center.configuration
+        let response = try await center.launcher.run(.single(request)) { [request] in
+            await center.pipeline.run(request, configuration, progress: nil)
+        }.get()
         #expect(response.request.id == RequestID(rawValue: number))
         #expect(
             try Data(contentsOf: try #require(response.fileURL))
