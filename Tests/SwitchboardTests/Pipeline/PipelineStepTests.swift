@@ -1,0 +1,207 @@
+import Foundation
+import Testing
+
+@testable import Switchboard
+
+/// Each step of the pipeline on its own: no center, no engine, no socket. A step is given a request, a configuration
+/// and a context, and its result is compared; the pipeline's order of steps is covered by the tests that send.
+@Suite struct PipelineStepTests {
+    /// A pipeline with nothing behind it: a registry of its own, and no owner for a refresh.
+    let pipeline = Pipeline(registry: Registry(), inFlight: InFlight(), owner: ())
+
+    static func configuration(_ configure: (inout CenterConfiguration) -> Void = { _ in }) -> CenterConfiguration {
+        var configuration = CenterConfiguration()
+        configuration.server = "https://api.example.com/v1/"
+        configuration.headers["X-Client"] = "ios"
+        configuration.headers["Authorization"] = "Bearer center-token"
+        configuration.parameters = ["app": "demo", "access_token": "secret-AAA"]
+        configure(&configuration)
+        return configuration
+    }
+
+    func prepared(
+        _ request: Request, _ configuration: CenterConfiguration, idempotencyKey: String? = nil
+    ) async throws(HTTPError) -> (PreparedRequest, key: String?) {
+        var request = request
+        var generation: UInt64?
+        var key = idempotencyKey
+        let context = RequestContext(request, configuration, progress: nil, cancellation: nil, stream: nil)
+        let prepared = try await pipeline.prepare(&request, context, generation: &generation, idempotencyKey: &key)
+        return (prepared, key)
+    }
+
+    // MARK: - Prepare
+
+    @Test func prepareMergesTheCenterAndComposesTheURL() async throws {
+        let request = Request {
+            $0.api = "users"; $0.headers["X-Client"] = "watch"; $0.parameters = ["page": 2]
+        }
+        let (prepared, _) = try await prepared(request, Self.configuration())
+        #expect(prepared.id == request.id)
+        #expect(prepared.request.url == "https://api.example.com/v1/users")
+        #expect(prepared.request.headers["X-Client"] == "watch")
+        #expect(prepared.request.headers["Authorization"] == "Bearer center-token")
+        #expect(prepared.request.parameters["app"] as? String == "demo")
+        #expect(prepared.request.parameters["access_token"] as? String == "secret-AAA")
+        #expect(prepared.request.responseSerializer == .json && prepared.request.requestSerializer == .form)
+        #expect(prepared.request.timeout == .seconds(60))
+    }
+
+    @Test func prepareRunsPluginsThenTheHookAndComposesAfterThem() async throws {
+        struct Versioned: Plugin {
+            func prepare(_ request: inout Request) async throws { request.api = "v2/" + (request.api ?? "") }
+        }
+        let configuration = Self.configuration {
+            $0.plugins = [Versioned()]
+            $0.onRequest = { request in request.headers["X-Seen-API"] = request.api }
+        }
+        let (prepared, _) = try await prepared(Request { $0.api = "users" }, configuration)
+        #expect(prepared.request.headers["X-Seen-API"] == "v2/users")
+        #expect(prepared.request.url == "https://api.example.com/v1/v2/users")
+    }
+
+    @Test func prepareWithholdsTheCentersCredentialsFromAnotherOrigin() async throws {
+        let request = Request { $0.url = "https://cdn.example.net/image.png" }
+        let (prepared, _) = try await prepared(request, Self.configuration())
+        #expect(prepared.request.headers["Authorization"] == nil)
+        #expect(prepared.request.parameters["access_token"] == nil)
+        #expect(prepared.request.parameters["app"] as? String == "demo")
+        #expect(prepared.request.headers["X-Client"] == "ios")
+    }
+
+    @Test func prepareGivesAPostOneIdempotencyKeyForEveryAttempt() async throws {
+        let configuration = Self.configuration { $0.retryPolicy.idempotencyKey = "Idempotency-Key" }
+        let post = Request {
+            $0.api = "payments"; $0.method = .post
+        }
+        let (first, key) = try await prepared(post, configuration)
+        let made = try #require(key)
+        #expect(first.request.headers["Idempotency-Key"] == made)
+        let (second, again) = try await prepared(post, configuration, idempotencyKey: key)
+        #expect(second.request.headers["Idempotency-Key"] == made && again == made)
+        let (get, none) = try await prepared(Request { $0.api = "payments" }, configuration)
+        #expect(get.request.headers["Idempotency-Key"] == nil && none == nil)
+    }
+
+    @Test func prepareReportsAHookRefusalAsVetoed() async {
+        struct Offline: Error {}
+        let configuration = Self.configuration { $0.onRequest = { _ in throw Offline() } }
+        do {
+            _ = try await prepared(Request { $0.api = "users" }, configuration)
+            Issue.record("the hook's refusal was ignored")
+        } catch {
+            #expect(error.code == .vetoed)
+            #expect(error.underlying is Offline)
+            #expect(error.request?.url == "https://api.example.com/v1/users")
+        }
+    }
+
+    // MARK: - Encode
+
+    @Test func encodeMakesTheEngineRequest() async throws {
+        let configuration = Self.configuration {
+            $0.maxResponseBytes = 1_000
+            $0.allowsInsecureRedirects = true
+        }
+        let (prepared, _) = try await prepared(
+            Request {
+                $0.api = "users"; $0.parameters = ["page": 2]
+            }, configuration)
+        let context = RequestContext(prepared.request, configuration, progress: nil, cancellation: nil, stream: nil)
+        let exchange = try pipeline.encode(prepared, context)
+        let engineRequest = exchange.engineRequest
+        #expect(
+            engineRequest.url?.absoluteString
+                == "https://api.example.com/v1/users?access_token=secret-AAA&app=demo&page=2")
+        #expect(engineRequest.method == .get && engineRequest.id == prepared.id)
+        #expect(engineRequest.headers["Accept"] == "application/json, */*;q=0.8")
+        #expect(engineRequest.headers["User-Agent"]?.hasPrefix("Switchboard/") == true)
+        #expect(engineRequest.maxResponseBytes == 1_000 && engineRequest.allowsInsecureRedirects)
+        #expect(exchange.download == nil)
+    }
+
+    @Test func encodeRefusesABodyOnAGet() async throws {
+        let configuration = Self.configuration()
+        let (prepared, _) = try await prepared(
+            Request {
+                $0.api = "users"; $0.body = .string("x")
+            }, configuration)
+        let context = RequestContext(prepared.request, configuration, progress: nil, cancellation: nil, stream: nil)
+        #expect(throws: HTTPError.self) { try pipeline.encode(prepared, context) }
+    }
+
+    // MARK: - Validate, decode, hook
+
+    func processed(
+        _ response: Response, _ configuration: CenterConfiguration
+    ) async throws(HTTPError) -> Response {
+        let request = response.request.merged(with: configuration)
+        let context = RequestContext(request, configuration, progress: nil, cancellation: nil, stream: nil)
+        return try await pipeline.postProcess(response, request, context)
+    }
+
+    @Test func respondValidatesTheStatusThenDecodesThenRunsTheHook() async throws {
+        let configuration = Self.configuration {
+            $0.onResponse = { _, response in
+                var response = response
+                response.headers["X-Hooked"] = response.json?["name"]?.string
+                return response
+            }
+        }
+        let ok = Response(request: Request(), status: 200, data: Data(#"{"name":"Ada"}"#.utf8))
+        let done = try await processed(ok, configuration)
+        #expect(done.value == .json(["name": "Ada"]))
+        #expect(done.headers["X-Hooked"] == "Ada")
+
+        let missing = Response(request: Request(), status: 404, data: Data("gone".utf8))
+        do {
+            _ = try await processed(missing, configuration)
+            Issue.record("a 404 passed")
+        } catch {
+            #expect(error.code == .unacceptableStatus && error.response?.data == Data("gone".utf8))
+        }
+    }
+
+    @Test func respondTurnsAValidationFailureIntoABusinessError() async {
+        struct Refused: Error {}
+        var request = Request()
+        request.validate = { response in
+            if response.json?["code"]?.int != 0 { throw Refused() }
+            return response
+        }
+        let response = Response(request: request, status: 200, data: Data(#"{"code":7}"#.utf8))
+        do {
+            _ = try await processed(response, Self.configuration())
+            Issue.record("a failed validation passed")
+        } catch {
+            #expect(error.code == .business && error.underlying is Refused)
+        }
+    }
+
+    // MARK: - Cache
+
+    @Test func cacheServesAFreshEntryAndStoresWhatCameBack() throws {
+        let cache = ResponseCache()
+        let configuration = Self.configuration { $0.cache = cache }
+        var request = Request {
+            $0.api = "users"; $0.cachePolicy = .http
+        }.merged(with: configuration)
+        request.url = try URLComposition.compose(request)
+        let engineRequest = try RequestEncoding.encode(request)
+        let first = try #require(
+            CacheStep(request: request, engineRequest: engineRequest, configuration: configuration))
+        #expect(try first.beforeNetwork() == nil)
+        let fromNetwork = Response(
+            request: request, status: 200, headers: ["Cache-Control": "max-age=60"], data: Data("[1]".utf8))
+        _ = first.afterNetwork(fromNetwork)
+
+        let second = try #require(
+            CacheStep(request: request, engineRequest: engineRequest, configuration: configuration))
+        let cached = try #require(try second.beforeNetwork())
+        #expect(cached.source == .cache && cached.data == Data("[1]".utf8))
+        // `.networkOnly` does not use the cache at all.
+        var plain = request
+        plain.cachePolicy = .networkOnly
+        #expect(CacheStep(request: plain, engineRequest: engineRequest, configuration: configuration) == nil)
+    }
+}
