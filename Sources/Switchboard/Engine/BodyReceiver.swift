@@ -15,9 +15,9 @@ import Foundation
 ///
 /// Every method may be called from any thread, one call at a time per exchange.
 public final class BodyReceiver: Sendable {
-    let channel: StreamChannel
+    let channel: any BodyConsumer
 
-    init(_ channel: StreamChannel) {
+    init(_ channel: any BodyConsumer) {
         self.channel = channel
     }
 
@@ -48,4 +48,16 @@ public final class BodyReceiver: Sendable {
             "the stream's consumer fell more than \(channel.limit) bytes behind, and the engine cannot pause the "
                 + "transfer (read faster, raise Request.streamBufferSize, or use CurlEngine, which pauses)")
     }
+}
+
+/// Who reads what a `BodyReceiver` takes: the reader of a stream (`StreamChannel`), which the engines do not name.
+protocol BodyConsumer: AnyObject, Sendable {
+    /// The most bytes it holds for its reader.
+    var limit: Int { get }
+    /// Whether the body of the response with this head goes to the reader; the first accepted head opens it.
+    func open(_ head: EngineResponse) -> Bool
+    /// Whether `open` would accept a head with this status now.
+    func wouldOpen(status: Int) -> Bool
+    /// Takes a chunk, or answers `false` when full and calls `resume` once there is room.
+    func offer(_ chunk: Data, resume: @escaping @Sendable () -> Void) -> Bool
 }

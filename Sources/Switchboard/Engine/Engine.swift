@@ -337,7 +337,7 @@ public struct EngineRequest: Sendable {
             switch self {
             case .none: 0
             case .data(let data): Int64(data.count)
-            case .file(let url): DownloadPlan.size(of: url)
+            case .file(let url): FileSink.size(of: url)
             case .stream(let stream): stream.length
             }
         }

@@ -64,7 +64,7 @@ final class HostQueue: Sendable {
         try request.checkBeforeSending()
         if case .file(let file) = request.body {
             // Said alike by both engines (libcurl's engine reported the file handle's error as a transport failure).
-            _ = try RequestEncoding.uploadFileLength(file)
+            _ = try UploadFile.length(file)
         }
         let deadline = request.totalTimeout.map { ContinuousClock.now + $0 }
         let origin = try await enter(request.url, deadline: deadline, cancellation: request.cancellation)

@@ -72,7 +72,7 @@ struct Multipart {
             switch part.content {
             case .data(let data): pieces.append(.data(data))
             case .file(let url):
-                pieces.append(.file(url, length: try RequestEncoding.uploadFileLength(url, for: request)))
+                pieces.append(.file(url, length: try UploadFile.length(url, for: request)))
             }
             pieces.append(.data(Data("\r\n".utf8)))
         }

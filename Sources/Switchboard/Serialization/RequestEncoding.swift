@@ -5,26 +5,6 @@ import FoundationNetworking
 
 /// Turns a merged, composed request into what an engine sends.
 enum RequestEncoding {
-    /// The version in the default `User-Agent`.
-    static let libraryVersion = "0.1.0"
-
-    static let userAgent: String = {
-        #if os(Linux)
-        let system = "Linux"
-        #elseif os(iOS)
-        let system = "iOS"
-        #elseif os(macOS)
-        let system = "macOS"
-        #elseif os(tvOS)
-        let system = "tvOS"
-        #elseif os(watchOS)
-        let system = "watchOS"
-        #else
-        let system = "unknown"
-        #endif
-        return "Switchboard/\(libraryVersion) (\(system))"
-    }()
-
     /// Encodes the request: URL with query, method, headers, body.
     ///
     /// - Throws: `.invalidURL` or `.encoding`, naming what could not be sent.
@@ -48,7 +28,7 @@ enum RequestEncoding {
             body = try encodedBody(request, parameters, isMultipart: isMultipart, headers: &headers)
         }
         if headers["User-Agent"] == nil {
-            headers["User-Agent"] = userAgent
+            headers["User-Agent"] = EngineRequest.defaultUserAgent
         }
         if headers["Accept"] == nil, let accept = (request.responseSerializer ?? .json).accept {
             headers["Accept"] = accept
@@ -103,7 +83,7 @@ enum RequestEncoding {
                 throw HTTPError(.encoding, "a \(request.method) request cannot carry a body", request: request)
             }
             if let file = explicit.file {
-                try checkUploadFile(file, for: request)
+                try UploadFile.check(file, for: request)
                 body = .file(file)
             } else if let stream = explicit.stream {
                 if let length = stream.length, length < 0 {
@@ -189,63 +169,6 @@ enum RequestEncoding {
             throw HTTPError(
                 .invalidURL, "\"\(Redaction.standard.url(text))\" with its query is not a valid URL", request: request)
         }
-    }
-
-    /// Refuses an upload file that is missing, unreadable or not a regular file (see `isReadableFile`), before
-    /// anything is sent.
-    static func checkUploadFile(_ file: URL, for request: Request) throws(HTTPError) {
-        guard isReadableFile(file) else { throw unreadableUploadFile(file, for: request) }
-    }
-
-    /// Whether a file exists, is a regular file (after symbolic links), and can be read.
-    ///
-    /// Not a directory, and not a FIFO, a device or a socket either: those have no length to send as the body's
-    /// `Content-Length`, and opening a FIFO no process writes to waits forever (it held up the request, and on
-    /// `CurlEngine` every other request, with it); `/dev/zero` never ends.
-    static func isReadableFile(_ file: URL) -> Bool {
-        readableFileSize(file) != nil
-    }
-
-    /// The size of a file that `isReadableFile` accepts, from the same `stat`; `nil` for any other.
-    static func readableFileSize(_ file: URL) -> Int64? {
-        var status = stat()
-        guard stat(file.path, &status) == 0, status.st_mode & S_IFMT == S_IFREG,
-            FileManager.default.isReadableFile(atPath: file.path)
-        else { return nil }
-        return Int64(status.st_size)
-    }
-
-    static func unreadableUploadFile(_ file: URL, for request: Request? = nil) -> HTTPError {
-        HTTPError(
-            .fileSystem,
-            "the upload file \(file.path) does not exist or cannot be read (or is not a regular file: a directory, a "
-                + "FIFO, a device or a socket)", request: request)
-    }
-
-    /// The length an upload file goes with (its `Content-Length`), checked before anything is sent: refused when it
-    /// is missing, unreadable or not a regular file (see `isReadableFile`), and when it measures 0 bytes but has some
-    /// (a file in `/proc`, say): its `Content-Length` would be 0, and the server would take the empty request whole
-    /// (URLSessionEngine sent it, then failed; CurlEngine sent it and succeeded). For a raw file body and a form's
-    /// file part alike.
-    static func uploadFileLength(_ file: URL, for request: Request? = nil) throws(HTTPError) -> Int64 {
-        guard let size = readableFileSize(file) else { throw unreadableUploadFile(file, for: request) }
-        guard size == 0, let handle = try? FileHandle(forReadingFrom: file) else { return size }
-        defer { try? handle.close() }
-        guard (try? handle.read(upToCount: 1))?.isEmpty == false else { return size }
-        throw HTTPError(
-            .fileSystem,
-            "the upload file \(file.path) measures 0 bytes but has more to read (a file in /proc, or one being "
-                + "written): it has no length to send; copy it to a file first", request: request)
-    }
-
-    /// An upload file that grew or shrank while it was sent: the server would have had a body that is neither the
-    /// file as it was nor as it is. `count` bytes were read of the `length` it had when the send started (more than
-    /// `length`: it has bytes beyond it).
-    static func changedUploadFile(_ file: URL, read count: Int64, of length: Int64) -> HTTPError {
-        HTTPError(
-            .fileSystem,
-            "the upload file \(file.path) changed while it was sent: it had \(length) bytes when the send started, "
-                + (count > length ? "and has more now" : "and ended after \(count)"))
     }
 }
 

@@ -6,7 +6,7 @@ import Foundation
 /// The engine side (`BodyReceiver`) opens it with an acceptable head and offers chunks; when more than `limit` bytes
 /// wait, an offer is refused and the engine's resume action is kept until the consumer has read half of them. The
 /// pipeline's task finishes it with the request's outcome. The consumer side waits for the head, then for chunks.
-final class StreamChannel: Sendable {
+final class StreamChannel: BodyConsumer, Sendable {
     /// What the caller of `Center.stream` learns before the first chunk.
     struct Head: Sendable {
         var status: Int

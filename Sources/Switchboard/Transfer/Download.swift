@@ -118,7 +118,7 @@ struct DownloadPlan: Sendable {
         var knownTotal: Int64?
         if let recordURL {
             let record = (try? Data(contentsOf: recordURL)).flatMap { try? JSONDecoder().decode(Record.self, from: $0) }
-            let size = DownloadPlan.size(of: partial)
+            let size = FileSink.size(of: partial)
             if let record, record.url == url.absoluteString, let size, size > 0 {
                 offset = size
                 validator = record.etag.flatMap { $0.hasPrefix("W/") ? nil : $0 } ?? record.lastModified
@@ -187,14 +187,14 @@ struct DownloadPlan: Sendable {
     }
 
     private func completeNow(_ response: Response, commit: () -> Bool) throws(HTTPError) -> URL {
-        let length = DownloadPlan.size(of: partial) ?? 0
+        let length = FileSink.size(of: partial) ?? 0
         let range = response.status == 206 ? ContentRange(response.headers["Content-Range"]) : nil
         if let range, let mismatch = range.bodyMismatch(received: length - offset) {
             // A body shorter than its range is kept to resume from; a longer one is dropped (see `cut`).
             if !request.resumable {
                 discard()
             } else if length - offset > range.count ?? 0 {
-                DownloadPlan.cut(partial, to: offset)
+                FileSink.cut(partial, to: offset)
             }
             throw HTTPError(.transport, mismatch, request: request, response: response)
         }
@@ -615,24 +615,8 @@ struct DownloadPlan: Sendable {
         total(status: response.status) { response.headers[$0] }
     }
 
-    static func size(of url: URL) -> Int64? {
-        // `stat`, which follows symbolic links: FileManager's attributes are the link's own, whose size is the length
-        // of the path it holds (an upload through a link announced that as its length, and failed).
-        var status = stat()
-        guard stat(url.path, &status) == 0 else { return nil }
-        return Int64(status.st_size)
-    }
-
     static func remove(_ url: URL) {
         try? FileManager.default.removeItem(at: url)
-    }
-
-    /// Cuts a partial file back to `length` bytes, the end of what can be trusted in it (a `206` whose body was
-    /// longer than its range is dropped whole: where in it the range ends cannot be told).
-    static func cut(_ url: URL, to length: Int64) {
-        guard let handle = try? FileHandle(forWritingTo: url) else { return }
-        try? handle.truncate(atOffset: UInt64(length))
-        try? handle.close()
     }
 
     private static func checkWritableDirectory(_ directory: URL, _ request: Request) throws(HTTPError) {

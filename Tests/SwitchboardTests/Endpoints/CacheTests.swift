@@ -228,7 +228,7 @@ final class ManualDate: Sendable {
         for index in 0..<40 {
             cache.store(key: "GET https://x/\(index)", status: 200, headers: [:], body: Data(count: 5_000))
             let onDisk = scratch.contents.reduce(0) { total, name in
-                total + (DownloadPlan.size(of: scratch.file(name)).map(Int.init) ?? 0)
+                total + (FileSink.size(of: scratch.file(name)).map(Int.init) ?? 0)
             }
             #expect(onDisk <= 50_000)
             #expect(cache.diskUsage == onDisk)
@@ -325,7 +325,7 @@ final class ManualDate: Sendable {
         #expect(cache.entry(for: "GET https://x/b") == nil)
         #expect(ResponseCache(memoryCapacity: 0, directory: scratch.url).entry(for: "GET https://x/b") == nil)
         #expect(Set(scratch.contents).count == 1, "\(scratch.contents)")
-        #expect(cache.diskUsage == (DownloadPlan.size(of: scratch.file(scratch.contents[0])).map(Int.init) ?? -1))
+        #expect(cache.diskUsage == (FileSink.size(of: scratch.file(scratch.contents[0])).map(Int.init) ?? -1))
     }
 
     /// A response too large for the disk (and for memory) is not kept, and the older one it replaces goes too: the

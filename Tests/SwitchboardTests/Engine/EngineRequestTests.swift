@@ -66,7 +66,7 @@ import Testing
         #expect(encoded.method == .delete)
         #expect(encoded.url?.absoluteString == "https://api.example.com/items?id=7")
         #expect(encoded.headers["X-Client"] == "tests")
-        #expect(encoded.headers["User-Agent"] == RequestEncoding.userAgent)
+        #expect(encoded.headers["User-Agent"] == EngineRequest.defaultUserAgent)
         #expect(encoded.timeout == .seconds(4))
     }
 }

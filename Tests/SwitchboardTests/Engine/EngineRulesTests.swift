@@ -217,7 +217,7 @@ import SwitchboardTestSupport
             request.headers["User-Agent"] = agent
             let response = try await engine.perform(request) { _ in }
             let echo = try JSONDecoder().decode(JSON.self, from: response.body)
-            #expect(echo["headers"]?["User-Agent"]?.string == agent ?? RequestEncoding.userAgent, "\(engineName)")
+            #expect(echo["headers"]?["User-Agent"]?.string == agent ?? EngineRequest.defaultUserAgent, "\(engineName)")
         }
     }
 

@@ -147,7 +147,7 @@ import SwitchboardTestSupport
             request.kind = .download
             request.destination = .file(file)
         }
-        #expect(download.fileURL.map { DownloadPlan.size(of: $0) } == 5_000, "\(engineName)")
+        #expect(download.fileURL.map { FileSink.size(of: $0) } == 5_000, "\(engineName)")
     }
 
     /// The body of a redirect that is followed is not the answer, and is not counted (URLSession never hands it

@@ -57,7 +57,7 @@ import SwitchboardTestSupport
         #expect(first.error?.code == .transport)
         #expect(!FileManager.default.fileExists(atPath: destination.path))
         let partial = URL(fileURLWithPath: destination.path + ".switchboard-partial")
-        #expect(DownloadPlan.size(of: partial) == Int64(dropAt))
+        #expect(FileSink.size(of: partial) == Int64(dropAt))
         #expect(scratch.contents == ["resumed.bin.switchboard-partial", "resumed.bin.switchboard-resume"])
 
         let (response, reports) = try await center.sendCollectingProgress(configure)
@@ -98,7 +98,7 @@ import SwitchboardTestSupport
             request.destination = .file(destination)
             request.resumable = true
         }
-        #expect(DownloadPlan.size(of: URL(fileURLWithPath: destination.path + ".switchboard-partial")) == 1_000_000)
+        #expect(FileSink.size(of: URL(fileURLWithPath: destination.path + ".switchboard-partial")) == 1_000_000)
         // The same URL (so the partial file is used), and the server answers 200 in full, from zero.
         let response = try await center.send { request in
             request.kind = .download
@@ -166,7 +166,7 @@ import SwitchboardTestSupport
         let failing = await center.sendRecording(configure)
         #expect(failing.error?.status == 503)
         #expect(await Scratch.sha256(of: partial) == before)
-        #expect(DownloadPlan.size(of: partial) == 1_500_000)
+        #expect(FileSink.size(of: partial) == 1_500_000)
         #expect(!FileManager.default.fileExists(atPath: destination.path))
     }
 
@@ -247,7 +247,7 @@ import SwitchboardTestSupport
         let base = ".switchboard-" + String(SHA256Hasher.hex(Data(url.utf8)).prefix(24))
         #expect(scratch.contents == [base + ".switchboard-partial", base + ".switchboard-resume"])
         #expect(
-            DownloadPlan.size(of: scratch.url.appendingPathComponent(base + ".switchboard-partial"))
+            FileSink.size(of: scratch.url.appendingPathComponent(base + ".switchboard-partial"))
                 == Int64(length * 4 / 10))
     }
 
@@ -280,7 +280,7 @@ import SwitchboardTestSupport
         #expect(error.code == .cancelled)
         #expect(scratch.contents == ["cancelled.bin.switchboard-partial", "cancelled.bin.switchboard-resume"])
         #expect(
-            DownloadPlan.size(of: URL(fileURLWithPath: destination.path + ".switchboard-partial")) == Int64(pauseAt))
+            FileSink.size(of: URL(fileURLWithPath: destination.path + ".switchboard-partial")) == Int64(pauseAt))
         // The record is the user's alone: its URL may carry credentials in its query.
         let record = try FileManager.default.attributesOfItem(atPath: destination.path + ".switchboard-resume")
         #expect((record[.posixPermissions] as? Int).map { $0 & 0o777 } == 0o600)

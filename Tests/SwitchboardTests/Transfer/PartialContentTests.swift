@@ -115,7 +115,7 @@ import SwitchboardTestSupport
         let (configure, partial) = Self.resumableDownload(into: destination)
         let first = await center.sendRecording(configure)
         #expect(first.error?.code == .transport)
-        #expect(DownloadPlan.size(of: partial) == 1000, "\(engineName): the first 1000 bytes are kept")
+        #expect(FileSink.size(of: partial) == 1000, "\(engineName): the first 1000 bytes are kept")
         let second = await center.sendRecording(configure)
         #expect(second.response == nil, "\(engineName), \(lie): the download succeeded")
         #expect(second.error?.code == .transport, "\(engineName), \(lie): \(String(describing: second.error))")
@@ -125,7 +125,7 @@ import SwitchboardTestSupport
         #expect(!FileManager.default.fileExists(atPath: destination.path))
         // What arrived is kept to resume from when it is shorter than its range; a longer one is dropped.
         let kept = lie == .short ? 2000 : 1000
-        #expect(DownloadPlan.size(of: partial) == Int64(kept), "\(engineName), \(lie)")
+        #expect(FileSink.size(of: partial) == Int64(kept), "\(engineName), \(lie)")
         #expect(try Data(contentsOf: partial) == Self.content.prefix(kept), "\(engineName), \(lie)")
     }
 
@@ -223,7 +223,7 @@ import SwitchboardTestSupport
         let destination = scratch.file("changed.bin")
         let (configure, partial) = Self.resumableDownload(into: destination)
         _ = await center.sendRecording(configure)
-        #expect(DownloadPlan.size(of: partial) == 1000, "\(engineName)")
+        #expect(FileSink.size(of: partial) == 1000, "\(engineName)")
         let resumed = await center.sendRecording(configure)
         #expect(resumed.response == nil, "\(engineName): a file of two versions")
         #expect(resumed.error?.message.contains("the file changed while its download was interrupted") == true)

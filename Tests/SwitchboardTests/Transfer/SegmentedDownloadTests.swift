@@ -44,7 +44,7 @@ import SwitchboardTestSupport
         }
         let center = center()
         _ = try? await center.send(configure)
-        #expect(DownloadPlan.size(of: URL(fileURLWithPath: destination.path + ".switchboard-partial")) == 1_500_000)
+        #expect(FileSink.size(of: URL(fileURLWithPath: destination.path + ".switchboard-partial")) == 1_500_000)
         let response = try await center.send(configure)
         #expect(response.status == 206)
         #expect(response.headers["Content-Range"] == "bytes 1500000-\(length - 1)/\(length)")

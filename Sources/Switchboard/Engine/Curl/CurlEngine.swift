@@ -357,10 +357,10 @@ final class CurlWorker: @unchecked Sendable {
 
 /// What other threads hand the worker, and whether it must be woken for it: a value, so that the rule is tested
 /// without a thread (`CurlWorker` keeps it in a lock).
-struct CurlInbox<Transfer> {
-    var starts: [Transfer] = []
-    var cancels: [Transfer] = []
-    var resumes: [Transfer] = []
+struct CurlInbox<Item> {
+    var starts: [Item] = []
+    var cancels: [Item] = []
+    var resumes: [Item] = []
     var stop = false
     /// Whether the worker waits in `sb_multi_poll` (or is about to) with nothing left in the inbox, and must be
     /// woken for what comes next. The first to add something then wakes it and clears this; while it is clear, the
@@ -371,7 +371,7 @@ struct CurlInbox<Transfer> {
     /// The worker, awake: takes the lists (swapped with its own emptied ones; see `CurlWorker.loop`) and returns
     /// `stop`. It is no longer waiting, whatever woke it (a post, or libcurl's sockets), so nothing posted before it
     /// waits again wakes it.
-    mutating func take(_ starts: inout [Transfer], _ cancels: inout [Transfer], _ resumes: inout [Transfer]) -> Bool {
+    mutating func take(_ starts: inout [Item], _ cancels: inout [Item], _ resumes: inout [Item]) -> Bool {
         swap(&self.starts, &starts)
         swap(&self.cancels, &cancels)
         swap(&self.resumes, &resumes)

@@ -162,7 +162,7 @@ final class CurlTransfer: @unchecked Sendable {
             set(easy, .protocols, CurlLibrary.httpProtocols)  // never file://, dict:// or any other scheme
             set(easy, .errorBuffer, UnsafeRawPointer(handle.errorBuffer))
             // Sent when the request has no `User-Agent` of its own (libcurl sends none), as URLSessionEngine does.
-            set(easy, .userAgent, RequestEncoding.userAgent)
+            set(easy, .userAgent, EngineRequest.defaultUserAgent)
             // Compressed bodies are asked for and decoded, whatever the request's own `Accept-Encoding` (which then
             // goes instead of libcurl's list): a body arrives decoded on every engine, as URLSession decodes it.
             set(easy, .acceptEncoding, "")
@@ -234,7 +234,7 @@ final class CurlTransfer: @unchecked Sendable {
             do {
                 upload = try LengthHeldFile(file, length: request.body.count ?? 0)
             } catch {
-                throw RequestEncoding.unreadableUploadFile(file)
+                throw UploadFile.unreadable(file)
             }
             setUploadCallbacks(easy, length: request.body.count ?? 0, context: context)
         case .stream(let stream):

@@ -274,7 +274,7 @@ final class SessionTransfer: Sendable {
                 changed = true
             }
         }
-        add(RequestEncoding.userAgent, ifMissing: "User-Agent")
+        add(EngineRequest.defaultUserAgent, ifMissing: "User-Agent")
         #if canImport(FoundationNetworking)
         // URLSession on Linux labels a POST body `application/x-www-form-urlencoded` when the request has no
         // `Content-Type`, and adds `Accept-Language` with the process locale's language to every request; a field
@@ -515,11 +515,11 @@ final class SessionTransfer: Sendable {
         switch request.body {
         case .file(let url):
             // The file's size as the send starts: a file that then grows or shrinks fails the request, the stream
-            // saying so as a file (`RequestEncoding.changedUploadFile`).
-            if let length = DownloadPlan.size(of: url) {
+            // saying so as a file (`UploadFile.changed`).
+            if let length = FileSink.size(of: url) {
                 made = .success((MultipartStream([.file(url, length: length)]), length))
             } else {
-                made = .failure(RequestEncoding.unreadableUploadFile(url))
+                made = .failure(UploadFile.unreadable(url))
             }
         case .stream(let stream):
             guard let length = stream.length else { return nil }
@@ -719,7 +719,7 @@ final class SessionTransfer: Sendable {
                 {
                     // The first segment's 206 is not the range asked for: a server whose ranges do not hold. The file
                     // is fetched once more in one plain request, as CurlEngine asks for it, unsegmented.
-                    if case .file(let url, _) = request.destination { DownloadPlan.cut(url, to: 0) }
+                    if case .file(let url, _) = request.destination { FileSink.cut(url, to: 0) }
                     state.segments = nil
                     state.response = nil
                     state.body.reset()
@@ -732,7 +732,7 @@ final class SessionTransfer: Sendable {
                     // The next segment would start where the range said this one ended, past a gap or over bytes. A
                     // segment longer than its range is dropped from the file, as `DownloadPlan` drops such a body.
                     if (fileLength ?? 0) - start > range.count ?? 0, case .file(let url, _) = request.destination {
-                        DownloadPlan.cut(url, to: start)
+                        FileSink.cut(url, to: start)
                     }
                     return .finish(.failure(HTTPError(.transport, mismatch)))
                 }

@@ -285,3 +285,21 @@ struct DownloadCounter {
         return overflow ? .max : end
     }
 }
+
+extension FileSink {
+    static func size(of url: URL) -> Int64? {
+        // `stat`, which follows symbolic links: FileManager's attributes are the link's own, whose size is the length
+        // of the path it holds (an upload through a link announced that as its length, and failed).
+        var status = stat()
+        guard stat(url.path, &status) == 0 else { return nil }
+        return Int64(status.st_size)
+    }
+
+    /// Cuts a partial file back to `length` bytes, the end of what can be trusted in it (a `206` whose body was
+    /// longer than its range is dropped whole: where in it the range ends cannot be told).
+    static func cut(_ url: URL, to length: Int64) {
+        guard let handle = try? FileHandle(forWritingTo: url) else { return }
+        try? handle.truncate(atOffset: UInt64(length))
+        try? handle.close()
+    }
+}

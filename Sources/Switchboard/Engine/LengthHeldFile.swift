@@ -2,7 +2,7 @@ import Foundation
 
 /// An upload file read to the length it had when its body was made: the `Content-Length` it goes out with.
 ///
-/// A file that grew or shrank meanwhile fails the read with `RequestEncoding.changedUploadFile`'s error, and its end
+/// A file that grew or shrank meanwhile fails the read with `UploadFile.changed`'s error, and its end
 /// is found before its last byte is handed over, so that a body never goes out with more or fewer bytes than it
 /// announced (libcurl sent no more than the length of a file that grew, and waited until the idle timeout for the
 /// rest of one that shrank; in a form, one file that grew and another that shrank by as much made a body of the
@@ -34,10 +34,10 @@ struct LengthHeldFile {
         let chunk = remaining > 0 ? try handle.read(upToCount: Int(min(Int64(count), remaining))) ?? Data() : Data()
         read += Int64(chunk.count)
         if chunk.isEmpty && remaining > 0 {
-            throw RequestEncoding.changedUploadFile(url, read: read, of: length)
+            throw UploadFile.changed(url, read: read, of: length)
         }
         if read == length, try !(handle.read(upToCount: 1) ?? Data()).isEmpty {
-            throw RequestEncoding.changedUploadFile(url, read: length + 1, of: length)
+            throw UploadFile.changed(url, read: length + 1, of: length)
         }
         return chunk
     }

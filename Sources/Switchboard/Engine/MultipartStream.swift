@@ -4,7 +4,7 @@ import Foundation
 /// order, without first copying them into a temporary file. `Multipart` knows the length from the pieces.
 ///
 /// Each file part is held to the length it had when the body was made, as a raw file body is: a file that grew or
-/// shrank meanwhile fails the read with `RequestEncoding.changedUploadFile`'s error (read to its end, one file that
+/// shrank meanwhile fails the read with `UploadFile.changed`'s error (read to its end, one file that
 /// grew and another that shrank by as much made a body of the announced length, with the parts' bytes shifted).
 ///
 /// An `InputStream`, because that is what both engines read a streamed body from. Made afresh (by the body's
