@@ -51,7 +51,7 @@ struct GetUser: Endpoint {
     var id: Int
     var path: String { "users/\(id)" }
     var cachePolicy: CachePolicy { .cacheElseNetwork(maxAge: .seconds(300)) }
-    var stub: StubEngine.Reply? { .json(["id": 1, "name": "Sample"]) }   // while the back end is not ready
+    var stub: StubReply? { .json(["id": 1, "name": "Sample"]) }   // while the back end is not ready
 }
 
 extension Node {

@@ -56,7 +56,7 @@ public protocol Endpoint: Sendable {
     /// How the response cache serves this endpoint. `.networkOnly` by default.
     var cachePolicy: CachePolicy { get }
     /// A canned answer, served instead of the network when the center's `usesEndpointStubs` is on. None by default.
-    var stub: StubEngine.Reply? { get }
+    var stub: StubReply? { get }
     /// Plugins for this endpoint's requests, run after the center's and the node's. None by default.
     var plugins: [any Plugin] { get }
     /// The decoder for a `Decodable` `Response`. A plain `JSONDecoder` by default.
@@ -78,7 +78,7 @@ extension Endpoint {
     public var encoding: RequestSerializer { .form }
     public var node: Node { .default }
     public var cachePolicy: CachePolicy { .networkOnly }
-    public var stub: StubEngine.Reply? { nil }
+    public var stub: StubReply? { nil }
     public var plugins: [any Plugin] { [] }
     public var decoder: JSONDecoder { JSONDecoder() }
     public func validate(_ response: Switchboard.Response) throws -> Switchboard.Response { response }

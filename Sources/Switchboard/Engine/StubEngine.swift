@@ -21,68 +21,6 @@ import FoundationNetworking
 /// Delays wait on the engine's clock, so a test can inject a clock and never sleep. Every request the stub saw is
 /// recorded in `requests`, and `statistics` counts calls, cancellations and the most requests in flight at once.
 public final class StubEngine: Engine {
-    /// One canned reply.
-    public struct Reply: Sendable {
-        /// The status code.
-        public var status: Int
-        /// The header fields.
-        public var headers: HTTPHeaders
-        /// The body.
-        public var body: Data
-        /// How long to wait before answering, on the stub's clock.
-        public var delay: Duration
-        /// When set, the exchange fails with this error (after the delay) instead of answering.
-        public var error: (any Error)?
-
-        /// Creates a reply.
-        public init(
-            status: Int = 200, headers: HTTPHeaders = [:], body: Data = Data(), delay: Duration = .zero,
-            error: (any Error)? = nil
-        ) {
-            self.status = status
-            self.headers = headers
-            self.body = body
-            self.delay = delay
-            self.error = error
-        }
-
-        /// A reply with this status and no body.
-        public static func status(_ status: Int, headers: HTTPHeaders = [:]) -> Reply {
-            Reply(status: status, headers: headers)
-        }
-
-        /// A JSON body, with `Content-Type: application/json`.
-        public static func json(_ json: JSON, status: Int = 200, headers: HTTPHeaders = [:]) -> Reply {
-            var headers = headers
-            if headers["Content-Type"] == nil { headers["Content-Type"] = "application/json" }
-            return Reply(status: status, headers: headers, body: Data(json.description.utf8))
-        }
-
-        /// A text body, with `Content-Type: text/plain; charset=utf-8`.
-        public static func string(_ text: String, status: Int = 200, headers: HTTPHeaders = [:]) -> Reply {
-            var headers = headers
-            if headers["Content-Type"] == nil { headers["Content-Type"] = "text/plain; charset=utf-8" }
-            return Reply(status: status, headers: headers, body: Data(text.utf8))
-        }
-
-        /// A body of raw bytes.
-        public static func data(_ data: Data, status: Int = 200, headers: HTTPHeaders = [:]) -> Reply {
-            Reply(status: status, headers: headers, body: data)
-        }
-
-        /// A failed exchange: the engine throws this error (a `URLError`, say).
-        public static func failure(_ error: any Error) -> Reply {
-            Reply(error: error)
-        }
-
-        /// The same reply, after a delay.
-        public func delayed(by delay: Duration) -> Reply {
-            var copy = self
-            copy.delay = delay
-            return copy
-        }
-    }
-
     /// What the stub has seen.
     public struct Statistics: Sendable, Hashable {
         /// Exchanges started.
@@ -98,7 +36,7 @@ public final class StubEngine: Engine {
     private struct Route {
         let method: HTTPMethod?
         let path: String
-        let respond: @Sendable (EngineRequest, Int) async throws -> Reply
+        let respond: @Sendable (EngineRequest, Int) async throws -> StubReply
 
         func matches(_ request: EngineRequest) -> Bool {
             if let method, method != request.method { return false }
@@ -111,7 +49,7 @@ public final class StubEngine: Engine {
 
     private struct State {
         var routes: [(route: Route, calls: Int)] = []
-        var fallback = Reply.status(404)
+        var fallback = StubReply.status(404)
         var requests: [EngineRequest] = []
         var statistics = Statistics()
     }
@@ -132,13 +70,13 @@ public final class StubEngine: Engine {
     ///
     /// A path ending in `*` matches every path with that prefix; `"*"` alone matches everything.
     @discardableResult
-    public func on(_ method: HTTPMethod?, _ path: String, reply: Reply) -> StubEngine {
+    public func on(_ method: HTTPMethod?, _ path: String, reply: StubReply) -> StubEngine {
         on(method, path) { _ in reply }
     }
 
     /// Answers successive requests with successive replies; the last one repeats.
     @discardableResult
-    public func on(_ method: HTTPMethod?, _ path: String, replies: [Reply]) -> StubEngine {
+    public func on(_ method: HTTPMethod?, _ path: String, replies: [StubReply]) -> StubEngine {
         precondition(!replies.isEmpty, "a stub route needs at least one reply")
         add(Route(method: method, path: path) { _, call in replies[min(call, replies.count - 1)] })
         return self
@@ -147,14 +85,14 @@ public final class StubEngine: Engine {
     /// Answers with a reply computed from the request (to echo it, or to count calls).
     @discardableResult
     public func on(
-        _ method: HTTPMethod?, _ path: String, respond: @escaping @Sendable (EngineRequest) async throws -> Reply
+        _ method: HTTPMethod?, _ path: String, respond: @escaping @Sendable (EngineRequest) async throws -> StubReply
     ) -> StubEngine {
         add(Route(method: method, path: path) { request, _ in try await respond(request) })
         return self
     }
 
     /// The reply for requests no route matches. `404` with no body by default.
-    public var fallback: Reply {
+    public var fallback: StubReply {
         get { state.withLock { $0.fallback } }
         set { state.withLock { $0.fallback = newValue } }
     }

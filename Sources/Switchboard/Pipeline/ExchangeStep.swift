@@ -142,7 +142,7 @@ extension Pipeline {
 
     /// An endpoint's stub, served after its delay (on the center's clock) and marked as such.
     nonisolated(nonsending) func stubbed(
-        _ reply: StubEngine.Reply, _ engineRequest: EngineRequest, _ request: Request, _ context: RequestContext
+        _ reply: StubReply, _ engineRequest: EngineRequest, _ request: Request, _ context: RequestContext
     ) async throws(HTTPError) -> Response {
         let (configuration, cancellation) = (context.configuration, context.cancellation)
         do {
@@ -160,4 +160,16 @@ extension Pipeline {
         return response
     }
 
+}
+
+extension Response {
+    /// Builds a response from what an engine returned, before decoding. The engine's response is taken over: its
+    /// fields move here rather than being copied.
+    init(engine: consuming EngineResponse, request: consuming Request, duration: Duration) {
+        let (status, headers, address, data, metrics) =
+            (engine.status, engine.responseHeaders, engine.address, engine.body, engine.metricsBox)
+        self.init(
+            request: request, status: status, headers: headers, address: address, data: data, duration: duration,
+            metrics: metrics)
+    }
 }

@@ -279,7 +279,7 @@ public struct Request: Sendable {
         _modify { yield &storage.unique().value.coldBox().value.validate }
     }
     /// An endpoint's canned answer, served when the center's `usesEndpointStubs` is on.
-    var endpointStub: StubEngine.Reply? {
+    var endpointStub: StubReply? {
         get { fields.cold?.value.endpointStub }
         set { storage.unique().value.coldBox().value.endpointStub = newValue }
         _modify { yield &storage.unique().value.coldBox().value.endpointStub }
@@ -387,7 +387,7 @@ public struct Request: Sendable {
         var destination: Destination?
         var checksum: Checksum?
         var validate: (@Sendable (Response) throws -> Response)?
-        var endpointStub: StubEngine.Reply?
+        var endpointStub: StubReply?
         var plugins: [any Plugin] = []
         var scope = WorkScope()
         var maxResponseBytes: Int64?
@@ -495,7 +495,7 @@ extension Request {
         /// A file to stream instead of bytes made in memory.
         var file: URL?
         /// A stream to send instead of bytes made in memory.
-        var stream: EngineRequest.BodyStream?
+        var stream: Request.BodyStream?
         /// Whether `contentType` is only the fallback (`application/octet-stream`, none having been given): a
         /// `Content-Type` from the center's headers then describes the body better.
         var typeIsFallback = false
@@ -526,7 +526,7 @@ extension Request {
         ) -> Body {
             Body(
                 contentType: contentType ?? "application/octet-stream", make: { Data() },
-                stream: EngineRequest.BodyStream(length: length, open: open), typeIsFallback: contentType == nil)
+                stream: Request.BodyStream(length: length, open: open), typeIsFallback: contentType == nil)
         }
 
         /// Raw bytes, sent as they are; `application/octet-stream` unless a content type is given (or the center's

@@ -327,15 +327,16 @@ public struct Response: Sendable {
 }
 
 extension Response {
-    /// Builds a response from what an engine returned, before decoding. The engine's response is taken over: its
-    /// fields move here rather than being copied (the public initialiser would copy each).
-    init(engine: consuming EngineResponse, request: consuming Request, duration: Duration) {
-        let data = engine.body
+    /// A response as it came from the network, before decoding, from the parts an engine returned (taken as they
+    /// are: the public initialiser would convert the headers and copy each field).
+    init(
+        request: consuming Request, status: Int, headers: consuming ResponseHeaders, address: consuming URLAddress,
+        data: Data, duration: Duration, metrics: MetricsBox?
+    ) {
         storage = CopyOnWrite(
             Fields(
-                request: request, status: engine.status, headers: engine.responseHeaders, address: engine.address,
-                data: data, value: data.isEmpty ? .empty : .data(data), attempts: 1, duration: duration,
-                metricsBox: engine.metricsBox))
+                request: request, status: status, headers: headers, address: address, data: data,
+                value: data.isEmpty ? .empty : .data(data), attempts: 1, duration: duration, metricsBox: metrics))
     }
 }
 

@@ -44,7 +44,7 @@ struct Multipart {
             for case .data(let piece) in pieces { data.append(piece) }
             return .data(data)
         }
-        var stream = EngineRequest.BodyStream(length: length) { MultipartStream(pieces) }
+        var stream = Request.BodyStream(length: length) { MultipartStream(pieces) }
         stream.needsLength = true
         return .stream(stream)
     }

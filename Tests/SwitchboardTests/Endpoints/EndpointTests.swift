@@ -48,7 +48,7 @@ struct StubbedProfile: Endpoint {
     }
 
     var path: String { "profile/not-built-yet" }
-    var stub: StubEngine.Reply? { .json(["name": "Sample"]).delayed(by: .milliseconds(10)) }
+    var stub: StubReply? { .json(["name": "Sample"]).delayed(by: .milliseconds(10)) }
 }
 
 @Suite struct EndpointTests {

@@ -111,7 +111,7 @@ import SwitchboardTestSupport
     @Test func theCenterReadsTheHeadWithoutFoundation() async throws {
         let stub = StubEngine().on(
             .get, "/v1/items",
-            reply: StubEngine.Reply(status: 203, headers: ["X-Z": "z", "X-A": "a"], body: Data("[]".utf8)))
+            reply: StubReply(status: 203, headers: ["X-Z": "z", "X-A": "a"], body: Data("[]".utf8)))
         let center = Center {
             $0.engine = stub; $0.server = "https://api.example.com/v1/"
         }

@@ -38,7 +38,7 @@ import SwitchboardTestSupport
             let gate = ReadGate()
             var upload = EngineRequest(url: URL(string: base + "/post")!)
             upload.method = .post
-            upload.body = .stream(EngineRequest.BodyStream(length: nil) { GatedReadStream(gate) })
+            upload.body = .stream(Request.BodyStream(length: nil) { GatedReadStream(gate) })
             let uploading = Task { try await engine.perform(upload) { _ in } }
             while !gate.entered { try await Task.sleep(for: .milliseconds(5)) }
 

@@ -108,7 +108,7 @@ func stubCenter(
 }
 
 /// An echo route: answers with the request's method, URL, headers and body as JSON.
-func echoReply(_ request: EngineRequest) -> StubEngine.Reply {
+func echoReply(_ request: EngineRequest) -> StubReply {
     var headers: [String: JSON] = [:]
     for (name, value) in request.urlRequest.allHTTPHeaderFields ?? [:] { headers[name] = .string(value) }
     var body = ""

@@ -23,7 +23,7 @@ final class CurlBodyStream: @unchecked Sendable {
     static let bufferLimit = 256 * 1024
     private static let chunkSize = 64 * 1024
 
-    private let stream: EngineRequest.BodyStream
+    private let stream: Request.BodyStream
     private let ready: @Sendable () -> Void
     private let condition = NSCondition()
     private var chunks: [Data] = []
@@ -38,7 +38,7 @@ final class CurlBodyStream: @unchecked Sendable {
     /// Starts reading on a new thread.
     ///
     /// - Parameter ready: called from the pump's thread when bytes arrive after `read` answered `.pause`.
-    init(_ stream: EngineRequest.BodyStream, ready: @escaping @Sendable () -> Void) {
+    init(_ stream: Request.BodyStream, ready: @escaping @Sendable () -> Void) {
         self.stream = stream
         self.ready = ready
         let thread = Thread { [self] in pump() }
@@ -101,7 +101,7 @@ final class CurlBodyStream: @unchecked Sendable {
     }
 
     private func mismatch(_ count: Int64) -> HTTPError {
-        EngineRequest.BodyStream.mismatch(count, announced: stream.length ?? 0)
+        Request.BodyStream.mismatch(count, announced: stream.length ?? 0)
     }
 
     private func pump() {
@@ -124,7 +124,7 @@ final class CurlBodyStream: @unchecked Sendable {
 
             let count = input.read(&scratch, maxLength: scratch.count)
             if count < 0 {
-                finish(failure: EngineRequest.BodyStream.readFailure(input.streamError))
+                finish(failure: Request.BodyStream.readFailure(input.streamError))
                 return
             }
             condition.lock()

@@ -56,7 +56,7 @@ final class LengthHeldStream: InputStream {
         }
         guard let length else {
             let count = source.read(buffer, maxLength: maxLength)
-            if count < 0 { return fail(EngineRequest.BodyStream.readFailure(source.streamError)) }
+            if count < 0 { return fail(Request.BodyStream.readFailure(source.streamError)) }
             if count == 0 { status = .atEnd }
             return count
         }
@@ -66,8 +66,8 @@ final class LengthHeldStream: InputStream {
             return checkEnd() ?? 0
         }
         let count = source.read(buffer, maxLength: Int(min(Int64(maxLength), remaining)))
-        if count < 0 { return fail(EngineRequest.BodyStream.readFailure(source.streamError)) }
-        if count == 0 { return fail(EngineRequest.BodyStream.mismatch(delivered, announced: length)) }
+        if count < 0 { return fail(Request.BodyStream.readFailure(source.streamError)) }
+        if count == 0 { return fail(Request.BodyStream.mismatch(delivered, announced: length)) }
         delivered += Int64(count)
         if delivered == length, let failed = checkEnd() { return failed }
         return count
@@ -79,9 +79,9 @@ final class LengthHeldStream: InputStream {
         var probe: UInt8 = 0
         let extra = source.read(&probe, maxLength: 1)
         if extra > 0 {
-            return fail(EngineRequest.BodyStream.mismatch(delivered + Int64(extra), announced: length ?? 0))
+            return fail(Request.BodyStream.mismatch(delivered + Int64(extra), announced: length ?? 0))
         }
-        if extra < 0 { return fail(EngineRequest.BodyStream.readFailure(source.streamError)) }
+        if extra < 0 { return fail(Request.BodyStream.readFailure(source.streamError)) }
         endFound = true
         return nil
     }

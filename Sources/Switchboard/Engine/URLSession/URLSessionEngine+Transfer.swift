@@ -951,7 +951,7 @@ final class SessionTransfer: Sendable {
     ///
     /// - Throws: `.fileSystem` when it cannot be written or the stream fails (a multipart body's file part that
     ///   changed names its file), `.encoding` when the stream yields another length than it announced.
-    private func spool(_ stream: EngineRequest.BodyStream) throws -> URL {
+    private func spool(_ stream: Request.BodyStream) throws -> URL {
         if let spooled = state.withLock({ $0.spooled }) { return spooled }
         let file = FileManager.default.temporaryDirectory
             .appendingPathComponent("switchboard-multipart-\(UUID().uuidString)")
@@ -969,13 +969,13 @@ final class SessionTransfer: Sendable {
         while true {
             let count = input.read(&buffer, maxLength: buffer.count)
             // Said as the other engines say it (a multipart body's file part that changed names its file).
-            if count < 0 { throw EngineRequest.BodyStream.readFailure(input.streamError) }
+            if count < 0 { throw Request.BodyStream.readFailure(input.streamError) }
             if count == 0 { break }
             try handle.write(contentsOf: buffer[0..<count])
             written += Int64(count)
         }
         if let length = stream.length, written != length {
-            throw EngineRequest.BodyStream.mismatch(written, announced: length)
+            throw Request.BodyStream.mismatch(written, announced: length)
         }
         return file
     }
