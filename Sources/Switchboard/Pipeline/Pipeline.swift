@@ -27,7 +27,7 @@ struct Pipeline: Sendable {
     let inFlight: InFlight
     /// What the authenticator's refresh sends its own requests through: the center, which the policy layer does not
     /// name.
-    let owner: any Sendable
+    let owner: any AnyObject & Sendable
 }
 
 extension Pipeline {

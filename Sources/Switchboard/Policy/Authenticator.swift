@@ -45,7 +45,7 @@ public final class Authenticator: Sendable {
     private let state = Locked(State())
     private let applyCredential: @Sendable (any Sendable, inout Request) -> Void
     /// Gets a new credential from the current one, given the owner whose requests it serves (the center).
-    private let refreshCredential: @Sendable ((any Sendable)?, any Sendable) async throws -> any Sendable
+    private let refreshCredential: @Sendable ((any Sendable)?, any AnyObject & Sendable) async throws -> any Sendable
     private let needsRefresh: @Sendable (any Sendable) -> Bool
     private let isStale: @Sendable (HTTPError) -> Bool
 
@@ -57,7 +57,7 @@ public final class Authenticator: Sendable {
     init(
         credential: (any Sendable)?,
         apply: @escaping @Sendable (any Sendable, inout Request) -> Void,
-        refresh: @escaping @Sendable ((any Sendable)?, any Sendable) async throws -> any Sendable,
+        refresh: @escaping @Sendable ((any Sendable)?, any AnyObject & Sendable) async throws -> any Sendable,
         isStale: @escaping @Sendable (HTTPError) -> Bool,
         needsRefresh: @escaping @Sendable (any Sendable) -> Bool
     ) {
@@ -94,7 +94,7 @@ public final class Authenticator: Sendable {
 
     /// Puts the current credential on a request, after any refresh under way (or due); returns the generation of
     /// the credential used.
-    func authenticate(_ request: inout Request, owner: any Sendable) async throws(HTTPError) -> UInt64 {
+    func authenticate(_ request: inout Request, owner: any AnyObject & Sendable) async throws(HTTPError) -> UInt64 {
         while true {
             enum Next { case wait(Task<Void, any Error>), refresh(UInt64), use(any Sendable, UInt64), fail(HTTPError) }
             var next = state.withLock { state -> Next in
@@ -131,7 +131,7 @@ public final class Authenticator: Sendable {
     /// refresh serves every request that waits on it.
     ///
     /// - Throws: `.authentication` when the refresh failed (now, or earlier for this same credential).
-    func refresh(after generation: UInt64, owner: any Sendable) async throws(HTTPError) {
+    func refresh(after generation: UInt64, owner: any AnyObject & Sendable) async throws(HTTPError) {
         enum Next { case done, wait(Task<Void, any Error>), fail(HTTPError) }
         let next = state.withLock { state -> Next in
             if state.generation > generation { return .done }

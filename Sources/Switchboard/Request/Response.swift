@@ -28,7 +28,7 @@ public struct Response: Sendable {
         case string(String)
         /// What an app's serializer made (`ResponseSerializer.init(_:accept:decode:)`): read it with
         /// `Response.value(as:)`.
-        case custom(any Sendable)
+        indirect case custom(any Sendable)
 
         public static func == (lhs: Value, rhs: Value) -> Bool {
             switch (lhs, rhs) {
@@ -261,7 +261,8 @@ public struct Response: Sendable {
         if let empty = EmptyBody() as? T { return empty }
         if case .custom(let made as T) = value { return made }
         // Empty, or (for JSON) only spaces and line breaks: an optional is `nil`, as a `null` body makes it.
-        if data.isEmpty || (request.responseSerializer != .plist && ResponseDecoding.isBlank(data)) {
+        let isPropertyList = request.responseSerializer?.isPropertyList == true
+        if data.isEmpty || (!isPropertyList && ResponseDecoding.isBlank(data)) {
             if let optional = T.self as? any AbsentDecodable.Type, let absent = optional.absent as? T { return absent }
             throw HTTPError(
                 .decoding,
@@ -271,7 +272,7 @@ public struct Response: Sendable {
                 request: request, response: self)
         }
         do {
-            if request.responseSerializer == .plist {
+            if isPropertyList {
                 return try PropertyListDecoder().decode(T.self, from: data)
             }
             var parsed: JSON?

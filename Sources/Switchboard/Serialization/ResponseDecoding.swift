@@ -29,9 +29,11 @@ enum ResponseDecoding {
         }
     }
 
-    /// A body read as JSON. Only spaces and line breaks (what some servers send for "no content") are no value, as an
-    /// empty body is. The bytes are read in place once, for both.
-    static func json(_ data: Data, contentType: String?) throws(HTTPError) -> (value: Response.Value, decodable: Bool) {
+    /// A response's body read as JSON. Only spaces and line breaks (what some servers send for "no content") are no
+    /// value, as an empty body is. The bytes are read in place once, for both; the `Content-Type` only when they are
+    /// not JSON as UTF-8.
+    static func json(_ response: Response) throws(HTTPError) -> (value: Response.Value, decodable: Bool) {
+        let data = response.data
         let parsed = data.withUnsafeBytes { bytes in
             Result { () throws(HTTPError) -> (value: Response.Value, decodable: Bool) in
                 if isBlank(bytes) { return (.empty, true) }
@@ -39,7 +41,9 @@ enum ResponseDecoding {
                 return (.json(json), decodable)
             }
         }
-        if case .failure(let error) = parsed, let text = declaredText(of: data, contentType: contentType) {
+        if case .failure(let error) = parsed,
+            let text = declaredText(of: data, contentType: response.headers["Content-Type"])
+        {
             // Read in the charset the server declared; if that fails too, the first error says more.
             guard let (json, decodable) = try? JSON.parsed(Data(text.utf8)) else { throw error }
             return (.json(json), decodable)

@@ -39,17 +39,17 @@ public struct ResponseSerializer: Sendable, Hashable {
     let kind: Kind
 
     /// The bytes as they came: `.data`.
-    public static let raw = ResponseSerializer(kind: .raw)
+    public static var raw: ResponseSerializer { ResponseSerializer(kind: .raw) }
     /// JSON, parsed into a `JSON` value. The default.
-    public static let json = ResponseSerializer(kind: .json)
+    public static var json: ResponseSerializer { ResponseSerializer(kind: .json) }
     /// A property list (XML or binary), read into a `JSON` value (dates as ISO 8601 text, data as base 64).
-    public static let plist = ResponseSerializer(kind: .plist)
+    public static var plist: ResponseSerializer { ResponseSerializer(kind: .plist) }
     /// XML, parsed into an `XML` element tree.
-    public static let xml = ResponseSerializer(kind: .xml)
+    public static var xml: ResponseSerializer { ResponseSerializer(kind: .xml) }
     /// Text, decoded with the charset of `Content-Type` (UTF-8 when none is given): the WHATWG labels of UTF-8,
     /// UTF-16, the ISO-8859 and Windows code pages, KOI8-R, GBK, GB 18030, Big5, Shift_JIS and EUC-KR. A charset not
     /// known is read as UTF-8; a body that is not text in its charset fails with `.decoding`, naming it.
-    public static let string = ResponseSerializer(kind: .string)
+    public static var string: ResponseSerializer { ResponseSerializer(kind: .string) }
 
     init(kind: Kind) { self.kind = kind }
 
@@ -127,7 +127,7 @@ public struct ResponseSerializer: Sendable, Hashable {
         case .raw:
             return (.data(data), true)
         case .json:
-            return try ResponseDecoding.json(data, contentType: response.headers["Content-Type"])
+            return try ResponseDecoding.json(response)
         case .plist:
             let object: Any
             do {
@@ -145,7 +145,19 @@ public struct ResponseSerializer: Sendable, Hashable {
         }
     }
 
-    public static func == (lhs: ResponseSerializer, rhs: ResponseSerializer) -> Bool { lhs.name == rhs.name }
+    /// Serializers with the same name are equal (the built-in ones are told apart without comparing text).
+    public static func == (lhs: ResponseSerializer, rhs: ResponseSerializer) -> Bool {
+        switch (lhs.kind, rhs.kind) {
+        case (.raw, .raw), (.json, .json), (.plist, .plist), (.xml, .xml), (.string, .string): true
+        case (.custom, _), (_, .custom): lhs.name == rhs.name
+        default: false
+        }
+    }
+
+    /// Whether this is `.plist`, whose blank body is not JSON's "no content".
+    var isPropertyList: Bool {
+        if case .plist = kind { true } else { false }
+    }
 
     public func hash(into hasher: inout Hasher) { hasher.combine(name) }
 }
@@ -181,11 +193,11 @@ public struct RequestSerializer: Sendable, Hashable {
     let kind: Kind
 
     /// `application/x-www-form-urlencoded`: `a=1&b[]=x&c[d]=y`. The default.
-    public static let form = RequestSerializer(kind: .form)
+    public static var form: RequestSerializer { RequestSerializer(kind: .form) }
     /// `application/json`.
-    public static let json = RequestSerializer(kind: .json)
+    public static var json: RequestSerializer { RequestSerializer(kind: .json) }
     /// An XML property list, `application/x-plist`.
-    public static let plist = RequestSerializer(kind: .plist)
+    public static var plist: RequestSerializer { RequestSerializer(kind: .plist) }
 
     init(kind: Kind) { self.kind = kind }
 
@@ -236,7 +248,14 @@ public struct RequestSerializer: Sendable, Hashable {
         }
     }
 
-    public static func == (lhs: RequestSerializer, rhs: RequestSerializer) -> Bool { lhs.name == rhs.name }
+    /// Serializers with the same name are equal (the built-in ones are told apart without comparing text).
+    public static func == (lhs: RequestSerializer, rhs: RequestSerializer) -> Bool {
+        switch (lhs.kind, rhs.kind) {
+        case (.form, .form), (.json, .json), (.plist, .plist): true
+        case (.custom, _), (_, .custom): lhs.name == rhs.name
+        default: false
+        }
+    }
 
     public func hash(into hasher: inout Hasher) { hasher.combine(name) }
 }

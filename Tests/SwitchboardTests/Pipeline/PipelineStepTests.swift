@@ -6,8 +6,10 @@ import Testing
 /// Each step of the pipeline on its own: no center, no engine, no socket. A step is given a request, a configuration
 /// and a context, and its result is compared; the pipeline's order of steps is covered by the tests that send.
 @Suite struct PipelineStepTests {
-    /// A pipeline with nothing behind it: a registry of its own, and no owner for a refresh.
-    let pipeline = Pipeline(registry: Registry(), inFlight: InFlight(), owner: ())
+    /// A pipeline with nothing behind it: a registry of its own, and no center for a refresh.
+    let pipeline = Pipeline(registry: Registry(), inFlight: InFlight(), owner: NoOwner())
+
+    final class NoOwner: Sendable {}
 
     static func configuration(_ configure: (inout CenterConfiguration) -> Void = { _ in }) -> CenterConfiguration {
         var configuration = CenterConfiguration()
