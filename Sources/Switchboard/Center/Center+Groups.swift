@@ -158,14 +158,14 @@ extension Center {
     /// Runs a batch or chain and delivers its results to callbacks; `retry` uses it too, with `then` to hear the
     /// outcome after the callbacks.
     func startGroup(
-        _ group: AnyRequest, previous: [Result<Response, HTTPError>]?, callbacks: GroupCallbacks,
+        _ group: GroupRequest, previous: [Result<Response, HTTPError>]?, callbacks: GroupCallbacks,
         registration: Launcher.Registration,
         then: (@Sendable ([Result<Response, HTTPError>], HTTPError?) -> Void)? = nil
     ) {
         let id = group.id
         let configuration = configuration
-        let (queue, relay) = delivery(group.scope.callbackQueue, configuration, onProgress: callbacks.onProgress)
-        _ = launcher.start(group, registration: registration, detached: true) { [self, queue] in
+        let (queue, relay) = delivery(group.work.scope.callbackQueue, configuration, onProgress: callbacks.onProgress)
+        _ = launcher.start(group.work, registration: registration, detached: true) { [self, queue] in
             let (results, error) = await runMembers(group, configuration, previous: previous, relay: relay)
             relay?.finish()
             let failed = error != nil
@@ -177,7 +177,6 @@ extension Center {
                     failed ? .batch(batch.carryingIdempotencyKeys(of: results, configuration), results) : nil
                 case .chain(let chain):
                     failed ? .chain(chain.carryingIdempotencyKeys(of: results, configuration), results) : nil
-                case .single: nil
                 }
             registry.remember(id, failure: record, limit: configuration.retainedFailures)
             queue.async {
@@ -188,9 +187,9 @@ extension Center {
     }
 
     /// Runs a batch or chain for an `async` caller.
-    nonisolated(nonsending) private func runGroup(_ group: AnyRequest) async throws(HTTPError) -> [Response] {
+    nonisolated(nonsending) private func runGroup(_ group: GroupRequest) async throws(HTTPError) -> [Response] {
         let configuration = configuration
-        let (results, error) = await launcher.run(group) { [self] in
+        let (results, error) = await launcher.run(group.work) { [self] in
             await runMembers(group, configuration, previous: nil, relay: nil)
         }
         if let error { throw error }
@@ -200,7 +199,7 @@ extension Center {
     /// Runs the members and ends the group's registration; returns the results and, when the group failed, the
     /// error that sums it up.
     private func runMembers(
-        _ group: AnyRequest, _ configuration: Configuration, previous: [Result<Response, HTTPError>]?,
+        _ group: GroupRequest, _ configuration: Configuration, previous: [Result<Response, HTTPError>]?,
         relay: ProgressRelay?
     ) async -> ([Result<Response, HTTPError>], HTTPError?) {
         let results: [Result<Response, HTTPError>]
@@ -216,8 +215,6 @@ extension Center {
             kind = "chain"
             results = await ChainRun(runner: memberRunner(configuration), chain: chain, relay: relay)
                 .run(previous: previous)
-        case .single:
-            preconditionFailure("a single request is not a group")
         }
         let cancelled = registry.finish(group.id) || Task.isCancelled
         return (results, Center.groupError(kind, results, cancelled: cancelled, trigger: trigger))

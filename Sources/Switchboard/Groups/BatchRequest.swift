@@ -195,3 +195,19 @@ public enum AnyRequest: Sendable {
         if case .chain(let chain) = self { chain } else { nil }
     }
 }
+
+/// A batch or a chain: what a group run takes.
+enum GroupRequest: Sendable {
+    case batch(BatchRequest)
+    case chain(ChainRequest)
+
+    /// The group as the registry knows it.
+    var work: AnyRequest {
+        switch self {
+        case .batch(let batch): .batch(batch)
+        case .chain(let chain): .chain(chain)
+        }
+    }
+
+    var id: RequestID { work.id }
+}

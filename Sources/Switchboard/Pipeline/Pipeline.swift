@@ -157,8 +157,9 @@ extension Pipeline {
         let prepared = try await prepare(&request, context, generation: &generation, idempotencyKey: &idempotencyKey)
         registry.update(prepared.id, .single(request))
         // A partial file that turns out not to match (a 416 short of the end) is dropped once, and the download
-        // starts again from zero.
-        for pass in 1...2 {
+        // starts again from zero; `settle` never asks twice.
+        var mayStartOver = true
+        while true {
             var exchange = try encode(prepared, context)
             // A resumable download's partial file is its own until the pass ends (see `DownloadPlan.claim`).
             defer { exchange.download?.release() }
@@ -204,13 +205,15 @@ extension Pipeline {
             }
             if let cache { response = cache.afterNetwork(response) }
             if let download = exchange.download {
-                let settled = try await settle(download, response, request, context, mayStartOver: pass == 1)
-                guard let settled else { continue }
+                let settled = try await settle(download, response, request, context, mayStartOver: mayStartOver)
+                guard let settled else {
+                    mayStartOver = false
+                    continue
+                }
                 response = settled
             }
             return try await postProcess(consume response, request, context)
         }
-        preconditionFailure("the download loop returns or throws on its second pass")
     }
 }
 
