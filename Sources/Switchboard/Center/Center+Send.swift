@@ -111,13 +111,10 @@ extension Center {
             // On the private queue already (called in place: no closure made), or handed to the callback queue.
             if executor != nil { deliver() } else { queue.async(execute: deliver) }
         }
-        if registration == .new, Center.runsInline(request, configuration) {
-            launcher.startSignalled(.single(request), on: executor, body)
-        } else {
-            _ = launcher.start(.single(request), registration: registration, detached: true, on: executor) {
-                await body(nil)
-            }
-        }
+        let plan = Launcher.Plan(
+            waits: false, bySignal: Center.runsInline(request, configuration), registration: registration,
+            detached: true, queue: executor)
+        _ = launcher.launch(.single(request), plan, body)
     }
 
     /// The queue that delivers a request's or group's callbacks (its own `callbackQueue`, else the configuration's),
@@ -153,13 +150,11 @@ extension Center {
     @discardableResult
     nonisolated(nonsending) public func send(_ configure: (inout Request) -> Void) async throws(HTTPError) -> Response {
         let (request, configuration) = configured(configure)
-        if Center.runsInline(request, configuration) {
-            return try await runInline(request, configuration).get()
-        }
-        // Otherwise the request runs in a task of its own, so that `cancel(id)` cancels it and not the caller.
-        return try await launcher.run(.single(request)) { [self] in
-            await pipeline.run(request, configuration, progress: nil)
-        }.get()
+        // In the caller's task when the engine stops on the request's signal; otherwise in a task of its own, so that
+        // `cancel(id)` cancels it and not the caller.
+        let plan = Launcher.Plan(waits: true, bySignal: Center.runsInline(request, configuration))
+        let body = PipelineRun(pipeline: pipeline, request: request, configuration: configuration)
+        return try await launcher.launch(.single(request), plan, body).value().get()
     }
 
     /// Whether an `async` request can run in its caller's task: its engine stops when cancelled by identifier, and
@@ -167,15 +162,6 @@ extension Center {
     static func runsInline(_ request: Request, _ configuration: Configuration) -> Bool {
         configuration.engine.honoursCancellation && request.deduplicate != true
             && !(request.deduplicate == nil && configuration.deduplicatesGETs)
-    }
-
-    /// Runs a request in the caller's task, off the caller's actor (`@concurrent`: a caller on the main actor hops
-    /// off it once; a caller already on the global executor does not hop at all). `cancel(id)` reaches it through
-    /// its cancellation signal.
-    @concurrent
-    private func runInline(_ request: Request, _ configuration: Configuration) async -> Result<Response, HTTPError> {
-        let cancellation = launcher.registerInline(.single(request))
-        return await pipeline.run(request, configuration, progress: nil, cancellation: cancellation)
     }
 
     /// Sends a request and yields its responses: one, or for `.cacheThenNetwork` the cached one (when there is one)
@@ -189,7 +175,8 @@ extension Center {
     public func responses(_ configure: (inout Request) -> Void) -> AsyncThrowingStream<Response, any Error> {
         let (request, configuration) = configured(configure)
         let (stream, continuation) = AsyncThrowingStream<Response, any Error>.makeStream()
-        let task = launcher.start(.single(request)) { [self] in
+        let pipeline = pipeline
+        let launched = launcher.launch(.single(request), Launcher.Plan(waits: false, bySignal: false)) { _ in
             let result = await pipeline.run(request, configuration, progress: nil) { continuation.yield($0) }
             switch result {
             case .success(let response):
@@ -199,7 +186,7 @@ extension Center {
                 continuation.finish(throwing: error)
             }
         }
-        continuation.onTermination = { _ in task.cancel() }
+        continuation.onTermination = { _ in launched.cancel() }
         return stream
     }
 
@@ -217,5 +204,16 @@ extension Center {
         _ configure: (inout Request) -> Void
     ) async throws(HTTPError) -> T {
         try await send(configure).decode(T.self, using: decoder())
+    }
+}
+
+/// One request through the pipeline, to its outcome, with no progress to report: what an `async` send launches.
+struct PipelineRun: WorkBody {
+    let pipeline: Pipeline
+    let request: Request
+    let configuration: CenterConfiguration
+
+    nonisolated(nonsending) func run(_ signal: EngineCancellation?) async -> Result<Response, HTTPError> {
+        await pipeline.run(request, configuration, progress: nil, cancellation: signal)
     }
 }

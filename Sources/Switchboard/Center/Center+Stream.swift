@@ -35,20 +35,15 @@ extension Center {
     nonisolated(nonsending) func openStream(_ request: Request, _ configuration: Configuration) async throws(HTTPError)
         -> ResponseStream
     {
-        let id = request.id
         let codes = request.acceptableStatusCodes ?? configuration.acceptableStatusCodes
         let channel = StreamChannel(limit: request.streamBufferSize) { codes.contains($0) }
-        let registry = registry
-        _ = launcher.start(.single(request)) { [self] in
+        let pipeline = pipeline
+        let launched = launcher.launch(.single(request), Launcher.Plan(waits: false, bySignal: false)) { _ in
             channel.finish(await pipeline.run(request, configuration, progress: nil, stream: channel))
         }
         do {
-            let head = try await withTaskCancellationHandler {
-                try await channel.head()
-            } onCancel: {
-                _ = registry.cancel(id)
-            }
-            return ResponseStream(id: id, head: head, channel: channel) { _ = registry.cancel(id) }
+            let head = try await launched.whileWaiting { try await channel.head() }
+            return ResponseStream(id: launched.id, head: head, channel: channel) { launched.cancel() }
         } catch {
             throw HTTPError.from(error, request: request)
         }

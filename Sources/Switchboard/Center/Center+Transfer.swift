@@ -6,12 +6,14 @@ extension Center {
         let (request, configuration) = configured(configure)
         let (stream, continuation) = AsyncStream<TransferProgress>.makeStream(bufferingPolicy: .bufferingNewest(64))
         let relay = ProgressRelay { continuation.yield($0) }
-        let task = launcher.start(.single(request), detached: true) { [self] in
+        let pipeline = pipeline
+        let plan = Launcher.Plan(waits: false, bySignal: false, detached: true)
+        let launched = launcher.launch(.single(request), plan) { _ in
             let result = await pipeline.run(request, configuration, progress: relay.report)
             relay.finish()
             continuation.finish()
             return result
         }
-        return Transfer(id: request.id, progress: stream, task: task)
+        return Transfer(progress: stream, launched: launched)
     }
 }

@@ -1,9 +1,12 @@
 /// The one way work starts on a center.
 ///
-/// Every request, batch, chain, batch member, chain step and transfer is numbered, registered and started here, in
-/// a task of its own that `Center.cancel(_:)` reaches by identifier. Rules that hold for all work live here, once:
-/// - Work is registered before its task starts, so a cancel that finds it can always reach it (a cancel that comes
-///   before the task is attached cancels the task as soon as it is).
+/// Every request, batch, chain, batch member, chain step, transfer, stream and retry is numbered, registered and
+/// started by `launch(_:_:_:)`, which decides once whether it runs in its caller's task or a task of its own, and
+/// owns the cancellation wiring. Rules that hold for all work live here, once:
+/// - Work is registered before it starts, so a cancel that finds it can always reach it (a cancel that comes before
+///   its task is attached cancels the task as soon as it is).
+/// - Work whose engine stops on its own signal (`EngineCancellation`) needs no task to cancel: an `async` caller runs
+///   it in its own task, and a caller that does not wait in a detached task that the registry does not hold.
 /// - Work sent while a token refresh runs (from inside the refresh closure) skips the authenticator: it must not
 ///   wait on the refresh that waits on it. Batch members and chain steps sent by a refresh keep the rule, though
 ///   steps are built later, in the chain's own task.
@@ -11,13 +14,31 @@ struct Launcher: Sendable {
     let registry: Registry
 
     /// How work stands in the registry when it starts.
-    enum Registration {
+    enum Registration: Sendable {
         /// Not yet: register it.
         case new
         /// Taken back for a retry (`Registry.takeForRetry` registered it): record its new description.
         case retried
-        /// Registered by the caller already (a batch member, registered before it counts as running).
-        case registered
+        /// Registered by the caller already (a batch member, registered before it counts as running), with the
+        /// signal that stops it when it has one (see `register(_:bySignal:)`).
+        case registered(EngineCancellation?)
+    }
+
+    /// How one piece of work is to run.
+    struct Plan: Sendable {
+        /// An `async` caller waits for the value; otherwise the caller goes on at once (callbacks, transfers, streams).
+        var waits: Bool
+        /// The work stops on its own signal when cancelled by identifier: its engine honours `EngineCancellation`.
+        var bySignal: Bool
+        var registration: Registration = .new
+        /// A detached task (callback forms, whose callers do not wait), else one that inherits the caller's priority
+        /// and task-local values.
+        var detached = false
+        /// For a detached task, the queue it runs on (see `QueueExecutor`; Linux only), else Swift's pool.
+        var queue: QueueExecutor?
+        /// Work stopped by its signal starts in the calling thread, up to its first wait (`Task.immediate`), instead
+        /// of waiting for a thread to be woken for it: a batch's first members.
+        var immediately = false
     }
 
     // MARK: - Numbering
@@ -58,29 +79,66 @@ struct Launcher: Sendable {
 
     // MARK: - Starting
 
-    /// Registers the work (per `registration`) and runs `body` in a task registered under the work's identifier.
+    /// Registers the work and starts its `body`, which gets the work's signal when it stops by one; returns the
+    /// handle.
     ///
-    /// - Parameters:
-    ///   - detached: a detached task, for callback forms, whose callers do not wait; otherwise the task inherits the
-    ///     caller's priority and task-local values.
-    ///   - queue: for a detached task, the queue it runs on (see `QueueExecutor`; Linux only), else Swift's pool.
-    func start<T: Sendable>(
-        _ work: AnyRequest, registration: Registration = .new, detached: Bool = false, on queue: QueueExecutor? = nil,
-        _ body: @escaping @Sendable () async -> T
-    ) -> Task<T, Never> {
+    /// Work that stops by its signal and whose caller waits runs when `Launched.value()` is called, in the caller's
+    /// task; any other starts now, in a task of its own.
+    func launch<Body: WorkBody>(_ work: AnyRequest, _ plan: Plan, _ body: Body) -> Launched<Body> {
         let id = work.id
-        switch registration {
+        if plan.bySignal, let signal = signal(for: work, plan.registration) {
+            if plan.waits { return Launched(id: id, registry: registry, run: .here(signal, body)) }
+            let operation: @Sendable () async -> Body.Value = { [signal, body] in await body.run(signal) }
+            if plan.immediately, #available(macOS 26, iOS 26, tvOS 26, watchOS 26, *) {
+                return Launched(id: id, registry: registry, run: .task(Task.immediate(operation: operation)))
+            }
+            let task = plan.detached ? Self.detachedTask(on: plan.queue, operation) : Task(operation: operation)
+            return Launched(id: id, registry: registry, run: .task(task))
+        }
+        switch plan.registration {
         case .new: registry.insert(id, work)
         case .retried: registry.update(id, work)
         case .registered: break
         }
-        let task = detached ? Self.detachedTask(on: queue, body) : Task(operation: body)
+        let operation: @Sendable () async -> Body.Value = { [body] in await body.run(nil) }
+        let task = plan.detached ? Self.detachedTask(on: plan.queue, operation) : Task(operation: operation)
         registry.attach(task, to: id)
-        return task
+        return Launched(id: id, registry: registry, run: .task(task))
+    }
+
+    /// `launch` with the body as a closure.
+    func launch<T: Sendable>(
+        _ work: AnyRequest, _ plan: Plan, _ body: @escaping @Sendable (EngineCancellation?) async -> T
+    ) -> Launched<ClosureBody<T>> {
+        launch(work, plan, ClosureBody(body: body))
+    }
+
+    /// The signal that stops work by its identifier: a new one, registered with new work; the one a registered
+    /// member was given; none for a retry, which `Registry.takeForRetry` registered to stop through its task.
+    private func signal(for work: AnyRequest, _ registration: Registration) -> EngineCancellation? {
+        switch registration {
+        case .new: return registerStoppedBySignal(work)
+        case .registered(let signal): return signal
+        case .retried: return nil
+        }
+    }
+
+    /// Registers work before it starts; returns the signal that stops it when it stops by one (a batch member
+    /// registered before it counts as running, an event source between its connections).
+    func register(_ work: AnyRequest, bySignal: Bool) -> EngineCancellation? {
+        if bySignal { return registerStoppedBySignal(work) }
+        registry.insert(work.id, work)
+        return nil
+    }
+
+    /// Registers work that stops by its signal, and returns the signal.
+    func registerStoppedBySignal(_ work: AnyRequest) -> EngineCancellation {
+        let signal = EngineCancellation()
+        registry.insert(work.id, work, cancellation: signal)
+        return signal
     }
 
     /// A detached task at the caller's priority, on `queue` (Linux; see `QueueExecutor`) or Swift's pool.
-    @discardableResult
     private static func detachedTask<T: Sendable>(
         on queue: QueueExecutor?, _ body: @escaping @Sendable () async -> T
     ) -> Task<T, Never> {
@@ -90,39 +148,69 @@ struct Launcher: Sendable {
         Task.detached(executorPreference: queue, priority: Task.currentPriority, operation: body)
         #endif
     }
+}
 
-    /// Registers new work with the signal that stops it and runs `body` in a detached task of its own, not attached
-    /// to the registry: `Center.cancel(_:)` fires the signal, which the engine and the pipeline's waits honour, as for
-    /// work in its caller's task. For callback forms on an engine that honours `EngineCancellation`: one trip through
-    /// the registry's lock fewer than `start`, and no closure to keep the task.
-    func startSignalled<T: Sendable>(
-        _ work: AnyRequest, on queue: QueueExecutor? = nil,
-        _ body: @escaping @Sendable (EngineCancellation) async -> T
-    ) {
-        let cancellation = registerInline(work)
-        Self.detachedTask(on: queue) { await body(cancellation) }
+/// What work runs, given the signal that stops it when it stops by one. A value, not a closure: a request sent from
+/// an `async` caller runs with no allocation for it.
+protocol WorkBody: Sendable {
+    associatedtype Value: Sendable
+    nonisolated(nonsending) func run(_ signal: EngineCancellation?) async -> Value
+}
+
+/// A body given as a closure.
+struct ClosureBody<Value: Sendable>: WorkBody {
+    let body: @Sendable (EngineCancellation?) async -> Value
+
+    nonisolated(nonsending) func run(_ signal: EngineCancellation?) async -> Value { await body(signal) }
+}
+
+/// Work that has started: its identifier, its value when it ends, and the way to cancel it.
+struct Launched<Body: WorkBody>: Sendable {
+    typealias Value = Body.Value
+
+    enum Run: Sendable {
+        /// In a task of its own.
+        case task(Task<Value, Never>)
+        /// In the task of the caller of `value()`, stopped by its signal.
+        case here(EngineCancellation, Body)
     }
 
-    /// Registers work that runs in its caller's task (no task of its own): `Center.cancel(_:)` fires the returned
-    /// signal, which the engine and the pipeline's waits honour.
-    func registerInline(_ work: AnyRequest) -> EngineCancellation {
-        let cancellation = EngineCancellation()
-        registry.insert(work.id, work, cancellation: cancellation)
-        return cancellation
+    let id: RequestID
+    let registry: Registry
+    let run: Run
+
+    /// Waits for the value; called once. Work in a task of its own is cancelled by identifier when the waiting task
+    /// is; work that runs here runs now, off the caller's actor.
+    nonisolated(nonsending) func value() async -> Value {
+        switch run {
+        case .task(let task):
+            return await withTaskCancellationHandler {
+                await task.value
+            } onCancel: { [registry, id] in
+                _ = registry.cancel(id)
+            }
+        case .here(let signal, let body):
+            return await Self.runHere(signal, body)
+        }
     }
 
-    /// Starts the work and waits for it, for an `async` caller: cancelling the caller's task cancels the work by
-    /// identifier, as `Center.cancel(_:)` would.
-    nonisolated(nonsending) func run<T: Sendable>(
-        _ work: AnyRequest, registration: Registration = .new, _ body: @escaping @Sendable () async -> T
-    ) async -> T {
-        let task = start(work, registration: registration, body)
-        let id = work.id
-        return await withTaskCancellationHandler {
-            await task.value
-        } onCancel: { [registry] in
+    /// Runs work in the waiting task, off the caller's actor (`@concurrent`: a caller on the main actor hops off it
+    /// once; a caller already on the global executor does not hop at all).
+    @concurrent
+    private static func runHere(_ signal: EngineCancellation, _ body: Body) async -> Value {
+        await body.run(signal)
+    }
+
+    /// Waits for `body` (a stream's head, say); cancelling the waiting task cancels the work by identifier.
+    nonisolated(nonsending) func whileWaiting<R>(_ body: () async throws -> R) async rethrows -> R {
+        try await withTaskCancellationHandler(operation: body) { [registry, id] in
             _ = registry.cancel(id)
         }
+    }
+
+    /// Cancels the work by identifier (it ends as `.cancelled`).
+    func cancel() {
+        _ = registry.cancel(id)
     }
 }
 
@@ -140,61 +228,41 @@ struct MemberRunner: MemberStarting {
             Response, HTTPError
         >
 
-    /// Registers a member before it counts as running; returns the signal that stops it, when it has one.
     func register(_ member: Request) -> EngineCancellation? {
-        let cancellation = stopsBySignal(member) ? EngineCancellation() : nil
-        launcher.registry.insert(member.id, .single(member), cancellation: cancellation)
-        return cancellation
+        launcher.register(.single(member), bySignal: stopsBySignal(member))
     }
 
-    /// Removes a registered member that will not run after all.
     func unregister(_ member: Request) {
         _ = launcher.registry.finish(member.id)
     }
 
-    /// Starts a registered member in a task of its own; `outcomes` hears how member `index` ended, in that task. A
-    /// member registered with its signal is stopped through it; any other through its task, attached to the registry.
-    /// (The group itself hears the outcome, not a closure: a closure of the group's would be one more allocation for
-    /// every member.)
-    ///
-    /// `immediately`: a member stopped by its signal starts running in the calling thread, up to its first wait
-    /// (`Task.immediate`), instead of waiting for a thread of the pool to be woken for it; a batch starts its first
-    /// members so. Never for a member started when another ended: one that ended at once would start the next in
-    /// turn, each inside the last.
+    /// The group itself hears the outcome, not a closure: a closure of the group's would be one more allocation for
+    /// every member. Never `immediately` for a member started when another ended: one that ended at once would start
+    /// the next in turn, each inside the last.
     func start(
         _ member: Request, at index: Int, cancellation: EngineCancellation?,
         progress: (@Sendable (TransferProgress) -> Void)?, reportingTo outcomes: any MemberOutcomes,
         immediately: Bool
     ) {
-        if let cancellation {
-            let operation: @Sendable () async -> Void = { [perform] in
-                outcomes.member(index, endedWith: await perform(member, progress, cancellation))
-            }
-            if immediately, #available(macOS 26, iOS 26, tvOS 26, watchOS 26, *) {
-                Task.immediate(operation: operation)
-            } else {
-                Task(operation: operation)
-            }
-        } else {
-            _ = launcher.start(.single(member), registration: .registered) { [perform] in
-                outcomes.member(index, endedWith: await perform(member, progress, nil))
-            }
+        let plan = Launcher.Plan(
+            waits: false, bySignal: cancellation != nil, registration: .registered(cancellation),
+            immediately: immediately)
+        _ = launcher.launch(.single(member), plan) { [perform] signal in
+            outcomes.member(index, endedWith: await perform(member, progress, signal))
         }
     }
 
-    /// Registers a member and runs it to its end for a caller that waits (a chain's step); cancelling the waiting
-    /// task cancels the member. A member that stops by signal runs in the caller's task, as an `async` request does
-    /// (no task and no thread hop of its own); any other runs in a task of its own.
+    /// A member that stops by signal runs in the caller's task, as an `async` request does (no task and no thread
+    /// hop of its own); any other runs in a task of its own.
     func run(
         _ member: Request, progress: (@Sendable (TransferProgress) -> Void)?
     ) async -> Result<Response, HTTPError> {
-        if stopsBySignal(member) {
-            return await perform(member, progress, launcher.registerInline(.single(member)))
-        }
-        return await launcher.run(.single(member)) { await perform(member, progress, nil) }
+        let plan = Launcher.Plan(waits: true, bySignal: stopsBySignal(member))
+        return await launcher.launch(.single(member), plan) { [perform] signal in
+            await perform(member, progress, signal)
+        }.value()
     }
 
-    /// Cancels a running member (it ends as `.cancelled`).
     func cancel(_ id: RequestID) {
         _ = launcher.registry.cancel(id)
     }

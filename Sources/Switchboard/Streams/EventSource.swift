@@ -260,7 +260,8 @@ public struct EventSource: AsyncSequence, Sendable {
             self.host = host
             self.request = request
             self.maxReconnections = Swift.max(0, maxReconnections)
-            cancellation = host.launcher.registerInline(.single(request))
+            // Registered for its whole life (between connections too), stopped by its signal.
+            cancellation = host.launcher.registerStoppedBySignal(.single(request))
             let registry = host.registry
             let state = state
             _ = cancellation.add {

@@ -13,25 +13,20 @@
 /// ```
 public struct Transfer: Sendable {
     /// The request's identifier.
-    public let id: RequestID
+    public var id: RequestID { launched.id }
     /// Progress reports, at most about 60 a second; the stream ends when the request does.
     public let progress: AsyncStream<TransferProgress>
-    let task: Task<Result<Response, HTTPError>, Never>
+    let launched: Launched<ClosureBody<Result<Response, HTTPError>>>
 
     /// Waits for the outcome. Cancelling the waiting task cancels the transfer.
     ///
     /// - Throws: `HTTPError`.
     nonisolated(nonsending) public func response() async throws(HTTPError) -> Response {
-        let task = task
-        return try await withTaskCancellationHandler {
-            await task.value
-        } onCancel: {
-            task.cancel()
-        }.get()
+        try await launched.value().get()
     }
 
     /// Cancels the transfer; `response()` then throws `.cancelled`.
     public func cancel() {
-        task.cancel()
+        launched.cancel()
     }
 }

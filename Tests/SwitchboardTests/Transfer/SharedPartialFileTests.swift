@@ -210,9 +210,10 @@ import SwitchboardTestSupport
         }
         request.id = RequestID(rawValue: number)
         let configuration = center.configuration
-        let response = try await center.launcher.run(.single(request)) { [request] in
+        let plan = Launcher.Plan(waits: true, bySignal: false)
+        let response = try await center.launcher.launch(.single(request), plan) { [request] _ in
             await center.pipeline.run(request, configuration, progress: nil)
-        }.get()
+        }.value().get()
         #expect(response.request.id == RequestID(rawValue: number))
         #expect(
             try Data(contentsOf: try #require(response.fileURL))
