@@ -36,21 +36,13 @@ extension Pipeline {
         }
         let composed = try URLComposition.compose(request)
         request.url = composed
-        if configuration.onRequest != nil || !plugins.isEmpty {
+        if !plugins.isEmpty {
             let before = request
             do throws(HTTPError) {
                 try await plugins.prepare(&request)
             } catch {
                 request.id = id
                 throw error
-            }
-            if let onRequest = configuration.onRequest {
-                do {
-                    try await onRequest(&request)
-                } catch {
-                    request.id = id
-                    throw Pipeline.hookError(error, default: .vetoed, "the onRequest hook refused the request", request)
-                }
             }
             request.id = id
             if request.url == composed {

@@ -49,6 +49,7 @@ extension PluginChain {
             plugins += forNode
         }
         if !request.plugins.isEmpty { plugins += request.plugins }
+        if let hooks = HookPlugin(configuration) { plugins.append(hooks) }
         self.init(plugins: plugins)
     }
 }

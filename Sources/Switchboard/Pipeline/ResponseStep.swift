@@ -8,7 +8,7 @@ extension Pipeline {
     nonisolated(nonsending) func postProcess(
         _ response: consuming Response, _ request: Request, _ context: RequestContext
     ) async throws(HTTPError) -> Response {
-        let (configuration, log) = (context.configuration, context.log)
+        let (plugins, log) = (context.plugins, context.log)
         guard response.fileURL != nil || acceptable(response, for: request) else {
             throw HTTPError(
                 .unacceptableStatus, "the server answered \(StatusReason.described(response.status))",
@@ -18,15 +18,7 @@ extension Pipeline {
             let (value, decodable) = try ResponseDecoding.decode(response)
             response.setParsedValue(value, decodable: decodable)
         }
-        if let onResponse = configuration.onResponse {
-            do {
-                response = try await onResponse(request, response)
-            } catch {
-                throw Pipeline.hookError(
-                    error, default: .business, "the onResponse hook rejected the response",
-                    request, response: response)
-            }
-        }
+        if !plugins.isEmpty { response = try await plugins.respond(response, for: request) }
         if let validate = request.validate {
             do {
                 response = try validate(response)

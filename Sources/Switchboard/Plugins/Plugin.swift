@@ -18,9 +18,13 @@
 ///    included, and the URL is composed after them;
 /// 3. the request is encoded; `adapt` of each plugin may change the encoded request (to sign it, for example);
 /// 4. the cache, then the engine, with `willSend` before it and `didReceive` after it (once per attempt);
-/// 5. validation and decoding, then the `onResponse` hook;
+/// 5. the status checked and the body decoded, then the `onResponse` hook and `respond` of each plugin, then the
+///    request's `validate`;
 /// 6. on failure, `retryDelay` of each plugin when the retry policy would not retry; then `process` of each plugin,
 ///    and the `onError` hook for a failure.
+///
+/// The `onRequest` and `onResponse` hooks are a plugin of the center's own, after every other: the last to
+/// `prepare` a request, and so the first to `respond` to its response.
 ///
 /// Plugins run in order of registration: the center's, then the node's, then the endpoint's or request's. The
 /// response-side steps (`didReceive`, `process`) run in the reverse order, so that the plugin that acts first on a
@@ -39,6 +43,11 @@ public protocol Plugin: Sendable {
     /// Sees what each attempt `willSend` saw came to, before validation: the response, or the transport's error.
     func didReceive(_ result: Result<Response, HTTPError>, for original: Request) async
 
+    /// Checks or changes a response whose status was acceptable and whose body was decoded (from the network, the
+    /// cache or a stub). Throw to fail the attempt, which the retry policy then judges as any failure: an
+    /// `HTTPError` as it is, anything else as `.business` (a server's "code" that says the call failed).
+    func respond(_ response: Response, for original: Request) async throws -> Response
+
     /// How long to wait before sending again after this failure, when the retry policy would not retry; `nil`
     /// leaves the decision to the other plugins and the policy. `attempt` counts from 1.
     func retryDelay(after error: HTTPError, attempt: Int, for original: Request) async -> Duration?
@@ -52,6 +61,7 @@ extension Plugin {
     public func adapt(_ request: inout EngineRequest, for original: Request) async throws {}
     public func willSend(_ request: EngineRequest, for original: Request) async {}
     public func didReceive(_ result: Result<Response, HTTPError>, for original: Request) async {}
+    public func respond(_ response: Response, for original: Request) async throws -> Response { response }
     public func retryDelay(after error: HTTPError, attempt: Int, for original: Request) async -> Duration? { nil }
     public func process(
         _ result: Result<Response, HTTPError>, for original: Request
@@ -94,6 +104,19 @@ struct PluginChain: Sendable {
         for plugin in plugins.reversed() { await plugin.didReceive(result, for: request) }
     }
 
+    func respond(_ response: Response, for request: Request) async throws(HTTPError) -> Response {
+        var response = response
+        for plugin in plugins.reversed() {
+            do {
+                response = try await plugin.respond(response, for: request)
+            } catch {
+                throw PluginChain.error(
+                    error, "a plugin rejected the response", request, response: response, code: .business)
+            }
+        }
+        return response
+    }
+
     func retryDelay(after error: HTTPError, attempt: Int, for request: Request) async -> Duration? {
         for plugin in plugins {
             if let delay = await plugin.retryDelay(after: error, attempt: attempt, for: request) { return delay }
@@ -107,11 +130,15 @@ struct PluginChain: Sendable {
         return result
     }
 
-    private static func error(_ error: any Error, _ message: String, _ request: Request) -> HTTPError {
+    private static func error(
+        _ error: any Error, _ message: String, _ request: Request, response: Response? = nil,
+        code: HTTPError.Code = .vetoed
+    ) -> HTTPError {
         if var error = error as? HTTPError {
             if error.request == nil { error.request = request }
+            if error.response == nil { error.response = response }
             return error
         }
-        return HTTPError(.vetoed, "\(message): \(error)", request: request, underlying: error)
+        return HTTPError(code, "\(message): \(error)", request: request, response: response, underlying: error)
     }
 }

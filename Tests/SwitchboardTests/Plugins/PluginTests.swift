@@ -17,6 +17,10 @@ private struct Recorder: Plugin {
     func didReceive(_ result: Result<Response, HTTPError>, for original: Request) async {
         log.record("\(name) didReceive")
     }
+    func respond(_ response: Response, for original: Request) async throws -> Response {
+        log.record("\(name) respond")
+        return response
+    }
     func process(_ result: Result<Response, HTTPError>, for original: Request) async -> Result<Response, HTTPError> {
         log.record("\(name) process")
         return result
@@ -42,8 +46,60 @@ private struct Recorder: Plugin {
                 "center adapt", "node adapt", "request adapt",
                 "center willSend", "node willSend", "request willSend",
                 "request didReceive", "node didReceive", "center didReceive",
+                "request respond", "node respond", "center respond",
                 "request process", "node process", "center process",
             ])
+    }
+
+    /// The `onRequest` and `onResponse` hooks are the plugin after every other: the last to prepare, the first to
+    /// respond; `respond` runs before the request's `validate`, and what it throws fails the attempt as `.business`,
+    /// which the retry policy judges as any failure.
+    @Test func hooksAreThePluginAfterEveryOtherAndRespondMayFailAnAttempt() async throws {
+        struct Refused: Error {}
+        struct BusinessCode: Plugin {
+            let log: EventLog
+            func respond(_ response: Response, for original: Request) async throws -> Response {
+                log.record("code respond")
+                if response.json?["code"]?.int != 0 { throw Refused() }
+                return response
+            }
+        }
+        let log = EventLog()
+        let (center, stub) = stubCenter { config in
+            config.plugins = [BusinessCode(log: log)]
+            config.onRequest = { _ in log.record("onRequest") }
+            config.onResponse = { _, response in
+                log.record("onResponse")
+                return response
+            }
+            config.retryPolicy = RetryPolicy(maxAttempts: 2, initialDelay: .zero, jitter: 0, errorCodes: [.business])
+        }
+        stub.on(nil, "*", replies: [.json(["code": 7]), .json(["code": 0])])
+        let response = try await center.send {
+            $0.api = "orders"
+            $0.validate = { response in
+                log.record("validate")
+                return response
+            }
+        }
+        #expect(response.attempts == 2)
+        #expect(
+            log.all == [
+                "onRequest", "onResponse", "code respond",
+                "onRequest", "onResponse", "code respond", "validate",
+            ])
+
+        stub.on(nil, "*", reply: .json(["code": 3]))
+        do {
+            _ = try await center.send {
+                $0.api = "orders"; $0.retryCount = 0
+            }
+            Issue.record("a refused response passed")
+        } catch {
+            #expect(error.code == .business && error.underlying is Refused)
+            #expect(error.message.hasPrefix("a plugin rejected the response"), "\(error.message)")
+            #expect(error.response?.json?["code"]?.int == 3)
+        }
     }
 
     @Test func nodePluginsApplyToTheirNodeOnly() async throws {

@@ -1,0 +1,33 @@
+/// The center's `onRequest` and `onResponse` hooks, as the plugin after every other: the last to `prepare` a request
+/// and so the first to `respond` to its response.
+struct HookPlugin: Plugin {
+    let onRequest: (@Sendable (inout Request) async throws -> Void)?
+    let onResponse: (@Sendable (Request, Response) async throws -> Response)?
+
+    /// The hooks of a configuration, when it has one.
+    init?(_ configuration: CenterConfiguration) {
+        guard configuration.onRequest != nil || configuration.onResponse != nil else { return nil }
+        (onRequest, onResponse) = (configuration.onRequest, configuration.onResponse)
+    }
+
+    func prepare(_ request: inout Request) async throws {
+        guard let onRequest else { return }
+        let id = request.id
+        do {
+            try await onRequest(&request)
+        } catch {
+            request.id = id
+            throw Pipeline.hookError(error, default: .vetoed, "the onRequest hook refused the request", request)
+        }
+    }
+
+    func respond(_ response: Response, for original: Request) async throws -> Response {
+        guard let onResponse else { return response }
+        do {
+            return try await onResponse(original, response)
+        } catch {
+            throw Pipeline.hookError(
+                error, default: .business, "the onResponse hook rejected the response", original, response: response)
+        }
+    }
+}
