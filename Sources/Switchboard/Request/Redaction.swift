@@ -208,20 +208,33 @@ struct Redaction: Sendable {
         // `name=value` pair inside a member's value is hidden to its separator, and took the backslashes that escape
         // the quote after it (`token=abc\\\"` in JSON inside a JSON string): read after that, the member's value
         // ended at that bare quote, and the rest of it was printed.
-        result = replace(Redaction.memberPattern, in: result, balanced: true) { isSecret($0) }
-        result = replace(Redaction.escapedMemberPattern, in: result, name: 2, values: [3], balanced: true) {
+        result = replace(Redaction.memberPattern, in: result, extent: .balanced) { isSecret($0) }
+        result = replace(Redaction.escapedMemberPattern, in: result, name: 2, values: [3], extent: .balanced) {
             isSecret($0)
         }
-        result = replace(Redaction.pairPattern, in: result, toSeparator: true) { isSecret(Redaction.decoded($0)) }
+        result = replace(Redaction.pairPattern, in: result, extent: .toSeparator) { isSecret(Redaction.decoded($0)) }
         result = replace(Redaction.encodedPairPattern, in: result) { isSecret(Redaction.decoded($0)) }
         result = replace(Redaction.partPattern, in: result) { isSecret($0) }
-        result = replace(Redaction.linePattern, in: result, name: 2, values: [3], toLineEnd: true) { isSecret($0) }
+        result = replace(Redaction.linePattern, in: result, name: 2, values: [3], extent: .toLineEnd) { isSecret($0) }
         return result
     }
 
     /// A URL's text with its credentials and secret query values hidden.
     func url(_ url: URL) -> String {
         self.url(url.absoluteString)
+    }
+
+    /// How far a hidden value reaches beyond its group.
+    private enum Extent {
+        /// The group alone.
+        case group
+        /// An unquoted value, up to the next separator of `name=value` pairs, past any `=` in it.
+        case toSeparator
+        /// An unquoted value, up to the end of its line.
+        case toLineEnd
+        /// An empty value before `{` or `[`: the object or array that starts there, whole (JSON, escaped as group 1
+        /// of the match when the pattern has one before the name).
+        case balanced
     }
 
     /// A URL string with secret query values and a password hidden.
@@ -231,15 +244,13 @@ struct Redaction: Sendable {
 
     /// Hides the value (the first of the groups `values` that took part) of each match whose name (group `name`)
     /// passes `secret`. A quoted value keeps its quotes, escaped as they were (`"<redacted>"`, `\\"<redacted>\\"`).
-    /// A value read ahead may hold the values of later matches: the outer one is hidden whole. `toSeparator`: an
-    /// unquoted value is hidden up to the next separator of `name=value` pairs, past any `=` in it. `toLineEnd`: an
-    /// unquoted value is hidden up to the end of its line. `balanced`: an empty value before `{` or `[` is the object
-    /// or array that starts there, hidden whole (JSON, escaped as group 1 of the match when the pattern has one
-    /// before the name).
+    /// A value read ahead may hold the values of later matches: the outer one is hidden whole. How far an unquoted or
+    /// empty value reaches is `extent`'s.
     private func replace(
-        _ pattern: NSRegularExpression, in text: String, name: Int = 1, values: [Int] = [2], toSeparator: Bool = false,
-        toLineEnd: Bool = false, balanced: Bool = false, secret: (String) -> Bool
+        _ pattern: NSRegularExpression, in text: String, name: Int = 1, values: [Int] = [2], extent: Extent = .group,
+        secret: (String) -> Bool
     ) -> String {
+        let (toSeparator, toLineEnd, balanced) = (extent == .toSeparator, extent == .toLineEnd, extent == .balanced)
         let source = text as NSString
         let matches = pattern.matches(in: text, range: NSRange(location: 0, length: source.length))
         var hidden: [(range: NSRange, quote: String?)] = []
