@@ -206,4 +206,45 @@ import Testing
         plain.cachePolicy = .networkOnly
         #expect(CacheStep(request: plain, engineRequest: engineRequest, configuration: configuration) == nil)
     }
+
+    // MARK: - Stub and deduplication
+
+    @Test func stubAnswersAsTheEndpointDeclaredWithoutAnEngine() async throws {
+        let configuration = Self.configuration()
+        let (prepared, _) = try await prepared(Request { $0.api = "users/7" }, configuration)
+        let context = RequestContext(prepared.request, configuration, progress: nil, cancellation: nil, stream: nil)
+        let engineRequest = try pipeline.encode(prepared, context).engineRequest
+        let reply = StubReply.json(["id": 7], status: 201)
+        let response = try await pipeline.stubbed(reply, engineRequest, prepared.request, context)
+        #expect(response.source == .stub && response.status == 201)
+        #expect(response.url?.absoluteString == "https://api.example.com/v1/users/7?access_token=secret-AAA&app=demo")
+        #expect(try JSON(data: response.data) == ["id": 7])
+
+        struct Offline: Error {}
+        do {
+            _ = try await pipeline.stubbed(.failure(Offline()), engineRequest, prepared.request, context)
+            Issue.record("a failing stub answered")
+        } catch {
+            #expect(error.underlying is Offline && error.request?.id == prepared.id)
+        }
+    }
+
+    @Test func identicalExchangesInFlightShareOneEngineCall() async throws {
+        let engine = StubEngine()
+        engine.on(nil, "*", reply: StubReply.json(["n": 1]).delayed(by: .milliseconds(200)))
+        let url = try #require(URL(string: "https://api.example.com/v1/feed"))
+        let request = EngineRequest(url: url, headers: ["Accept": "application/json"])
+        let key = try #require(InFlight.Key(request))
+        let inFlight = pipeline.inFlight
+        async let first = inFlight.perform(request, key: key, engine: engine, progress: { _ in })
+        async let second = inFlight.perform(request, key: key, engine: engine, progress: { _ in })
+        let (a, b) = try await (first, second)
+        #expect(engine.requests.count == 1)
+        #expect(a.body == b.body && a.status == 200)
+        #expect(inFlight.count == 0)
+        // A request that differs (another header) is its own exchange.
+        var other = request
+        other.headers["Accept"] = "text/plain"
+        #expect(InFlight.Key(other) != key)
+    }
 }
