@@ -17,7 +17,8 @@ struct SingleCallbacks: Sendable {
             error.response = response
             return error
         }
-        return Pipeline.hookError(error, default: .business, "onSuccess threw", response.request, response: response)
+        return HTTPError.wrapping(
+            error, as: .business, "onSuccess threw", request: response.request, response: response)
     }
 
     /// Success then finished, or failure then finished; a throwing `onSuccess` turns the outcome into a failure.

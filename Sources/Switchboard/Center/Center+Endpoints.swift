@@ -89,12 +89,10 @@ extension Endpoint {
     func decoded(_ response: Switchboard.Response) throws(HTTPError) -> Response {
         do {
             return try decode(response)
-        } catch let error as HTTPError {
-            throw error.with(request: response.request)
         } catch {
-            throw HTTPError(
-                .decoding, "the \(Self.self) endpoint could not make its \(Response.self): \(error)",
-                request: response.request, response: response, underlying: error)
+            throw HTTPError.wrapping(
+                error, as: .decoding, "the \(Self.self) endpoint could not make its \(Response.self)",
+                request: response.request, response: response)
         }
     }
 }

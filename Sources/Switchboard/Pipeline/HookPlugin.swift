@@ -17,7 +17,7 @@ struct HookPlugin: Plugin {
             try await onRequest(&request)
         } catch {
             request.id = id
-            throw Pipeline.hookError(error, default: .vetoed, "the onRequest hook refused the request", request)
+            throw HTTPError.wrapping(error, as: .vetoed, "the onRequest hook refused the request", request: request)
         }
     }
 
@@ -26,8 +26,9 @@ struct HookPlugin: Plugin {
         do {
             return try await onResponse(original, response)
         } catch {
-            throw Pipeline.hookError(
-                error, default: .business, "the onResponse hook rejected the response", original, response: response)
+            throw HTTPError.wrapping(
+                error, as: .business, "the onResponse hook rejected the response", request: original,
+                response: response)
         }
     }
 }

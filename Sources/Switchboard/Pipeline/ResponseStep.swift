@@ -23,9 +23,9 @@ extension Pipeline {
             do {
                 response = try validate(response)
             } catch {
-                throw Pipeline.hookError(
-                    error, default: .business, "the response did not pass validation",
-                    request, response: response)
+                throw HTTPError.wrapping(
+                    error, as: .business, "the response did not pass validation", request: request,
+                    response: response)
             }
         }
         log?.response(response)
@@ -34,18 +34,5 @@ extension Pipeline {
 
     func acceptable(_ response: Response, for request: Request) -> Bool {
         request.acceptableStatusCodes?.contains(response.status) ?? response.isSuccessful
-    }
-
-    /// An error thrown by a hook: an `HTTPError` as it is (with the request filled in), anything else wrapped.
-    static func hookError(
-        _ error: any Error, default code: HTTPError.Code, _ message: String, _ request: Request,
-        response: Response? = nil
-    ) -> HTTPError {
-        if var error = error as? HTTPError {
-            if error.request == nil { error.request = request }
-            if error.response == nil { error.response = response }
-            return error
-        }
-        return HTTPError(code, "\(message): \(error)", request: request, response: response, underlying: error)
     }
 }

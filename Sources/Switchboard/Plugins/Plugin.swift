@@ -81,7 +81,7 @@ struct PluginChain: Sendable {
             do {
                 try await plugin.prepare(&request)
             } catch {
-                throw PluginChain.error(error, "a plugin refused the request", request)
+                throw HTTPError.wrapping(error, as: .vetoed, "a plugin refused the request", request: request)
             }
         }
     }
@@ -91,7 +91,7 @@ struct PluginChain: Sendable {
             do {
                 try await plugin.adapt(&encoded, for: request)
             } catch {
-                throw PluginChain.error(error, "a plugin refused the encoded request", request)
+                throw HTTPError.wrapping(error, as: .vetoed, "a plugin refused the encoded request", request: request)
             }
         }
     }
@@ -110,8 +110,8 @@ struct PluginChain: Sendable {
             do {
                 response = try await plugin.respond(response, for: request)
             } catch {
-                throw PluginChain.error(
-                    error, "a plugin rejected the response", request, response: response, code: .business)
+                throw HTTPError.wrapping(
+                    error, as: .business, "a plugin rejected the response", request: request, response: response)
             }
         }
         return response
@@ -128,17 +128,5 @@ struct PluginChain: Sendable {
         var result = result
         for plugin in plugins.reversed() { result = await plugin.process(result, for: request) }
         return result
-    }
-
-    private static func error(
-        _ error: any Error, _ message: String, _ request: Request, response: Response? = nil,
-        code: HTTPError.Code = .vetoed
-    ) -> HTTPError {
-        if var error = error as? HTTPError {
-            if error.request == nil { error.request = request }
-            if error.response == nil { error.response = response }
-            return error
-        }
-        return HTTPError(code, "\(message): \(error)", request: request, response: response, underlying: error)
     }
 }

@@ -194,6 +194,20 @@ public struct HTTPError: Error, Sendable, CustomStringConvertible, CustomDebugSt
                 + "the value, or a name that is not a token); nothing was sent")
     }
 
+    /// An error thrown by code of the app's (a hook, a plugin, a serializer, a callback) as an `HTTPError`: one as it
+    /// is, with the request and response filled in where it has none; anything else as `code`, its description after
+    /// `message`.
+    static func wrapping(
+        _ error: any Error, as code: Code, _ message: String, request: Request? = nil, response: Response? = nil
+    ) -> HTTPError {
+        if var error = error as? HTTPError {
+            if error.request == nil { error.request = request }
+            if error.response == nil { error.response = response }
+            return error
+        }
+        return HTTPError(code, "\(message): \(error)", request: request, response: response, underlying: error)
+    }
+
     /// A copy with the request filled in when it was not known where the error was made.
     func with(request: Request) -> HTTPError {
         var copy = self

@@ -67,10 +67,8 @@ public struct ResponseSerializer: Sendable, Hashable {
             Custom(name, accept: accept) { response throws(HTTPError) in
                 do {
                     return (try decode(response), false)
-                } catch let error as HTTPError {
-                    throw error
                 } catch {
-                    throw HTTPError(.decoding, "the \(name) serializer failed: \(error)", underlying: error)
+                    throw HTTPError.wrapping(error, as: .decoding, "the \(name) serializer failed")
                 }
             })
     }
@@ -85,11 +83,12 @@ public struct ResponseSerializer: Sendable, Hashable {
         _ serializers: [String: ResponseSerializer], otherwise: ResponseSerializer = .raw
     ) -> ResponseSerializer {
         let table = Dictionary(serializers.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { $1 })
-        let types = table.keys.sorted()
-        let name = "by media type (" + types.map { "\($0): \(table[$0]!.name)" }.joined(separator: ", ") + ")"
+        let entries = table.sorted { $0.key < $1.key }
+        let name = "by media type (" + entries.map { "\($0.key): \($0.value.name)" }.joined(separator: ", ") + ")"
+        let accept = (entries.map(\.key) + ["*/*;q=0.8"]).joined(separator: ", ")
         return ResponseSerializer(
             kind: .custom(
-                Custom(name, accept: (types + ["*/*;q=0.8"]).joined(separator: ", ")) { response throws(HTTPError) in
+                Custom(name, accept: accept) { response throws(HTTPError) in
                     let type = ResponseDecoding.mediaType(of: response.headers["Content-Type"] ?? "")
                     let family = String(type.prefix { $0 != "/" }) + "/*"
                     return try (table[type] ?? table[family] ?? otherwise).decode(response)
@@ -240,10 +239,8 @@ public struct RequestSerializer: Sendable, Hashable {
         case .custom(let custom):
             do {
                 return (try custom.encode(request.parameters), custom.contentType)
-            } catch let error as HTTPError {
-                throw error
             } catch {
-                throw HTTPError(.encoding, "the \(custom.name) serializer failed: \(error)", underlying: error)
+                throw HTTPError.wrapping(error, as: .encoding, "the \(custom.name) serializer failed")
             }
         }
     }
