@@ -246,7 +246,7 @@ extension Center {
     /// How a group of this center runs its members: through the launcher, on the whole request path.
     private func memberRunner(_ configuration: Configuration) -> MemberRunner {
         MemberRunner(launcher: launcher) { member in
-            Center.runsInline(member, configuration)
+            Center.stopsBySignal(member, configuration)
         } perform: { [self] member, progress, cancellation in
             await pipeline.run(member, configuration, progress: progress, cancellation: cancellation)
         }

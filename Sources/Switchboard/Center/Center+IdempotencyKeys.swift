@@ -24,7 +24,7 @@ extension BatchRequest {
 
 extension ChainRequest {
     /// The chain with the idempotency key each failed step was sent with: a step is built again when the chain is
-    /// retried, and `Launcher.step` gives it its key.
+    /// retried, and `ChainRequest.step(_:at:)` gives it its key.
     func carryingIdempotencyKeys(
         of results: [Result<Response, HTTPError>], _ configuration: Center.Configuration
     ) -> ChainRequest {

@@ -112,7 +112,7 @@ extension Center {
             if executor != nil { deliver() } else { queue.async(execute: deliver) }
         }
         let plan = Launcher.Plan(
-            waits: false, bySignal: Center.runsInline(request, configuration), registration: registration,
+            waits: false, bySignal: Center.stopsBySignal(request, configuration), registration: registration,
             detached: true, queue: executor)
         _ = launcher.launch(.single(request), plan, body)
     }
@@ -152,14 +152,15 @@ extension Center {
         let (request, configuration) = configured(configure)
         // In the caller's task when the engine stops on the request's signal; otherwise in a task of its own, so that
         // `cancel(id)` cancels it and not the caller.
-        let plan = Launcher.Plan(waits: true, bySignal: Center.runsInline(request, configuration))
+        let plan = Launcher.Plan(waits: true, bySignal: Center.stopsBySignal(request, configuration))
         let body = PipelineRun(pipeline: pipeline, request: request, configuration: configuration)
         return try await launcher.launch(.single(request), plan, body).value().get()
     }
 
-    /// Whether an `async` request can run in its caller's task: its engine stops when cancelled by identifier, and
-    /// it is not shared with identical requests (a shared exchange is cancelled through its waiters' tasks).
-    static func runsInline(_ request: Request, _ configuration: Configuration) -> Bool {
+    /// Whether a request stops on its own signal (so that an `async` one can run in its caller's task): its engine
+    /// stops when cancelled by identifier, and it is not shared with identical requests (a shared exchange is
+    /// cancelled through its waiters' tasks).
+    static func stopsBySignal(_ request: Request, _ configuration: Configuration) -> Bool {
         configuration.engine.honoursCancellation && request.deduplicate != true
             && !(request.deduplicate == nil && configuration.deduplicatesGETs)
     }

@@ -150,8 +150,8 @@ struct Launcher: Sendable {
     }
 }
 
-/// What work runs, given the signal that stops it when it stops by one. A value, not a closure: a request sent from
-/// an `async` caller runs with no allocation for it.
+/// What work runs, given the signal that stops it when it stops by one. A value, so that a request sent from an
+/// `async` caller (`PipelineRun`) needs no closure context made for it.
 protocol WorkBody: Sendable {
     associatedtype Value: Sendable
     nonisolated(nonsending) func run(_ signal: EngineCancellation?) async -> Value

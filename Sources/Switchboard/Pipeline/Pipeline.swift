@@ -41,7 +41,7 @@ extension Pipeline {
     /// `interim` as soon as the cache step finds it, and the network's outcome is returned.
     ///
     /// It runs where its caller runs (`nonisolated(nonsending)`): every caller is already off any actor (a task of
-    /// the launcher's, `runInline`, a group's member runner), and calling a `@concurrent` function switches executors
+    /// the launcher's, `Launched.value()` in its caller's task, a group's member runner), and calling a `@concurrent` function switches executors
     /// once more per request, which costs most in a task with an executor preference (the callback forms run on the
     /// center's private queue), where each switch looks the preference up under the task's lock.
     nonisolated(nonsending) func run(

@@ -1,11 +1,11 @@
 import Foundation
 
 /// What an event source needs from its center: the configuration each connection reads (the current one, as a new
-/// request would), a way to open each connection, and the registry that knows the source by its identifier.
+/// request would), a way to open each connection, and the launcher whose registry knows the source by its
+/// identifier.
 protocol EventSourceHost: AnyObject, Sendable {
     var configuration: CenterConfiguration { get }
     var launcher: Launcher { get }
-    var registry: Registry { get }
     nonisolated(nonsending) func openStream(_ request: Request, _ configuration: CenterConfiguration)
         async throws(HTTPError) -> ResponseStream
 }
@@ -262,7 +262,7 @@ public struct EventSource: AsyncSequence, Sendable {
             self.maxReconnections = Swift.max(0, maxReconnections)
             // Registered for its whole life (between connections too), stopped by its signal.
             cancellation = host.launcher.registerStoppedBySignal(.single(request))
-            let registry = host.registry
+            let registry = host.launcher.registry
             let state = state
             _ = cancellation.add {
                 if let connection = state.withLock({ $0.connection }) { _ = registry.cancel(connection) }
@@ -286,7 +286,7 @@ public struct EventSource: AsyncSequence, Sendable {
         /// The connection in progress, which a cancel of the source cancels.
         func connecting(_ id: RequestID) {
             state.withLock { $0.connection = id }
-            if cancellation.isCancelled { _ = host.registry.cancel(id) }
+            if cancellation.isCancelled { _ = host.launcher.registry.cancel(id) }
         }
 
         /// The source has ended: it leaves the registry.
@@ -295,7 +295,7 @@ public struct EventSource: AsyncSequence, Sendable {
                 defer { state.ended = true }
                 return !state.ended
             }
-            if first { _ = host.registry.finish(request.id) }
+            if first { _ = host.launcher.registry.finish(request.id) }
         }
     }
 }

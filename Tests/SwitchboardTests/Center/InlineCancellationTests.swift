@@ -34,8 +34,8 @@ import SwitchboardTestSupport
         #expect(try CurlEngine().honoursCancellation)
         #expect(StubEngine().honoursCancellation)
         let center = Center { $0.engine = StubEngine() }
-        #expect(Center.runsInline(Request(), center.configuration))
-        #expect(!Center.runsInline(Request { $0.deduplicate = true }, center.configuration))
+        #expect(Center.stopsBySignal(Request(), center.configuration))
+        #expect(!Center.stopsBySignal(Request { $0.deduplicate = true }, center.configuration))
     }
 
     @Test(arguments: bothEngines)
@@ -119,7 +119,7 @@ import SwitchboardTestSupport
         let center = Center {
             $0.engine = Waiting(); $0.server = "https://api.example.com/"
         }
-        #expect(!Center.runsInline(Request(), center.configuration))
+        #expect(!Center.stopsBySignal(Request(), center.configuration))
         let error = await Self.cancelled(center, { $0.api = "x" }) { _ = $0.cancelAll() }
         #expect(error?.code == .cancelled, "\(String(describing: error))")
     }
