@@ -39,9 +39,21 @@ public struct CenterConfiguration: Sendable {
     /// Plugins every request of this center runs through, in order (see `Plugin`).
     public var plugins: [any Plugin] {
         get { fields.plugins }
-        set { storage.unique().value.plugins = newValue }
-        _modify { yield &storage.unique().value.plugins }
+        set {
+            let box = storage.unique()
+            box.value.plugins = newValue
+            box.value.chainPlugins()
+        }
+        _modify {
+            let box = storage.unique()
+            defer { box.value.chainPlugins() }
+            yield &box.value.plugins
+        }
     }
+    /// `onRequest` and `onResponse` as a plugin, made when they were set: the last of every request's chain.
+    var hooks: HookPlugin? { fields.hooks }
+    /// `plugins`, then `hooks`: the whole chain of a request with no plugins of its own or its node's.
+    var pluginChain: [any Plugin] { fields.pluginChain }
     /// Plugins for the requests to one node, run after the center's `plugins`; `.default` is for requests that
     /// name no other node.
     ///
@@ -246,15 +258,31 @@ public struct CenterConfiguration: Sendable {
     /// throw to refuse sending (the request then fails with the thrown `HTTPError`, or `.vetoed`).
     public var onRequest: (@Sendable (inout Request) async throws -> Void)? {
         get { fields.onRequest }
-        set { storage.unique().value.onRequest = newValue }
-        _modify { yield &storage.unique().value.onRequest }
+        set {
+            let box = storage.unique()
+            box.value.onRequest = newValue
+            box.value.chainPlugins()
+        }
+        _modify {
+            let box = storage.unique()
+            defer { box.value.chainPlugins() }
+            yield &box.value.onRequest
+        }
     }
     /// Runs after a response passed status validation and was decoded: it may return a different response,
     /// or throw to fail the request (with the thrown `HTTPError`, or `.business`).
     public var onResponse: (@Sendable (Request, Response) async throws -> Response)? {
         get { fields.onResponse }
-        set { storage.unique().value.onResponse = newValue }
-        _modify { yield &storage.unique().value.onResponse }
+        set {
+            let box = storage.unique()
+            box.value.onResponse = newValue
+            box.value.chainPlugins()
+        }
+        _modify {
+            let box = storage.unique()
+            defer { box.value.chainPlugins() }
+            yield &box.value.onResponse
+        }
     }
     /// Runs once on the final error of a failed request, before the failure callbacks; returns the error to
     /// report (the same, or another).
@@ -303,6 +331,14 @@ public struct CenterConfiguration: Sendable {
         var onRequest: (@Sendable (inout Request) async throws -> Void)?
         var onResponse: (@Sendable (Request, Response) async throws -> Response)?
         var onError: (@Sendable (Request, HTTPError) async -> HTTPError)?
+        var hooks: HookPlugin?
+        var pluginChain: [any Plugin] = []
+
+        /// Makes `hooks` and `pluginChain` again, after `plugins` or a hook changed.
+        mutating func chainPlugins() {
+            hooks = HookPlugin(onRequest: onRequest, onResponse: onResponse)
+            pluginChain = hooks.map { plugins + [$0] } ?? plugins
+        }
     }
 
     /// The fields, shared by copies of the configuration until one of them changes.

@@ -41,15 +41,19 @@ final class RequestContext: Sendable {
 }
 
 extension PluginChain {
-    /// The chain of a request sent with this configuration: the center's plugins, its node's, its own.
+    /// The chain of a request sent with this configuration: the center's plugins, its node's, its own, then the
+    /// center's hooks. A request with no plugins of its own or its node's takes the center's chain as it was made.
     init(_ request: Request, _ configuration: CenterConfiguration) {
-        var plugins = configuration.plugins
         // No node's plugins, no lookup (hashing the node's name is most of what an empty chain costs).
-        if !configuration.nodePlugins.isEmpty, let forNode = configuration.nodePlugins[request.node ?? .default] {
-            plugins += forNode
+        let forNode = configuration.nodePlugins.isEmpty ? nil : configuration.nodePlugins[request.node ?? .default]
+        guard forNode != nil || !request.plugins.isEmpty else {
+            self.init(plugins: configuration.pluginChain)
+            return
         }
-        if !request.plugins.isEmpty { plugins += request.plugins }
-        if let hooks = HookPlugin(configuration) { plugins.append(hooks) }
+        var plugins = configuration.plugins
+        if let forNode { plugins += forNode }
+        plugins += request.plugins
+        if let hooks = configuration.hooks { plugins.append(hooks) }
         self.init(plugins: plugins)
     }
 }

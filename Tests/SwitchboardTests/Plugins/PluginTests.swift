@@ -51,6 +51,31 @@ private struct Recorder: Plugin {
             ])
     }
 
+    /// With plugins of a node and of the request, the hooks still come after all of them.
+    @Test func hooksComeAfterNodeAndRequestPlugins() async throws {
+        let log = EventLog()
+        let (center, stub) = stubCenter { config in
+            config.plugins = [Recorder(name: "center", log: log)]
+            config.nodePlugins[.default] = [Recorder(name: "node", log: log)]
+            config.onRequest = { _ in log.record("onRequest") }
+            config.onResponse = { _, response in
+                log.record("onResponse")
+                return response
+            }
+        }
+        stub.on(nil, "*") { _ in .json(["ok": true]) }
+        _ = try await center.send { request in
+            request.api = "users"
+            request.plugins = [Recorder(name: "request", log: log)]
+        }
+        let steps = log.all.filter { $0.hasSuffix("prepare") || $0.hasSuffix("respond") || $0.hasPrefix("on") }
+        #expect(
+            steps == [
+                "center prepare", "node prepare", "request prepare", "onRequest",
+                "onResponse", "request respond", "node respond", "center respond",
+            ])
+    }
+
     /// The `onRequest` and `onResponse` hooks are the plugin after every other: the last to prepare, the first to
     /// respond; `respond` runs before the request's `validate`, and what it throws fails the attempt as `.business`,
     /// which the retry policy judges as any failure.

@@ -4,10 +4,13 @@ struct HookPlugin: Plugin {
     let onRequest: (@Sendable (inout Request) async throws -> Void)?
     let onResponse: (@Sendable (Request, Response) async throws -> Response)?
 
-    /// The hooks of a configuration, when it has one.
-    init?(_ configuration: CenterConfiguration) {
-        guard configuration.onRequest != nil || configuration.onResponse != nil else { return nil }
-        (onRequest, onResponse) = (configuration.onRequest, configuration.onResponse)
+    /// The plugin for these hooks, when there is one.
+    init?(
+        onRequest: (@Sendable (inout Request) async throws -> Void)?,
+        onResponse: (@Sendable (Request, Response) async throws -> Response)?
+    ) {
+        guard onRequest != nil || onResponse != nil else { return nil }
+        (self.onRequest, self.onResponse) = (onRequest, onResponse)
     }
 
     func prepare(_ request: inout Request) async throws {
