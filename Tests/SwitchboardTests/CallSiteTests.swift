@@ -57,6 +57,17 @@ final class CallSiteModel {
         statuses.append(page.status)
     }
 
+    /// A model of the app's own, made by its serializer, checked by its plugin, from a request and from an endpoint.
+    func loadNameCards() async throws -> [String] {
+        let response = try await center.send {
+            $0.api = "users/\(userID)"
+            $0.responseSerializer = .nameCard
+            $0.plugins = [NameRequired()]
+        }
+        let card = try await center.send(CallSiteNameCard(id: userID))
+        return [response.value(as: NameCard.self)?.name ?? "", card.name]
+    }
+
     func firstEvent() async throws -> String? {
         for try await event in center.events({ $0.api = "events/\(userID)" }).events { return event.data }
         return nil
@@ -94,6 +105,34 @@ struct CallSiteUser: Endpoint {
     var path: String { "users/\(id)" }
 }
 
+/// A model built by hand, its serializer, a plugin that checks it, and an endpoint that returns it, as an app
+/// declares them.
+struct NameCard: Sendable {
+    var name: String
+}
+
+extension ResponseSerializer {
+    // `nonisolated`: in a target whose default isolation is the main actor, a static property is the main actor's,
+    // and an endpoint's `configure` (nonisolated) could not read it.
+    nonisolated static let nameCard = ResponseSerializer("nameCard", accept: "application/json") { response in
+        .custom(NameCard(name: try JSON(data: response.data)["name"]?.string ?? ""))
+    }
+}
+
+struct NameRequired: Plugin {
+    func respond(_ response: Response, for original: Request) async throws -> Response {
+        guard response.value(as: NameCard.self)?.name.isEmpty == false else { throw URLError(.badServerResponse) }
+        return response
+    }
+}
+
+struct CallSiteNameCard: Endpoint {
+    typealias Response = NameCard
+    var id: Int
+    var path: String { "users/\(id)" }
+    func configure(_ request: inout Request) { request.responseSerializer = .nameCard }
+}
+
 /// A center answering every user path from a stub.
 func callSiteCenter() -> Center {
     let stub = StubEngine()
@@ -119,6 +158,11 @@ nonisolated func sendFromAPlainAsyncFunction(_ center: Center, id: Int) async th
         try await model.loadEverything()
         #expect(model.user?.name == "Ada")
         #expect(model.statuses == [200, 200, 200, 200, 200, 200, 200, 7, 200])
+    }
+
+    @Test @MainActor func aMainActorModelUsesItsOwnSerializerAndPlugin() async throws {
+        let model = CallSiteModel(center: callSiteCenter())
+        #expect(try await model.loadNameCards() == ["Ada", "Ada"])
     }
 
     @Test @MainActor func aMainActorModelListensToEventsBothWays() async throws {

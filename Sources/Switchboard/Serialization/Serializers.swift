@@ -14,7 +14,8 @@ import Foundation
 ///
 /// A serializer reads only a body that is not empty (an empty one is `.empty` whatever the serializer) of a response
 /// whose status is acceptable. What it throws fails the request with `.decoding` (an `HTTPError` keeps its own code).
-/// A center's `responseSerializer` is the default of its requests.
+/// A center's `responseSerializer` is the default of its requests. In a target whose default isolation is the main
+/// actor, declare a shared serializer `nonisolated static let`, so that an endpoint's `configure(_:)` can read it.
 public struct ResponseSerializer: Sendable, Hashable {
     enum Kind: Sendable {
         case raw, json, plist, xml, string
