@@ -90,11 +90,11 @@ public struct CenterConfiguration: Sendable {
         set {
             let box = storage.unique()
             box.value.headers = newValue
-            box.value.credentialHeaderNames = Redirects.credentialFields(in: newValue)
+            box.value.headersSet()
         }
         _modify {
             let box = storage.unique()
-            defer { box.value.credentialHeaderNames = Redirects.credentialFields(in: box.value.headers) }
+            defer { box.value.headersSet() }
             yield &box.value.headers
         }
     }
@@ -307,6 +307,12 @@ public struct CenterConfiguration: Sendable {
         var cache: ResponseCache?
         var headers: HTTPHeaders = [:]
         var credentialHeaderNames: [String] = []
+
+        /// What every request finds from the headers, found once: their credential names, and which are sendable.
+        mutating func headersSet() {
+            credentialHeaderNames = Redirects.credentialFields(in: headers)
+            headers.markSendable()
+        }
         var parameters: [String: any Sendable] = [:]
         var generalParameters: GeneralParameters?
         var userInfo: [String: any Sendable] = [:]

@@ -28,6 +28,9 @@ public struct HTTPHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral, S
     /// fields, so that a response with thousands of fields (a hostile server's) is not read in quadratic time.
     private var positions: [String: Int]?
     private static let indexedFrom = 16
+    /// How many leading fields are known to be sendable (`markSendable()`), unchanged since: a center checks its
+    /// headers once, when they are set, and each request it sends starts from them.
+    private var sendablePrefix = 0
 
     /// Creates an empty set of headers.
     public init() {}
@@ -69,7 +72,13 @@ public struct HTTPHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral, S
 
     /// The first field that cannot be sent as it is (see `isSendable(name:value:)`), if any.
     var firstUnsendable: Field? {
-        fields.first { !Self.isSendable(name: $0.name, value: $0.value) }
+        fields[sendablePrefix...].first { !Self.isSendable(name: $0.name, value: $0.value) }
+    }
+
+    /// Checks the fields now, so that `firstUnsendable` reads only those set later: all of them when every one is
+    /// sendable, else those before the first that is not.
+    mutating func markSendable() {
+        sendablePrefix = fields.firstIndex { !Self.isSendable(name: $0.name, value: $0.value) } ?? fields.count
     }
 
     /// Whether a byte is a blank of HTTP's grammar (a space or a tab), which does not belong to a field's value at
@@ -107,6 +116,7 @@ public struct HTTPHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral, S
         }
         set {
             if let index = index(of: name) {
+                sendablePrefix = Swift.min(sendablePrefix, index)
                 if let newValue {
                     fields[index].value = newValue
                 } else {
@@ -134,10 +144,19 @@ public struct HTTPHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral, S
     /// Adds a field as it arrived on the wire: a repeated name joins its value to the earlier one's with `, `.
     mutating func append(receivedName name: String, value: consuming String) {
         if let index = index(of: name) {
+            sendablePrefix = Swift.min(sendablePrefix, index)
             fields[index].value += ", " + value
         } else {
             appendNew(name, value)
         }
+    }
+
+    /// Adds a field whose name is not there yet (the caller looked) and whose name and value are sendable (a
+    /// constant of the library's own), without looking again or checking it later.
+    mutating func appendSendable(_ name: String, _ value: String) {
+        let allSendable = sendablePrefix == fields.count
+        appendNew(name, value)
+        if allSendable { sendablePrefix = fields.count }
     }
 
     /// Adds a field whose name is not there yet (the caller looked), without looking again.
@@ -154,6 +173,7 @@ public struct HTTPHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral, S
     /// the fold becomes one space.
     mutating func append(continuationOf name: String, _ text: String) {
         guard let index = index(of: name), !text.isEmpty else { return }
+        sendablePrefix = Swift.min(sendablePrefix, index)
         if !fields[index].value.isEmpty { fields[index].value += " " }
         fields[index].value += text
     }

@@ -28,10 +28,16 @@ enum RequestEncoding {
             body = try encodedBody(request, parameters, isMultipart: isMultipart, headers: &headers)
         }
         if headers["User-Agent"] == nil {
-            headers["User-Agent"] = EngineRequest.defaultUserAgent
+            headers.appendSendable("User-Agent", EngineRequest.defaultUserAgent)
         }
-        if headers["Accept"] == nil, let accept = (request.responseSerializer ?? .json).accept {
-            headers["Accept"] = accept
+        let serializer = request.responseSerializer ?? .json
+        if headers["Accept"] == nil, let accept = serializer.accept {
+            // A built-in serializer's field is a constant; an app's is checked with the request's own.
+            if case .custom = serializer.kind {
+                headers["Accept"] = accept
+            } else {
+                headers.appendSendable("Accept", accept)
+            }
         }
         var engineRequest = EngineRequest(
             method: request.method, address: address, headers: headers, body: body, totalTimeout: request.totalTimeout)

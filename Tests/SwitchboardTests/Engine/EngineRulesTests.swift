@@ -63,6 +63,81 @@ import SwitchboardTestSupport
         #expect(received.withLock { $0 } == 1)
     }
 
+    /// A center checks its headers once, when they are set; what a request or a hook changes in them is checked
+    /// again. A field that cannot be sent is refused whichever of them it came from, and nothing is sent.
+    @Test(arguments: bothEngines)
+    func aCentersFieldsAreCheckedOnceAndWhatChangesThemAgain(engineName: String) async throws {
+        let (server, received) = try countingHttpbin()
+        defer { server.stop() }
+        let engine = try namedEngine(engineName)
+        let broken = testCenter { config in
+            config.engine = engine
+            config.headers = ["X-Good": "1", "X-Note": "a\r\nX-Injected: 1"]
+        }
+        for _ in 0..<2 {
+            await #expect(throws: HTTPError.self) { try await broken.send { $0.url = server.baseURL + "/headers" } }
+        }
+        // The request's own value replaces the center's broken one: it goes.
+        let mended = try await broken.send {
+            $0.url = server.baseURL + "/headers"
+            $0.headers["x-note"] = "mended"
+        }
+        #expect(mended.json?["headers"]?["X-Note"]?.string == "mended")
+        #expect(received.withLock { $0 } == 1)
+        let center = testCenter { config in
+            config.engine = engine
+            config.headers = ["X-Good": "1", "X-Other": "2"]
+            config.onRequest = { request in
+                if request.userInfo["hook"] != nil { request.headers["X-Good"] = "b\nX-Injected: 3" }
+            }
+        }
+        // A request's own value, and a hook's, are checked although the center's field they replace was.
+        await #expect(throws: HTTPError.self) {
+            try await center.send {
+                $0.url = server.baseURL + "/headers"
+                $0.headers["X-Good"] = "a\rb"
+            }
+        }
+        await #expect(throws: HTTPError.self) {
+            try await center.send {
+                $0.url = server.baseURL + "/headers"
+                $0.userInfo["hook"] = true
+            }
+        }
+        #expect(received.withLock { $0 } == 1)
+        _ = try await center.send { $0.url = server.baseURL + "/headers" }
+        #expect(received.withLock { $0 } == 2)
+    }
+
+    /// Which fields `firstUnsendable` reads after `markSendable()`: those changed or added since, wherever they are.
+    @Test func aCheckedFieldIsCheckedAgainOnceChanged() {
+        var headers: HTTPHeaders = ["A": "1", "B": "2", "C": "3"]
+        headers.markSendable()
+        #expect(headers.firstUnsendable == nil)
+        var changed = headers
+        changed["b"] = "x\ny"
+        #expect(changed.firstUnsendable?.name == "B")
+        changed = headers
+        changed["D"] = "x\ry"
+        #expect(changed.firstUnsendable?.name == "D")
+        changed = headers
+        changed["A"] = nil
+        changed["C"] = "\0"
+        #expect(changed.firstUnsendable?.name == "C")
+        changed = headers
+        changed.append(receivedName: "a", value: "\n")
+        #expect(changed.firstUnsendable?.name == "A")
+        changed = headers
+        changed.appendSendable("E", "5")
+        changed["F"] = "x\ny"
+        #expect(changed.firstUnsendable?.name == "F")
+        var broken: HTTPHeaders = ["A": "1", "B": "\n", "C": "3"]
+        broken.markSendable()
+        #expect(broken.firstUnsendable?.name == "B")
+        broken.appendSendable("D", "4")
+        #expect(broken.firstUnsendable?.name == "B")
+    }
+
     /// A method that is not a token, or a `Content-Length` or `Transfer-Encoding` that does not say what is sent, is
     /// refused by both engines before anything is sent. libcurl under both wrote a method as given (one with a line
     /// break sent a second request, `GET /admin`); `CurlEngine` sent a `Content-Length` short of the body and left the
