@@ -12,11 +12,11 @@ public struct CenterConfiguration: Sendable {
         set {
             let box = storage.unique()
             box.value.server = newValue
-            box.value.credentialScope = CredentialScope(server: newValue, nodes: box.value.nodes)
+            box.value.serverSet()
         }
         _modify {
             let box = storage.unique()
-            defer { box.value.credentialScope = CredentialScope(server: box.value.server, nodes: box.value.nodes) }
+            defer { box.value.serverSet() }
             yield &box.value.server
         }
     }
@@ -36,6 +36,9 @@ public struct CenterConfiguration: Sendable {
     }
     /// The origins the center's credentials go to (its server's and its nodes'), read when they were set.
     var credentialScope: CredentialScope { fields.credentialScope }
+    /// `server` when it is in the plain form (`URLComposition.isPlainServer`), found when it was set: the URLs
+    /// composed under it need no check of their own.
+    var plainServer: String? { fields.plainServer }
     /// Plugins every request of this center runs through, in order (see `Plugin`).
     public var plugins: [any Plugin] {
         get { fields.plugins }
@@ -301,12 +304,19 @@ public struct CenterConfiguration: Sendable {
         var server: String?
         var nodes: [Node: String] = [:]
         var credentialScope = CredentialScope(server: nil, nodes: [:])
+        var plainServer: String?
         var plugins: [any Plugin] = []
         var nodePlugins: [Node: [any Plugin]] = [:]
         var usesEndpointStubs: Bool = false
         var cache: ResponseCache?
         var headers: HTTPHeaders = [:]
         var credentialHeaderNames: [String] = []
+
+        /// What every request finds from the server, found once: its origin, and whether it is plain.
+        mutating func serverSet() {
+            credentialScope = CredentialScope(server: server, nodes: nodes)
+            plainServer = server.flatMap { URLComposition.isPlainServer($0) ? $0 : nil }
+        }
 
         /// What every request finds from the headers, found once: their credential names, and which are sendable.
         mutating func headersSet() {

@@ -8,6 +8,8 @@ struct PreparedRequest: Sendable {
     /// The request as the later steps, the hooks and the logs see it; its `url` is the composed URL, before encoding
     /// adds the query.
     let request: Request
+    /// Whether the request's `url` is in the plain form by construction (see `URLComposition.compose`).
+    let urlIsPlain: Bool
 }
 
 extension Pipeline {
@@ -34,7 +36,7 @@ extension Pipeline {
             // An upload carries a body, which a GET cannot: left at the default, the method becomes POST.
             request.method = .post
         }
-        let composed = try URLComposition.compose(request)
+        var (composed, isPlain) = try URLComposition.compose(request, plainServer: configuration.plainServer)
         request.url = composed
         if !plugins.isEmpty {
             let before = request
@@ -57,7 +59,8 @@ extension Pipeline {
                 }
                 if request.api != before.api || request.server != before.server { request.url = own.url }
             }
-            request.url = try URLComposition.compose(request)
+            (composed, isPlain) = try URLComposition.compose(request, plainServer: configuration.plainServer)
+            request.url = composed
         }
         if authenticator != nil || CredentialScope.mayCarry(own, configuration) {
             if configuration.credentialScope.covers(request.url) {
@@ -71,6 +74,7 @@ extension Pipeline {
             idempotencyKey = key
             request.headers[keyHeader] = key
         }
-        return PreparedRequest(id: id, request: request)
+        // Plain by construction, unless the authenticator set a URL of its own.
+        return PreparedRequest(id: id, request: request, urlIsPlain: isPlain && request.url == composed)
     }
 }

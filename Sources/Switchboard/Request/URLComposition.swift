@@ -2,19 +2,23 @@ import Foundation
 
 /// Turns `url`, or `server` plus `api`, into the URL a request goes to (XMNetworking's rules, RFC 3986 resolution).
 enum URLComposition {
-    /// The URL string for a merged request: `url` when set, else `api` resolved against `server`, else `server`.
+    /// The URL string for a merged request: `url` when set, else `api` resolved against `server`, else `server`;
+    /// and whether it is in the plain form (`URLAddress.isPlain`) by construction, which encoding then need not
+    /// check: `plainServer` (see `isPlainServer(_:)`), or it with a plain `api`.
     ///
     /// A server with a path and no trailing slash gets one, so `api` extends the path instead of replacing its last
     /// segment: `https://x.com/v1` + `users` is `https://x.com/v1/users`. An `api` that starts with `/` replaces the
     /// path; an absolute `api` wins.
-    static func compose(_ request: Request) throws(HTTPError) -> String {
+    static func compose(
+        _ request: Request, plainServer: String? = nil
+    ) throws(HTTPError) -> (text: String, isPlain: Bool) {
         if let url = request.url {
             // An empty URL is a mistake (a missing value read into it), not "no URL": sent to the server's root, it
             // failed later as some other error.
             guard !url.isEmpty else {
                 throw HTTPError(.invalidURL, "the request's url is empty; nothing was sent", request: request)
             }
-            return url
+            return (url, false)
         }
         let server = request.server ?? ""
         let api = request.api ?? ""
@@ -22,17 +26,18 @@ enum URLComposition {
             guard !server.isEmpty else {
                 throw HTTPError(.invalidURL, "no URL: set `url`, or `api` with a server", request: request)
             }
-            return server
+            return (server, server == plainServer)
         }
-        if isPlainPath(api), isPlainDirectory(server) {
+        if isPlainPath(api) {
             // What RFC 3986 resolution gives for a relative path of plain segments under a directory, without
-            // parsing either (`validate` parses the result).
-            return server + api
+            // parsing either (`validate` parses the result, unless the server is a plain one).
+            let serverIsPlain = server == plainServer
+            if serverIsPlain || isPlainDirectory(server) { return (server + api, serverIsPlain) }
         }
         // Escapes the caller wrote stay as they are (`keepingEscapes`).
         let escapedAPI = keepingEscapes(api)
         if let absolute = URL(string: escapedAPI), absolute.scheme != nil {
-            return absolute.absoluteString
+            return (absolute.absoluteString, false)
         }
         guard !server.isEmpty else {
             throw HTTPError(.invalidURL, "api \"\(api)\" has no server to resolve against", request: request)
@@ -46,7 +51,14 @@ enum URLComposition {
         guard let resolved = URL(string: escapedAPI, relativeTo: base) else {
             throw HTTPError(.invalidURL, "api \"\(api)\" is not a valid URL reference", request: request)
         }
-        return resolved.absoluteString
+        return (resolved.absoluteString, false)
+    }
+
+    /// Whether `server` is in the plain form (`URLAddress.isPlain`) and a directory (`isPlainDirectory`): a plain
+    /// `api` under it makes a URL in the plain form, and a query that encoding escapes keeps it so.
+    static func isPlainServer(_ server: String) -> Bool {
+        var text = server
+        return isPlainDirectory(server) && text.withUTF8(URLAddress.isPlain)
     }
 
     /// Whether `api` is a relative path of plain segments: unreserved characters and `/`, not starting with `/`,

@@ -5,20 +5,29 @@ import FoundationNetworking
 
 /// Turns a merged, composed request into what an engine sends.
 enum RequestEncoding {
-    /// Encodes the request: URL with query, method, headers, body.
+    /// Encodes the request: URL with query, method, headers, body. `urlIsPlain` says the request's `url` is in the
+    /// plain form by construction (see `URLComposition.compose`): it, and it with the query, are not checked again.
     ///
     /// - Throws: `.invalidURL` or `.encoding`, naming what could not be sent.
-    static func encode(_ request: Request) throws(HTTPError) -> EngineRequest {
+    static func encode(_ request: Request, urlIsPlain: Bool = false) throws(HTTPError) -> EngineRequest {
         let text = request.url ?? ""
         let converted = Result { () throws(HTTPError) in try GeneralParameters.members(of: request) }
         let parameters = (try? converted.get()) ?? []
         let isMultipart = request.kind == .upload && !request.form.isEmpty
         // The URL is checked once, with its query when the parameters travel there: for a method that sends them
         // so, and beside an explicit body, which takes the body's place.
-        let address =
+        let inQuery =
             !parameters.isEmpty && !isMultipart && (request.body != nil || request.method.encodesParametersInQuery)
-            ? try appendingQuery(parameters, to: text, request: request)
-            : try URLComposition.validate(text, for: request)
+        let address: URLAddress
+        if urlIsPlain {
+            // No query or fragment yet; the query's bytes are unreserved characters, `=`, `&` and escapes.
+            address = .text(inQuery ? FormEncoding.written(parameters, prefix: Substring(text), separator: "?") : text)
+        } else {
+            address =
+                inQuery
+                ? try appendingQuery(parameters, to: text, request: request)
+                : try URLComposition.validate(text, for: request)
+        }
         if case .failure(let error) = converted { throw error.with(request: request) }
         var headers = request.headers
         headers.reserveCapacity(headers.count + 3)  // Content-Type, User-Agent, Accept

@@ -188,7 +188,7 @@ import Testing
         var request = Request {
             $0.api = "users"; $0.cachePolicy = .http
         }.merged(with: configuration)
-        request.url = try URLComposition.compose(request)
+        request.url = try URLComposition.compose(request).text
         let engineRequest = try RequestEncoding.encode(request)
         let first = try #require(
             CacheStep(request: request, engineRequest: engineRequest, configuration: configuration))

@@ -147,11 +147,21 @@ import Testing
             var request = Request()
             request.server = server
             request.api = api
-            let composed = try? URLComposition.compose(request)
+            let composed = try? URLComposition.compose(request).text
             var base = try #require(URL(string: server))
             if !base.path.isEmpty && !server.hasSuffix("/") { base = base.appendingPathComponent("") }
             let resolved = URL(string: api, relativeTo: base)?.absoluteString
             #expect(composed == resolved, "\(server) + \(api)")
+            // Under a server known plain, the same URL; said to be plain only when it is.
+            let plainServer = URLComposition.isPlainServer(server) ? server : nil
+            #expect((plainServer != nil) == (server.hasSuffix("/") && !server.contains("/.")), "\(server)")
+            let known = try? URLComposition.compose(request, plainServer: plainServer)
+            #expect(known?.text == resolved, "\(server) + \(api)")
+            if var text = known?.text, known?.isPlain == true {
+                let isPlain = text.withUTF8(URLAddress.isPlain)
+                #expect(isPlain, "\(text)")
+                #expect(URL(string: text)?.absoluteString == text)
+            }
         }
     }
 

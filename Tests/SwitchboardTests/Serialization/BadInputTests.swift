@@ -202,7 +202,7 @@ import Testing
 @Suite struct RequestEncodingTests {
     func encoded(_ configure: (inout Request) -> Void) throws -> EngineRequest {
         var request = Request(configure)
-        request.url = try URLComposition.compose(request)
+        request.url = try URLComposition.compose(request).text
         return try RequestEncoding.encode(request)
     }
 
