@@ -21,7 +21,8 @@ enum RequestEncoding {
         let address: URLAddress
         if urlIsPlain {
             // No query or fragment yet; the query's bytes are unreserved characters, `=`, `&` and escapes.
-            address = .text(inQuery ? FormEncoding.written(parameters, prefix: Substring(text), separator: "?") : text)
+            address = .text(
+                inQuery ? FormEncoding.written(parameters, prefix: text, separator: UInt8(ascii: "?")) : text)
         } else {
             address =
                 inQuery
@@ -170,12 +171,16 @@ enum RequestEncoding {
             }
             return (bytes.count, hasQuery, bytes.last)
         }
-        let separator = !hasQuery ? "?" : last == UInt8(ascii: "?") || last == UInt8(ascii: "&") ? "" : "&"
+        let separator: UInt8? =
+            !hasQuery
+            ? UInt8(ascii: "?") : last == UInt8(ascii: "?") || last == UInt8(ascii: "&") ? nil : UInt8(ascii: "&")
         // The URL up to any fragment, the separator, the query, then the fragment: one string, written once.
-        let utf8 = text.utf8
-        let split = utf8.index(utf8.startIndex, offsetBy: headLength)
-        let combined = FormEncoding.written(
-            parameters, prefix: Substring(utf8[..<split]), separator: separator, suffix: Substring(utf8[split...]))
+        var (head, fragment) = (text, "")
+        if headLength < text.utf8.count {
+            let split = text.utf8.index(text.utf8.startIndex, offsetBy: headLength)
+            (head, fragment) = (String(text[..<split]), String(text[split...]))
+        }
+        let combined = FormEncoding.written(parameters, prefix: head, separator: separator, suffix: fragment)
         do {
             return try URLComposition.validate(combined, for: request)
         } catch {
@@ -201,11 +206,11 @@ enum FormEncoding {
     /// escaped): appending the pieces one by one (a name, `=`, a value, `&`) checked and grew the string at each,
     /// the largest part of encoding a small request.
     static func written(
-        _ members: [(key: String, value: ParameterValue)], prefix: Substring = "", separator: String = "",
-        suffix: Substring = ""
+        _ members: [(key: String, value: ParameterValue)], prefix: String = "", separator: UInt8? = nil,
+        suffix: String = ""
     ) -> String {
         var flattened: [(name: String, value: String)]?
-        let fixed = prefix.utf8.count + separator.utf8.count + suffix.utf8.count
+        let fixed = prefix.utf8.count + 1 + suffix.utf8.count
         var capacity = fixed
         for member in members {
             switch member.value {
@@ -226,8 +231,8 @@ enum FormEncoding {
         }
         return String(unsafeUninitializedCapacity: capacity) { buffer in
             var writer = Writer(buffer)
-            writer.write(prefix.utf8)
-            writer.write(Substring(separator).utf8)
+            writer.write(prefix)
+            if let separator { writer.write(separator) }
             var first = true
             func separate() {
                 if !first { writer.write(UInt8(ascii: "&")) }
@@ -253,7 +258,7 @@ enum FormEncoding {
                     }
                 }
             }
-            writer.write(suffix.utf8)
+            writer.write(suffix)
             return writer.count
         }
     }
@@ -274,32 +279,36 @@ enum FormEncoding {
             count += 1
         }
 
-        mutating func write(_ bytes: Substring.UTF8View) {
-            if bytes.withContiguousStorageIfAvailable({ write($0) }) == nil {
-                for byte in bytes { write(byte) }
+        mutating func write(_ string: String) {
+            guard !string.isEmpty else { return }
+            var string = string
+            string.withUTF8 { bytes in
+                guard let source = bytes.baseAddress, !bytes.isEmpty else { return }
+                precondition(count + bytes.count <= buffer.count)
+                (buffer.baseAddress! + count).update(from: source, count: bytes.count)
+                count += bytes.count
             }
-        }
-
-        mutating func write(_ bytes: UnsafeBufferPointer<UInt8>) {
-            guard let source = bytes.baseAddress, !bytes.isEmpty else { return }
-            precondition(count + bytes.count <= buffer.count)
-            (buffer.baseAddress! + count).update(from: source, count: bytes.count)
-            count += bytes.count
         }
 
         /// `string`'s bytes, escaped as `FormEncoding.escape` escapes them.
         mutating func writeEscaped(_ string: String) {
             var string = string
             string.withUTF8 { bytes in
+                // Room for every byte escaped, checked once.
+                precondition(count + 3 * bytes.count <= buffer.count)
+                var out = buffer.baseAddress! + count
                 for byte in bytes {
                     if isAllowed(byte) {
-                        write(byte)
+                        out.pointee = byte
+                        out += 1
                     } else {
-                        write(UInt8(ascii: "%"))
-                        write(UInt8.upperHexDigit(byte >> 4))
-                        write(UInt8.upperHexDigit(byte & 0x0F))
+                        out[0] = UInt8(ascii: "%")
+                        out[1] = UInt8.upperHexDigit(byte >> 4)
+                        out[2] = UInt8.upperHexDigit(byte & 0x0F)
+                        out += 3
                     }
                 }
+                count = out - buffer.baseAddress!
             }
         }
 
