@@ -7,6 +7,9 @@
 public struct HTTPMethod: RawRepresentable, Hashable, Sendable, ExpressibleByStringLiteral, CustomStringConvertible {
     /// The method token as sent on the wire, upper-cased for the standard methods.
     public let rawValue: String
+    /// Whether the token is a valid method name (RFC 9110 `token`: visible ASCII without separators), found when the
+    /// method is made rather than at every request.
+    let isValidToken: Bool
 
     /// Creates a method from its token. A standard method in any case (`get`, `Patch`) becomes its upper-case form
     /// (`GET`, `PATCH`), as URLSession makes most of them, so that it is the same method on every engine and for the
@@ -14,11 +17,12 @@ public struct HTTPMethod: RawRepresentable, Hashable, Sendable, ExpressibleByStr
     /// as given (methods are case-sensitive in HTTP).
     public init(rawValue: String) {
         self.rawValue = Self.canonical(rawValue)
+        isValidToken = Self.isToken(self.rawValue)
     }
 
     /// Creates a method from a string literal, as `init(rawValue:)` does.
     public init(stringLiteral value: String) {
-        self.rawValue = Self.canonical(value)
+        self.init(rawValue: value)
     }
 
     private static let standard: Set<String> = [
@@ -76,9 +80,8 @@ public struct HTTPMethod: RawRepresentable, Hashable, Sendable, ExpressibleByStr
         }
     }
 
-    /// Whether a token is a valid method name (RFC 9110 `token`: visible ASCII without separators).
-    var isValidToken: Bool {
-        !rawValue.isEmpty && rawValue.utf8.allSatisfy(Self.isTokenByte)
+    private static func isToken(_ text: String) -> Bool {
+        !text.isEmpty && text.utf8.allSatisfy(isTokenByte)
     }
 
     /// Whether a byte may be part of an RFC 9110 `token` (`tchar`): a letter, a digit or one of ``!#$%&'*+-.^_`|~``.
