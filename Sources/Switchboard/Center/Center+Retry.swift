@@ -1,5 +1,5 @@
 extension Center {
-    /// What `retry(_:)` did.
+    /// What `retry(_:completion:)` did.
     public enum RetryAnswer: Sendable, Hashable {
         /// The failed request or group is running again under the same identifier; its outcome goes to the retry's
         /// own completion, never to the callbacks it was sent with (which have fired).
@@ -13,19 +13,12 @@ extension Center {
         case unknown
     }
 
-    /// Runs a finished, failed request or group again, under the same identifier, without hearing its outcome.
+    /// Runs a finished, failed request or group again, under the same identifier, and delivers its new outcome to
+    /// `completion`, once, on the callback queue it was sent with (the center's when it named none).
     ///
     /// A single request is sent again with the current configuration. A batch re-runs only the members that failed
     /// or never ran, keeping the responses it has; a chain resumes from the step that failed or was not sent. The
-    /// callbacks it was sent with have fired, once, and do not fire again: to hear the new outcome, use
-    /// `retry(_:completion:)` or `try await retry(_:)`.
-    @discardableResult
-    public func retry(_ id: RequestID) -> RetryAnswer {
-        retry(id, then: nil)
-    }
-
-    /// Runs a finished, failed request or group again, like `retry(_:)`, and delivers its new outcome to
-    /// `completion`, once, on the callback queue it was sent with (the center's when it named none).
+    /// callbacks it was sent with have fired, once, and do not fire again.
     ///
     /// ```swift
     /// let id = center.sendBatch { batch in ... } onFailure: { results in showRetryButton() }
@@ -43,7 +36,7 @@ extension Center {
         retry(id, then: completion)
     }
 
-    /// Runs a finished, failed request or group again, like `retry(_:)`, and returns its new outcome.
+    /// Runs a finished, failed request or group again, like `retry(_:completion:)`, and returns its new outcome.
     ///
     /// ```swift
     /// let outcome = try await center.retry(batchID)   // the original callbacks do not fire again

@@ -24,7 +24,7 @@ import Testing
         }
         let task = Task { await center.sendRecording { $0.api = "x" } }
         await waitUntil { clock.sleeping == 1 }
-        #expect(center.retry(stub.requests[0].id!) == .running)
+        #expect(center.retry(stub.requests[0].id!) { _ in } == .running)
         clock.advance(by: .seconds(60))
         await waitUntil { clock.sleeping == 1 && stub.statistics.calls == 2 }
         clock.advance(by: .seconds(60))

@@ -266,8 +266,8 @@ import Testing
         #expect(log.all == ["failure"])
         #expect(finished.snapshot.count == 1)
         #expect(stub.requests.map { $0.url!.path }.sorted() == ["/v1/flaky", "/v1/flaky", "/v1/steady"])
-        #expect(center.retry(id) == .succeeded)
-        #expect(center.retry(RequestID(rawValue: 0)) == .unknown)
+        #expect(center.retry(id) { _ in } == .succeeded)
+        #expect(center.retry(RequestID(rawValue: 0)) { _ in } == .unknown)
     }
 
     @Test func emptyBatchAndBadLimitGetAClearError() async throws {

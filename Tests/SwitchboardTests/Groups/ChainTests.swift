@@ -200,7 +200,7 @@ import Testing
             center.retry(id) { events.record("retried \((try? $0.get())?.response?.request.id ?? id)") } == .retrying)
         await waitUntil { events.all.count == 2 }
         #expect(events.all == ["failure \(id)", "retried \(id)"])
-        #expect(center.retry(id) == .succeeded)
+        #expect(center.retry(id) { _ in } == .succeeded)
     }
 
     @Test func retryAnswersForRunningUnknownAndAsyncRequests() async throws {
@@ -212,9 +212,9 @@ import Testing
             $0.api = "slow"
         } onFinished: { _ in
         }
-        #expect(center.retry(id) == .running)
+        #expect(center.retry(id) { _ in } == .running)
         center.cancel(id)
-        #expect(center.retry(RequestID(rawValue: .max)) == .unknown)
+        #expect(center.retry(RequestID(rawValue: .max)) { _ in } == .unknown)
         // Async callers get their error thrown and can call again; nothing is kept for them.
         _ = try? await center.send { $0.api = "fail" }
         await waitUntil { center.registry.count == 0 }
@@ -233,7 +233,7 @@ import Testing
             }
         }
         await waitUntil { done.snapshot == 3 }
-        let answers = ids.map { center.retry($0) }
+        let answers = ids.map { center.retry($0) { _ in } }
         #expect(answers.filter { $0 == .unknown }.count == 1)
         #expect(answers.filter { $0 == .retrying }.count == 2)
     }
