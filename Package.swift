@@ -45,7 +45,7 @@ let package = Package(
             name: "Benchmarks",
             dependencies: ["Switchboard", "SwitchboardTestSupport", "HeapStats", "CCurlShim"],
             path: "Benchmarks",
-            exclude: ["HeapStats"]
+            exclude: ["HeapStats", "README.md"]
         ),
         // The C allocator's statistics (glibc's mallinfo2, which Swift's Glibc module does not export), so that the
         // stability benchmark can tell memory still in use from pages the allocator keeps.

@@ -88,6 +88,7 @@ func measure(
         return all
     }
     let wall = clock.now - start
+    Progress.shared.tick()
     return Sample(
         requests: latencies.count, wall: wall, latencies: latencies, cpu: processCPU() - cpuStart,
         switches: processSwitches() - switchesStart)
@@ -134,6 +135,7 @@ extension Duration {
 func runChildCase<T: Decodable>(_ arguments: [String], as type: T.Type, what: String) throws -> T {
     let (status, data) = try ProcessLaunch.output(
         of: URL(fileURLWithPath: CommandLine.arguments[0]).path, arguments, error: .standardError)
+    Progress.shared.tick()
     guard status == 0, let result = try? JSONDecoder().decode(T.self, from: data) else {
         throw URLError(.unknown, userInfo: [NSLocalizedDescriptionKey: "\(what) failed"])
     }

@@ -1,13 +1,21 @@
 import Foundation
 
 enum Report {
+    /// The line that says how a run measures, before its first table.
+    static func preamble(requests: Int, rounds: Int) -> String {
+        "Switchboard benchmarks: \(requests) requests a contender (1 MiB: a quarter) in each of \(rounds) interleaved "
+            + "rounds (the request rows: \(rounds * RequestBenchmarks.roundSplit) rounds of a third), median, "
+            + "loopback server in a child process, \(ProcessInfo.processInfo.activeProcessorCount) cores"
+    }
+
+    /// The preamble and one table of every row, with the notes: what a run of one part prints.
     static func table(_ rows: [Row], requests: Int, rounds: Int) -> String {
-        var lines = [
-            "Switchboard benchmarks: \(requests) requests a contender (1 MiB: a quarter) in each of \(rounds) interleaved "
-                + "rounds (the request rows: \(rounds * RequestBenchmarks.roundSplit) rounds of a third), median, "
-                + "loopback server in a child process, \(ProcessInfo.processInfo.activeProcessorCount) cores",
-            "",
-        ]
+        preamble(requests: requests, rounds: rounds) + "\n\n" + table(rows, notes: true)
+    }
+
+    /// A table of rows, with the notes on its columns when `notes` is set.
+    static func table(_ rows: [Row], notes: Bool) -> String {
+        var lines: [String] = []
         let header = ["benchmark", "req/s", "p50 ms", "p99 ms", "CPU µs/req", "ratio", "requests per CPU-second"]
         var cells = [header]
         for row in rows {
@@ -31,6 +39,7 @@ enum Report {
             lines.append(padded.joined(separator: "  "))
             if index == 0 { lines.append(widths.map { String(repeating: "-", count: $0) }.joined(separator: "  ")) }
         }
+        guard notes else { return lines.joined(separator: "\n") }
         lines.append("")
         lines.append(
             "ratio: throughput against raw URLSession in the same run. CPU: the client process alone "
