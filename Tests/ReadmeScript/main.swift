@@ -1,8 +1,8 @@
 // swift-format-ignore-file
-// (This file holds the README's blocks as the README lays them out; ReadmeTests compares them word for word.)
+// (This file keeps the README's layout.)
 // The README's quick start as top-level code, the way a script or a `main.swift` runs it, against a stub so that it
-// runs anywhere: `swift run ReadmeScript` exits with 0 when every call meant what it says. ReadmeTests checks that
-// the README's block is here, word for word.
+// runs anywhere: `swift run ReadmeScript` exits with 0 when every call meant what it says. (`.ci/snippets` compiles
+// the README's blocks as shown; this runs the quick start.)
 import Foundation
 import Switchboard
 
@@ -13,7 +13,7 @@ Center.shared.setup { $0.engine = stub }
 
 // README: quick start
 
-struct User: Codable, Sendable {
+nonisolated struct User: Codable, Sendable {
     let id: Int
     let name: String
 }

@@ -1,11 +1,12 @@
 // swift-format-ignore-file
-// (This file holds the README's blocks as the README lays them out; ReadmeTests compares them word for word.)
+// (This file keeps the layout of the documentation's examples it grew from.)
 import Foundation
 import Switchboard
 
-// Every Swift block of README.md is copied here, inside an `async` function, so that the compiler checks it; top-level
-// blocks are in ReadmeScript/main.swift. `ReadmeTests` fails when a block of the README is missing from these files,
-// so the two cannot drift apart.
+// Call sites of every part of the public API, as the guides show them, inside `async` functions, so that the compiler
+// checks them where the guides' own blocks are not compiled: Swift 5 mode, with and without strict concurrency
+// checking, and a `@MainActor` host. (`.ci/snippets` compiles the README's and the guides' blocks themselves, as
+// shown, in a Swift 6 target and a default-`MainActor` target.)
 //
 // This one file is compiled by several test targets (the others hold a link to it), each declaring `ReadmeSnippets`
 // in its own way: a plain enum in Swift 6 mode, a `@MainActor` class, an enum in a target whose default isolation is
