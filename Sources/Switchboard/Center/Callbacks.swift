@@ -9,8 +9,8 @@ struct SingleCallbacks: Sendable {
 
     /// What a throwing `onSuccess` reports, with the response it was given: an `HTTPError` as it is (the request and
     /// response filled in), a `DecodingError` as `.decoding`, and any other error as `.business`, as an error thrown by
-    /// `onResponse` or `validate` is: the app rejected a response that arrived whole. (It was `.transport`, which
-    /// says the transfer failed, and carried no response.)
+    /// `onResponse` or `validate` is: the app rejected a response that arrived whole (not `.transport`, which says the
+    /// transfer failed).
     static func failure(thrownBy error: any Error, for response: Response) -> HTTPError {
         if error is DecodingError {
             var error = HTTPError.from(error, request: response.request)
