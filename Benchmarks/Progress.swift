@@ -77,7 +77,9 @@ final class Progress: @unchecked Sendable {
         guard sections.indices.contains(current) else { return "" }
         let section = sections[current]
         let elapsed = ContinuousClock.now - started
-        let expected = sections[current...].map { Duration.seconds(mode.seconds(of: $0)) }
+        let expected = sections[current...].map { section in
+            Duration.seconds(mode.pick(section.seconds.quick, section.seconds.standard, section.seconds.full))
+        }
         let left = max(.zero, expected.reduce(.zero, +) - elapsed)
         return "[\(current + 1)/\(sections.count)] \(section.name): \(measurements) measurements, "
             + "\(Self.format(elapsed)); about \(Self.format(left)) left in the run"
@@ -99,11 +101,12 @@ final class Progress: @unchecked Sendable {
 enum Mode {
     case quick, standard, full
 
-    func seconds(of section: Progress.Section) -> Int {
+    /// The one of three values (for `--quick`, the default and `--full`) that belongs to this mode.
+    func pick<T>(_ quick: T, _ standard: T, _ full: T) -> T {
         switch self {
-        case .quick: section.seconds.quick
-        case .standard: section.seconds.standard
-        case .full: section.seconds.full
+        case .quick: quick
+        case .standard: standard
+        case .full: full
         }
     }
 }

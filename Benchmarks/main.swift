@@ -115,11 +115,7 @@ let onlyStreams = flags.contains("--streams-only")
 
 /// The sizes of each mode: (quick, default, full).
 func sized<T>(_ quick: T, _ standard: T, _ full: T) -> T {
-    switch mode {
-    case .quick: quick
-    case .standard: standard
-    case .full: full
-    }
+    mode.pick(quick, standard, full)
 }
 let eventCount = sized(20_000, 50_000, 100_000)
 
