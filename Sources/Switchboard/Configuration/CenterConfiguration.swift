@@ -311,18 +311,6 @@ public struct CenterConfiguration: Sendable {
         var cache: ResponseCache?
         var headers: HTTPHeaders = [:]
         var credentialHeaderNames: [String] = []
-
-        /// What every request finds from the server, found once: its origin, and whether it is plain.
-        mutating func serverSet() {
-            credentialScope = CredentialScope(server: server, nodes: nodes)
-            plainServer = server.flatMap { URLComposition.isPlainServer($0) ? $0 : nil }
-        }
-
-        /// What every request finds from the headers, found once: their credential names, and which are sendable.
-        mutating func headersSet() {
-            credentialHeaderNames = Redirects.credentialFields(in: headers)
-            headers.markSendable()
-        }
         var parameters: [String: any Sendable] = [:]
         var generalParameters: GeneralParameters?
         var userInfo: [String: any Sendable] = [:]
@@ -349,6 +337,18 @@ public struct CenterConfiguration: Sendable {
         var onError: (@Sendable (Request, HTTPError) async -> HTTPError)?
         var hooks: HookPlugin?
         var pluginChain: [any Plugin] = []
+
+        /// What every request finds from the server, found once: its origin, and whether it is plain.
+        mutating func serverSet() {
+            credentialScope = CredentialScope(server: server, nodes: nodes)
+            plainServer = server.flatMap { URLComposition.isPlainServer($0) ? $0 : nil }
+        }
+
+        /// What every request finds from the headers, found once: their credential names, and which are sendable.
+        mutating func headersSet() {
+            credentialHeaderNames = Redirects.credentialFields(in: headers)
+            headers.markSendable()
+        }
 
         /// Makes `hooks` and `pluginChain` again, after `plugins` or a hook changed.
         mutating func chainPlugins() {
