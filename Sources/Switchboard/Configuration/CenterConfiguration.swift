@@ -53,10 +53,11 @@ public struct CenterConfiguration: Sendable {
             yield &box.value.plugins
         }
     }
-    /// `onRequest` and `onResponse` as a plugin, made when they were set: the last of every request's chain.
+    /// The hooks as a plugin, made when they were set (see `PluginChain`).
     var hooks: HookPlugin? { fields.hooks }
-    /// `plugins`, then `hooks`: the whole chain of a request with no plugins of its own or its node's.
-    var pluginChain: [any Plugin] { fields.pluginChain }
+    /// The chain of a request with no plugins of its own or its node's, no credential and no console log: `plugins`,
+    /// the hooks and the retry policy.
+    var pluginChain: PluginChain { fields.pluginChain }
     /// Plugins for the requests to one node, run after the center's `plugins`; `.default` is for requests that
     /// name no other node.
     ///
@@ -241,8 +242,16 @@ public struct CenterConfiguration: Sendable {
     /// When and how failed requests are retried. `.never` by default; `.default` gives three attempts.
     public var retryPolicy: RetryPolicy {
         get { fields.retryPolicy }
-        set { storage.unique().value.retryPolicy = newValue }
-        _modify { yield &storage.unique().value.retryPolicy }
+        set {
+            let box = storage.unique()
+            box.value.retryPolicy = newValue
+            box.value.chainPlugins()
+        }
+        _modify {
+            let box = storage.unique()
+            defer { box.value.chainPlugins() }
+            yield &box.value.retryPolicy
+        }
     }
     /// The clock the center waits on between retries; inject one in tests to control time.
     public var clock: any Clock<Duration> {
@@ -287,12 +296,20 @@ public struct CenterConfiguration: Sendable {
             yield &box.value.onResponse
         }
     }
-    /// Runs once on the final error of a failed request, before the failure callbacks; returns the error to
-    /// report (the same, or another).
+    /// Runs once on the final error of a failed request (a cancelled one too), before the plugins' `process` and
+    /// the failure callbacks; returns the error to report (the same, or another).
     public var onError: (@Sendable (Request, HTTPError) async -> HTTPError)? {
         get { fields.onError }
-        set { storage.unique().value.onError = newValue }
-        _modify { yield &storage.unique().value.onError }
+        set {
+            let box = storage.unique()
+            box.value.onError = newValue
+            box.value.chainPlugins()
+        }
+        _modify {
+            let box = storage.unique()
+            defer { box.value.chainPlugins() }
+            yield &box.value.onError
+        }
     }
 
     /// Creates a configuration with every property at its default.
@@ -336,7 +353,7 @@ public struct CenterConfiguration: Sendable {
         var onResponse: (@Sendable (Request, Response) async throws -> Response)?
         var onError: (@Sendable (Request, HTTPError) async -> HTTPError)?
         var hooks: HookPlugin?
-        var pluginChain: [any Plugin] = []
+        var pluginChain = PluginChain([], retry: RetryDecision(policy: .never))
 
         /// What every request finds from the server, found once: its origin, and whether it is plain.
         mutating func serverSet() {
@@ -350,10 +367,10 @@ public struct CenterConfiguration: Sendable {
             headers.markSendable()
         }
 
-        /// Makes `hooks` and `pluginChain` again, after `plugins` or a hook changed.
+        /// Makes `hooks` and `pluginChain` again, after `plugins`, a hook or the retry policy changed.
         mutating func chainPlugins() {
-            hooks = HookPlugin(onRequest: onRequest, onResponse: onResponse)
-            pluginChain = hooks.map { plugins + [$0] } ?? plugins
+            hooks = HookPlugin(onRequest: onRequest, onResponse: onResponse, onError: onError)
+            pluginChain = PluginChain(plugins, hooks: hooks, retry: RetryDecision(policy: retryPolicy))
         }
     }
 

@@ -12,11 +12,12 @@ import Foundation
 /// ===============================================
 /// ```
 ///
-/// One log serves one request, every attempt of it: each attempt's request banner, and a banner for each outcome (a
-/// response, a retry, a credential refresh, the final error), each with the request's `#N`. The secret values the
-/// request sent (the values of its secret-named fields, query items and parameters) are hidden wherever they appear
-/// in what is printed for it, such as a body the server echoed them in.
-struct ConsoleLog: Sendable {
+/// One log serves one request, every attempt of it, as the last of its observers: each attempt's request banner
+/// (`sent`), a banner for each retry (`retried`, after a credential refresh too) and for the outcome (a response, an
+/// error), each with the request's `#N`. The secret values the request sent (the values of its secret-named fields,
+/// query items and parameters) are hidden wherever they appear in what is printed for it, such as a body the server
+/// echoed them in.
+struct ConsoleLog: RequestObserver {
     private let handler: @Sendable (String) -> Void
     private let redaction: Redaction
     /// The secret values the request sent, longest first.
@@ -29,6 +30,18 @@ struct ConsoleLog: Sendable {
     init(_ handler: @escaping @Sendable (String) -> Void, secretNames: Set<String> = []) {
         self.handler = handler
         redaction = Redaction(adding: secretNames)
+    }
+
+    func observe(_ event: RequestEvent) async {
+        switch event.kind {
+        case .sent(let encoded): request(event.request, encoded)
+        case .retried(let attempt, let error, let delay):
+            retry(error, request: event.request, attempt: attempt, after: delay)
+        case .finished(.success(let response)): self.response(response)
+        case .finished(.failure(let error)): self.error(error, request: event.request)
+        case .cancelled: self.error(HTTPError(.cancelled, "the request was cancelled"), request: event.request)
+        case .created, .responseHead, .redirected: break
+        }
     }
 
     /// Prints a banner after one last pass over all its text, so that a secret from any source (an underlying
@@ -91,10 +104,10 @@ struct ConsoleLog: Sendable {
         output(ConsoleLog.banner("Switchboard Request", lines))
     }
 
-    /// A response banner; `streamed`: the bytes of a body that went to a stream's reader.
-    func response(_ response: Response, streamed: Int? = nil) {
+    /// A response banner; for a stream, the bytes its reader read.
+    func response(_ response: Response) {
         let status = response.source == .revalidated ? "\(response.status) (revalidated: 304)" : "\(response.status)"
-        let size = streamed.map { "\($0) bytes streamed" } ?? "\(response.data.count) bytes"
+        let size = response.streamedBytes.map { "\($0) bytes streamed" } ?? "\(response.data.count) bytes"
         var lines = [
             "\(ConsoleLog.number(response.request))\(status) \(response.request.method) "
                 + (response.address.text ?? response.request.url ?? "")
@@ -116,26 +129,14 @@ struct ConsoleLog: Sendable {
         output(ConsoleLog.banner("Switchboard Error", lines))
     }
 
-    func retry(_ error: HTTPError, request: Request, attempt: Int, of attempts: Int, after delay: Duration) {
+    /// A retry's banner: by the retry policy, a plugin, or the credential's plugin after a refresh.
+    func retry(_ error: HTTPError, request: Request, attempt: Int, after delay: Duration) {
         let wait = String(format: "%.2f s", delay.seconds)
         output(
             ConsoleLog.banner(
                 "Switchboard Retry",
-                [
-                    ConsoleLog.number(request) + error.description,
-                    "attempt \(attempt) of \(attempts) failed; retrying in \(wait)",
-                ]))
-    }
-
-    /// The banner of an attempt whose credential was refused, before the authenticator's refresh.
-    func refresh(_ error: HTTPError, request: Request) {
-        output(
-            ConsoleLog.banner(
-                "Switchboard Refresh",
-                [
-                    ConsoleLog.number(request) + error.description,
-                    "the credential was refused; refreshing it, then sending the request again once",
-                ]))
+                [ConsoleLog.number(request) + error.description, "attempt \(attempt) failed; sending again in \(wait)"])
+        )
     }
 
     private func section(_ title: String, _ lines: [String]) -> [String] {

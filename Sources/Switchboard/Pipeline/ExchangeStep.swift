@@ -27,14 +27,14 @@ extension Pipeline {
         return Exchange(engineRequest: engineRequest, download: download)
     }
 
-    /// The send step: the plugins' `adapt` (after encoding: signing), the console log, then deduplication and the
+    /// The send step: the plugins' `adapt` (after encoding: signing) and `willSend`, then deduplication and the
     /// engine. A download that fails here keeps its partial file only when it is resumable.
     nonisolated(nonsending) func send(
         _ exchange: inout Exchange, _ request: Request, _ context: RequestContext
     ) async throws(HTTPError) -> Response {
         let (configuration, plugins, events) = (context.configuration, context.plugins, context.events)
-        let (progress, log) = (context.progress, context.log)
-        if !plugins.isEmpty {
+        let progress = context.progress
+        if !plugins.sending.isEmpty {
             do throws(HTTPError) {
                 try await plugins.adapt(&exchange.engineRequest, for: request)
                 // What the plugins changed is held to the rules encoding kept (every engine, a stub too).
@@ -63,15 +63,14 @@ extension Pipeline {
                 "\(type(of: configuration.engine)) does not stream response bodies "
                     + "(streamsResponses is false)", request: request)
         }
-        log?.request(request, engineRequest)
         guard !engineRequest.isCancelled else {
             exchange.download?.interrupted()
             throw HTTPError(.cancelled, "the request was cancelled before it was sent", request: request)
         }
         let start = ContinuousClock.now
         let engineResponse: EngineResponse
-        if !plugins.isEmpty { await plugins.willSend(engineRequest, for: request) }
-        events?.post(RequestEvent(id: context.id, kind: .sent, request: request))
+        if !plugins.sending.isEmpty { await plugins.willSend(engineRequest, for: request) }
+        events?.post(RequestEvent(id: context.id, kind: .sent(engineRequest), request: request))
         // Unwrapped, not `progress ?? { _ in }`: the generic `??` hands the closure back in its most general form,
         // and turning it into the engine's concrete one allocated a thunk for every request.
         let report: @Sendable (TransferProgress) -> Void
@@ -97,11 +96,11 @@ extension Pipeline {
         } catch {
             exchange.download?.interrupted()
             let failure = HTTPError.from(error, request: request)
-            if !plugins.isEmpty { await plugins.didReceive(.failure(failure), for: request) }
+            if !plugins.receiving.isEmpty { await plugins.didReceive(.failure(failure), for: request) }
             throw failure
         }
         let response = Response(engine: consume engineResponse, request: request, duration: .now - start)
-        if !plugins.isEmpty { await plugins.didReceive(.success(response), for: request) }
+        if !plugins.receiving.isEmpty { await plugins.didReceive(.success(response), for: request) }
         return response
     }
 

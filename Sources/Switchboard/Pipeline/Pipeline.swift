@@ -6,19 +6,19 @@ import Foundation
 /// Each attempt passes these steps, in order; any of them may end it with an `HTTPError`:
 /// 1. **Prepare** (`PrepareStep.swift`): merge with the configuration, compose the URL, the plugins' `prepare`, the
 ///    `onRequest` hook, compose again; then the center's credentials, judged on that final URL (`CredentialScope`):
-///    the authenticator's for its own origins, its origin-bound headers and secret parameters withheld elsewhere.
+///    the authenticator's (`CredentialPlugin`) for its own origins, its origin-bound headers and secret parameters
+///    withheld elsewhere.
 /// 2. **Encode** (`ExchangeStep.swift`): URL with query, method, headers and body as an `EngineRequest`; a
 ///    download's partial file and range.
 /// 3. **Cache** (`CacheStep`): answer from the cache, or for `.cacheThenNetwork` send the cached response out first
 ///    and go on. A stream skips it, and its engine request carries the stream's `BodyReceiver`.
-/// 4. **Send** (`ExchangeStep.swift`): the plugins' `adapt` (signing), the console log, deduplication, the engine.
-/// 5. **Respond** (`ResponseStep.swift`): validate the status, decode, the `onResponse` hook, `validate`. A stream
-///    that opened validated its head as it arrived and ends here, its body read by its consumer.
+/// 4. **Send** (`ExchangeStep.swift`): the plugins' `adapt` (signing) and `willSend`, deduplication, the engine.
+/// 5. **Respond** (`ResponseStep.swift`): validate the status, decode, the plugins' `respond` (`onResponse` first),
+///    `validate`. A stream that opened validated its head as it arrived and ends here, its body read by its consumer.
 ///
-/// Around the attempts, `run` refreshes the authenticator's credential (once, and replays, when the center's own
-/// origin refused it), the
-/// retry policy and the plugins' retry decisions, the plugins' `process`, cancellation by identifier and the
-/// `onError` hook.
+/// Around the attempts, `run` asks the chain's `retryDelay` after each failure (the credential's refresh, the retry
+/// policy, the app's plugins: `PluginChain`), decides cancellation by identifier, and passes the outcome through the
+/// chain's `process` (`onError` first) and to the observers (the console log among them).
 struct Pipeline: Sendable {
     /// The work in flight by identifier: where a request records how far it got, and learns at its end whether it
     /// was cancelled.
@@ -53,27 +53,18 @@ extension Pipeline {
         stream: StreamChannel? = nil
     ) async -> Result<Response, HTTPError> {
         let context = RequestContext(
-            request, configuration, progress: progress, cancellation: cancellation, stream: stream)
-        let (id, plugins) = (context.id, context.plugins)
-        // A refused credential refreshes only when the URL that refused it is one of the center's origins too. The
-        // idempotency key is made at the first attempt that needs it and sent with every attempt after it.
-        let (authenticator, events, log) = (context.authenticator, context.events, context.log)
-        func isCancelled() -> Bool { context.isCancelled }
-        // Looked up at the first failure: a request that succeeds at once never needs it.
-        var policy: RetryPolicy?
+            request, configuration, owner: owner, progress: progress, cancellation: cancellation, stream: stream)
+        let (id, plugins, events) = (context.id, context.plugins, context.events)
         var current = request
         var result: Result<Response, HTTPError>
         var attempt = 1
         var idempotencyKey: String?
         events?.post(RequestEvent(id: id, kind: .created, request: request))
-        var replayedAfterRefresh = false
         while true {
             current = request
-            var generation: UInt64?
             do {
                 var response = try await self.attempt(
-                    &current, context, generation: &generation, idempotencyKey: &idempotencyKey,
-                    interim: attempt == 1 ? interim : nil)
+                    &current, context, idempotencyKey: &idempotencyKey, interim: attempt == 1 ? interim : nil)
                 response.attempts = attempt
                 result = .success(consume response)
                 break
@@ -82,36 +73,9 @@ extension Pipeline {
                 error.response?.attempts = attempt
                 result = .failure(error)
                 // A stream whose body has begun is never sent again: its consumer may have read some of it.
-                if stream?.hasOpened == true { break }
-                if let authenticator, let generation, !replayedAfterRefresh, !isCancelled(),
-                    authenticator.refused(error),
-                    configuration.credentialScope.covers(error.response?.address.text ?? current.url)
-                {
-                    // The credential was refused: one refresh for everyone who found it stale, then send again once.
-                    replayedAfterRefresh = true
-                    log?.refresh(error, request: current)
-                    do {
-                        try await authenticator.refresh(after: generation, owner: owner)
-                        events?.post(
-                            RequestEvent(
-                                id: id, kind: .retried(attempt: attempt, error: error, delay: .zero), request: current))
-                        continue
-                    } catch {
-                        result = .failure(error.with(request: current))
-                        break
-                    }
-                }
-                guard !isCancelled() else { break }
-                let retry = policy ?? request.retryPolicy(in: configuration)
-                policy = retry
-                // A request that carries its idempotency key may be retried whatever its method.
-                let keyed = context.keyHeader.map { current.headers[$0] != nil } ?? false
-                var delay = retry.delay(after: attempt, for: error, method: current.method, keyed: keyed)
-                if delay == nil, !plugins.isEmpty {
-                    delay = await plugins.retryDelay(after: error, attempt: attempt, for: current)
-                }
-                guard let delay else { break }
-                log?.retry(error, request: current, attempt: attempt, of: retry.maxAttempts, after: delay)
+                if stream?.hasOpened == true || context.isCancelled { break }
+                // The credential (a refresh after a refusal), the retry policy, then the app's plugins.
+                guard let delay = await plugins.retryDelay(after: error, attempt: attempt, for: current) else { break }
                 events?.post(
                     RequestEvent(id: id, kind: .retried(attempt: attempt, error: error, delay: delay), request: current)
                 )
@@ -123,20 +87,22 @@ extension Pipeline {
                 attempt += 1
             }
         }
-        if !plugins.isEmpty { result = await plugins.process(result, for: current) }
         let cancelled =
             switch registry.finishing(id) {
             case .cancelled: true
             // A download whose file is in place ends with it, even if its task was cancelled after that.
             case .committed: false
-            case .finished: isCancelled()
+            case .finished: context.isCancelled
             }
         if cancelled, result.failureCode != .cancelled {
             result = .failure(HTTPError(.cancelled, "the request was cancelled", request: current))
         }
-        if case .failure(let error) = result {
-            log?.error(error, request: current)
-            if let onError = configuration.onError { result = .failure(await onError(current, error)) }
+        if !plugins.processing.isEmpty {
+            result = await plugins.process(result, for: current)
+            // A cancelled request ends in a failure, whatever a plugin made of it.
+            if cancelled, case .success = result {
+                result = .failure(HTTPError(.cancelled, "the request was cancelled", request: current))
+            }
         }
         if let events {
             // Every event of the request is observed before its outcome goes out.
@@ -147,14 +113,13 @@ extension Pipeline {
     }
 
     /// One attempt through the steps. `request` is left as far as the steps got, for the error report;
-    /// `generation` is the authenticator's credential's, when one was put on; `idempotencyKey` is made by the first
-    /// attempt that needs one.
+    /// `idempotencyKey` is made by the first attempt that needs one.
     nonisolated(nonsending) private func attempt(
-        _ request: inout Request, _ context: RequestContext, generation: inout UInt64?,
-        idempotencyKey: inout String?, interim: (@Sendable (Response) -> Void)?
+        _ request: inout Request, _ context: RequestContext, idempotencyKey: inout String?,
+        interim: (@Sendable (Response) -> Void)?
     ) async throws(HTTPError) -> Response {
-        let (configuration, log, stream) = (context.configuration, context.log, context.stream)
-        let prepared = try await prepare(&request, context, generation: &generation, idempotencyKey: &idempotencyKey)
+        let (configuration, stream) = (context.configuration, context.stream)
+        let prepared = try await prepare(&request, context, idempotencyKey: &idempotencyKey)
         registry.update(prepared.id, .single(request))
         // A partial file that turns out not to match (a 416 short of the end) is dropped once, and the download
         // starts again from zero; `settle` never asks twice.
@@ -196,7 +161,7 @@ extension Pipeline {
             var response = try await send(&exchange, request, context)
             if let stream, stream.hasOpened {
                 // The head was validated when it arrived, and the body went to the stream's reader.
-                log?.response(response, streamed: stream.received)
+                response.streamedBytes = stream.received
                 return response
             }
             if let store = configuration.cache {

@@ -16,8 +16,7 @@ extension Pipeline {
     /// Merge, compose, plugins, `onRequest`, compose again: a plugin or hook may change `api`, `server`, `node`,
     /// method, parameters or body, and the URL is composed after it. Then the center's credentials, judged on that
     /// final URL (`CredentialScope`): to another origin, its origin-bound headers and secret parameters stay behind
-    /// and the authenticator is not asked; to its own, the authenticator puts its credential on the request, and
-    /// `generation` is the credential's generation (`nil` when none was put on).
+    /// and the authenticator is not asked; to its own, the credential's plugin puts the credential on the request.
     ///
     /// Last, a `POST` or `PATCH` gets its idempotency key when the context names the header for one (see
     /// `RetryPolicy.idempotencyKey`) and the request has no such header: `idempotencyKey`, made here at the first
@@ -26,10 +25,9 @@ extension Pipeline {
     /// `request` is left as far as the step got (merged, at least), so that a failure reports the request as it
     /// stood.
     nonisolated(nonsending) func prepare(
-        _ request: inout Request, _ context: RequestContext, generation: inout UInt64?, idempotencyKey: inout String?
+        _ request: inout Request, _ context: RequestContext, idempotencyKey: inout String?
     ) async throws(HTTPError) -> PreparedRequest {
         let (id, configuration, plugins) = (context.id, context.configuration, context.plugins)
-        let (authenticator, keyHeader) = (context.authenticator, context.keyHeader)
         let own = request
         request = request.merged(with: configuration)
         if request.kind == .upload && request.method == .get {
@@ -38,7 +36,7 @@ extension Pipeline {
         }
         var (composed, isPlain) = try URLComposition.compose(request, plainServer: configuration.plainServer)
         request.url = composed
-        if !plugins.isEmpty {
+        if !plugins.preparing.isEmpty {
             let before = request
             do throws(HTTPError) {
                 try await plugins.prepare(&request)
@@ -62,14 +60,14 @@ extension Pipeline {
             (composed, isPlain) = try URLComposition.compose(request, plainServer: configuration.plainServer)
             request.url = composed
         }
-        if authenticator != nil || CredentialScope.mayCarry(own, configuration) {
+        if plugins.credential != nil || CredentialScope.mayCarry(own, configuration) {
             if configuration.credentialScope.covers(request.url) {
-                if let authenticator { generation = try await authenticator.authenticate(&request, owner: owner) }
+                try await plugins.authenticate(&request)
             } else {
                 CredentialScope.withhold(from: &request, own: own, configuration)
             }
         }
-        if let keyHeader, RetryPolicy.keys(request.method), request.headers[keyHeader] == nil {
+        if let keyHeader = context.keyHeader, RetryPolicy.keys(request.method), request.headers[keyHeader] == nil {
             let key = idempotencyKey ?? UUID().uuidString
             idempotencyKey = key
             request.headers[keyHeader] = key

@@ -44,9 +44,7 @@ extension Request {
 
     /// The retry policy that applies: the request's or the center's, with `retryCount` applied.
     func retryPolicy(in configuration: CenterConfiguration) -> RetryPolicy {
-        var policy = retry ?? configuration.retryPolicy
-        if let retryCount { policy.maxAttempts = RetryPolicy.attempts(retrying: retryCount) }
-        return policy
+        RetryDecision.policy(for: self, under: configuration.retryPolicy)
     }
 
     /// The header that carries this request's idempotency key under the policy that applies to it (its own, else

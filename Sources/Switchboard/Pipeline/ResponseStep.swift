@@ -8,7 +8,7 @@ extension Pipeline {
     nonisolated(nonsending) func postProcess(
         _ response: consuming Response, _ request: Request, _ context: RequestContext
     ) async throws(HTTPError) -> Response {
-        let (plugins, log) = (context.plugins, context.log)
+        let plugins = context.plugins
         guard response.fileURL != nil || acceptable(response, for: request) else {
             throw HTTPError(
                 .unacceptableStatus, "the server answered \(StatusReason.described(response.status))",
@@ -18,7 +18,7 @@ extension Pipeline {
             let (value, decodable) = try ResponseDecoding.decode(response)
             response.setParsedValue(value, decodable: decodable)
         }
-        if !plugins.isEmpty { response = try await plugins.respond(response, for: request) }
+        if !plugins.responding.isEmpty { response = try await plugins.respond(response, for: request) }
         if let validate = request.validate {
             do {
                 response = try validate(response)
@@ -28,7 +28,6 @@ extension Pipeline {
                     response: response)
             }
         }
-        log?.response(response)
         return response
     }
 

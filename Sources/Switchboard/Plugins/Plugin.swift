@@ -20,11 +20,12 @@
 /// 4. the cache, then the engine, with `willSend` before it and `didReceive` after it (once per attempt);
 /// 5. the status checked and the body decoded, then the `onResponse` hook and `respond` of each plugin, then the
 ///    request's `validate`;
-/// 6. on failure, `retryDelay` of each plugin when the retry policy would not retry; then `process` of each plugin,
-///    and the `onError` hook for a failure.
+/// 6. on failure, `retryDelay` of each plugin when the authenticator and the retry policy would not send again; then
+///    the `onError` hook for a failure, and `process` of each plugin.
 ///
-/// The `onRequest` and `onResponse` hooks are a plugin of the center's own, after every other: the last to
-/// `prepare` a request, and so the first to `respond` to its response.
+/// The hooks, the authenticator, the retry policy and the console log are plugins of the center's own, inside every
+/// other: `onRequest` is the last to `prepare` a request, `onResponse` the first to `respond` to its response,
+/// `onError` the first to `process` its outcome (see the Architecture article).
 ///
 /// Plugins run in order of registration: the center's, then the node's, then the endpoint's or request's. The
 /// response-side steps (`didReceive`, `process`) run in the reverse order, so that the plugin that acts first on a
@@ -67,66 +68,5 @@ extension Plugin {
         _ result: Result<Response, HTTPError>, for original: Request
     ) async -> Result<Response, HTTPError> {
         result
-    }
-}
-
-/// The plugins one request runs through, in registration order: the center's, its node's, its own.
-struct PluginChain: Sendable {
-    let plugins: [any Plugin]
-
-    var isEmpty: Bool { plugins.isEmpty }
-
-    func prepare(_ request: inout Request) async throws(HTTPError) {
-        for plugin in plugins {
-            do {
-                try await plugin.prepare(&request)
-            } catch {
-                throw HTTPError.wrapping(error, as: .vetoed, "a plugin refused the request", request: request)
-            }
-        }
-    }
-
-    func adapt(_ encoded: inout EngineRequest, for request: Request) async throws(HTTPError) {
-        for plugin in plugins {
-            do {
-                try await plugin.adapt(&encoded, for: request)
-            } catch {
-                throw HTTPError.wrapping(error, as: .vetoed, "a plugin refused the encoded request", request: request)
-            }
-        }
-    }
-
-    func willSend(_ encoded: EngineRequest, for request: Request) async {
-        for plugin in plugins { await plugin.willSend(encoded, for: request) }
-    }
-
-    func didReceive(_ result: Result<Response, HTTPError>, for request: Request) async {
-        for plugin in plugins.reversed() { await plugin.didReceive(result, for: request) }
-    }
-
-    func respond(_ response: Response, for request: Request) async throws(HTTPError) -> Response {
-        var response = response
-        for plugin in plugins.reversed() {
-            do {
-                response = try await plugin.respond(response, for: request)
-            } catch {
-                throw HTTPError.wrapping(
-                    error, as: .business, "a plugin rejected the response", request: request, response: response)
-            }
-        }
-        return response
-    }
-
-    func retryDelay(after error: HTTPError, attempt: Int, for request: Request) async -> Duration? {
-        for plugin in plugins {
-            if let delay = await plugin.retryDelay(after: error, attempt: attempt, for: request) { return delay }
-        }
-        return nil
-    }
-
-    func process(_ result: Result<Response, HTTPError>, for request: Request) async -> Result<Response, HTTPError> {
-        var result = result
-        for plugin in plugins.reversed() { result = await plugin.process(result, for: request) }
-        return result
     }
 }

@@ -29,8 +29,9 @@ public struct RequestEvent: Sendable {
     public enum Kind: Sendable {
         /// The request started on the center.
         case created
-        /// An attempt was handed to the engine (not for a response served from the cache or a stub).
-        case sent
+        /// An attempt was handed to the engine (not for a response served from the cache or a stub), as the engine
+        /// got it: encoded, and changed by the plugins' `adapt`.
+        case sent(EngineRequest)
         /// A response head arrived: the status and header fields (a redirect's head too, before `redirected`).
         case responseHead(status: Int, headers: HTTPHeaders)
         /// The engine follows a redirect.
@@ -73,9 +74,12 @@ final class EventRelay: Sendable {
     }
     private let state = Locked(State())
 
-    init?(_ plugins: PluginChain) {
-        let observers = plugins.plugins.compactMap { $0 as? any RequestObserver }
-        guard !observers.isEmpty else { return nil }
+    /// The relay of a chain's observers; `nil` without any (checked before anything is made).
+    static func of(_ plugins: PluginChain) -> EventRelay? {
+        plugins.observers.isEmpty ? nil : EventRelay(plugins.observers)
+    }
+
+    private init(_ observers: [any RequestObserver]) {
         self.observers = observers
     }
 

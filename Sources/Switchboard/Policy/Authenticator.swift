@@ -21,10 +21,11 @@ import Foundation
 /// ```
 ///
 /// When a response says the credential is stale (`isStale`: a 401 by default), exactly one refresh runs; every
-/// request waiting on it is then sent again, once, with the new credential. If the refresh fails, every waiting
-/// request fails with `HTTPError.Code.authentication`, and so do requests that find the same stale credential
-/// later, without another refresh, until `setCredential(_:)` gives a new one (after a new login, say). Requests that
-/// the refresh closure sends itself skip the authenticator. Without a credential, the first request refreshes.
+/// request waiting on it is then sent again, once, with the new credential: an attempt of its own, counted in
+/// `Response.attempts`, decided before the retry policy is asked. If the refresh fails, every waiting request fails
+/// with `HTTPError.Code.authentication`, and so do requests that find the same stale credential later, without
+/// another refresh, until `setCredential(_:)` gives a new one (after a new login, say). Requests that the refresh
+/// closure sends itself skip the authenticator. Without a credential, the first request refreshes.
 ///
 /// The credential goes only to the center's own origins: a request whose final URL (after `onRequest` and the
 /// plugins, however `api` or `url` was written) has the origin (scheme, host and port) of the center's `server` or of

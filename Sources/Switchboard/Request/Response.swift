@@ -159,6 +159,11 @@ public struct Response: Sendable {
         get { metricsBox?.value }
         set { metricsBox = newValue.map(MetricsBox.init) }
     }
+    /// For a response whose body went to a stream's reader (`Center.stream`): how many bytes that was.
+    var streamedBytes: Int? {
+        get { storage.value.streamedBytes }
+        set { storage.unique().value.streamedBytes = newValue }
+    }
     /// `metrics`, by reference (see `MetricsBox`).
     var metricsBox: MetricsBox? {
         get { storage.value.metricsBox }
@@ -183,6 +188,8 @@ public struct Response: Sendable {
         var attempts: Int
         var duration: Duration
         var metricsBox: MetricsBox?
+        /// For a response whose body went to a stream's reader: how many bytes it read.
+        var streamedBytes: Int?
     }
 
     private var storage: CopyOnWrite<Fields>

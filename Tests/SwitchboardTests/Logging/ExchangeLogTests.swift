@@ -4,7 +4,7 @@ import Testing
 import SwitchboardTestSupport
 
 /// The console log of whole exchanges, over loopback on both engines: a banner for every attempt and outcome with the
-/// request's `#N` (a refresh after a `401` says so), a revalidation shown as one, with its time and whole URL, a
+/// request's `#N` (a refresh after a `401` is a retry at once), a revalidation shown as one, with its time and whole URL, a
 /// streamed body's bytes counted, and the secret values a request sent hidden wherever the server echoes them.
 @Suite struct ExchangeLogTests {
     /// The banners printed, and a center on the named engine that prints them.
@@ -33,7 +33,7 @@ import SwitchboardTestSupport
     }
 
     @Test(arguments: bothEngines)
-    func aRefreshAfterA401HasABannerOfItsOwn(engineName: String) async throws {
+    func aRefreshAfterA401IsARetryAtOnce(engineName: String) async throws {
         let authenticator = Authenticator(credential: "old") { token, request in
             request.headers["Authorization"] = "Bearer \(token)"
         } refresh: { _, _ in
@@ -46,9 +46,9 @@ import SwitchboardTestSupport
         #expect(heads.count == 4, "\(heads)")
         #expect(heads.first?.hasPrefix("[Switchboard Request] \(id) GET") == true, "\(heads)")
         #expect(
-            heads.dropFirst().first?.hasPrefix("[Switchboard Refresh] \(id) HTTPError.unacceptableStatus (401)") == true
+            heads.dropFirst().first?.hasPrefix("[Switchboard Retry] \(id) HTTPError.unacceptableStatus (401)") == true
         )
-        #expect(log.all.dropFirst().first?.contains("refreshing it, then sending the request again once") == true)
+        #expect(log.all.dropFirst().first?.contains("attempt 1 failed; sending again in 0.00 s") == true)
         #expect(heads.dropFirst(2).first?.hasPrefix("[Switchboard Request] \(id) GET") == true)
         #expect(heads.last?.hasPrefix("[Switchboard Response] \(id) 200 GET") == true)
     }

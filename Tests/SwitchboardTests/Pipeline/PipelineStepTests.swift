@@ -21,14 +21,17 @@ import Testing
         return configuration
     }
 
+    func context(_ request: Request, _ configuration: CenterConfiguration) -> RequestContext {
+        RequestContext(request, configuration, owner: pipeline.owner, progress: nil, cancellation: nil, stream: nil)
+    }
+
     func prepared(
         _ request: Request, _ configuration: CenterConfiguration, idempotencyKey: String? = nil
     ) async throws(HTTPError) -> (PreparedRequest, key: String?) {
         var request = request
-        var generation: UInt64?
         var key = idempotencyKey
-        let context = RequestContext(request, configuration, progress: nil, cancellation: nil, stream: nil)
-        let prepared = try await pipeline.prepare(&request, context, generation: &generation, idempotencyKey: &key)
+        let context = context(request, configuration)
+        let prepared = try await pipeline.prepare(&request, context, idempotencyKey: &key)
         return (prepared, key)
     }
 
@@ -109,7 +112,7 @@ import Testing
             Request {
                 $0.api = "users"; $0.parameters = ["page": 2]
             }, configuration)
-        let context = RequestContext(prepared.request, configuration, progress: nil, cancellation: nil, stream: nil)
+        let context = context(prepared.request, configuration)
         let exchange = try pipeline.encode(prepared, context)
         let engineRequest = exchange.engineRequest
         #expect(
@@ -128,7 +131,7 @@ import Testing
             Request {
                 $0.api = "users"; $0.body = .string("x")
             }, configuration)
-        let context = RequestContext(prepared.request, configuration, progress: nil, cancellation: nil, stream: nil)
+        let context = context(prepared.request, configuration)
         #expect(throws: HTTPError.self) { try pipeline.encode(prepared, context) }
     }
 
@@ -138,7 +141,7 @@ import Testing
         _ response: Response, _ configuration: CenterConfiguration
     ) async throws(HTTPError) -> Response {
         let request = response.request.merged(with: configuration)
-        let context = RequestContext(request, configuration, progress: nil, cancellation: nil, stream: nil)
+        let context = context(request, configuration)
         return try await pipeline.postProcess(response, request, context)
     }
 
@@ -212,7 +215,7 @@ import Testing
     @Test func stubAnswersAsTheEndpointDeclaredWithoutAnEngine() async throws {
         let configuration = Self.configuration()
         let (prepared, _) = try await prepared(Request { $0.api = "users/7" }, configuration)
-        let context = RequestContext(prepared.request, configuration, progress: nil, cancellation: nil, stream: nil)
+        let context = context(prepared.request, configuration)
         let engineRequest = try pipeline.encode(prepared, context).engineRequest
         let reply = StubReply.json(["id": 7], status: 201)
         let response = try await pipeline.stubbed(reply, engineRequest, prepared.request, context)

@@ -11,7 +11,8 @@ final class TimelineObserver: RequestObserver {
         let text: String =
             switch event.kind {
             case .created: "created"
-            case .sent: "sent"
+            // The engine request it carries is this request's, as the engine got it.
+            case .sent(let sent): sent.id == event.id && sent.urlText != nil ? "sent" : "sent something else"
             case .responseHead(let status, _): "head \(status)"
             case .redirected(let status, _, let to): "redirected \(status) to \(to?.path ?? "?")"
             case .retried(let attempt, let error, _):
@@ -143,8 +144,8 @@ struct ObserverTests {
         let request = Request { $0.api = "a" }
         var configuration = Center.Configuration()
         configuration.plugins = [Header()]
-        #expect(EventRelay(PluginChain(request, configuration)) == nil)
+        #expect(EventRelay.of(PluginChain.of(request, configuration, owner: Center())) == nil)
         configuration.plugins.append(TimelineObserver())
-        #expect(EventRelay(PluginChain(request, configuration)) != nil)
+        #expect(EventRelay.of(PluginChain.of(request, configuration, owner: Center())) != nil)
     }
 }

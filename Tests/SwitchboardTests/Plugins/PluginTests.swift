@@ -211,6 +211,43 @@ private struct Recorder: Plugin {
         #expect(missing.status == 404)
     }
 
+    /// The outcome passes `onError` first (the hooks are the innermost plugin), then the plugins' `process`; a
+    /// cancelled request's plugins see it cancelled, and none of them can make it a success.
+    @Test(arguments: bothEngines)
+    func theOutcomePassesOnErrorThenThePluginsAndACancelStaysAFailure(engineName: String) async throws {
+        struct Recovering: Plugin {
+            let seen: EventLog
+            let sent: Locked<Bool>
+            func willSend(_ request: EngineRequest, for original: Request) async { sent.withLock { $0 = true } }
+            func process(
+                _ result: Result<Response, HTTPError>, for original: Request
+            ) async -> Result<Response, HTTPError> {
+                guard case .failure(let error) = result else { return result }
+                seen.record("\(error.code) \(error.message)")
+                return .success(Response(request: original, status: 200))
+            }
+        }
+        let (seen, sent) = (EventLog(), Locked(false))
+        let center = try loopbackCenter(engineName) { config in
+            config.plugins = [Recovering(seen: seen, sent: sent)]
+            config.onError = { _, error in
+                error.status == 404 ? HTTPError(.business, "no such user", response: error.response) : error
+            }
+        }
+        let recovered = try await center.send { $0.api = "status/404" }
+        #expect(recovered.status == 200)
+        #expect(seen.all == ["business no such user"])
+
+        let task = Task { try await center.send { $0.api = "delay/5" } }
+        await waitUntil { sent.withLock { $0 } }
+        task.cancel()
+        switch await task.result {
+        case .success(let response): Issue.record("a cancelled request answered \(response.status)")
+        case .failure(let error): #expect((error as? HTTPError)?.code == .cancelled, "\(error)")
+        }
+        #expect(seen.all.dropFirst().first?.hasPrefix("cancelled") == true, "\(seen.all)")
+    }
+
     // MARK: - SigningPlugin
 
     /// RFC 4231, test cases 2 and 6.
