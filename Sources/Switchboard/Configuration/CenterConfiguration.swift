@@ -178,6 +178,15 @@ public struct CenterConfiguration: Sendable {
         set { storage.unique().value.consoleLogSecretNames = newValue }
         _modify { yield &storage.unique().value.consoleLogSecretNames }
     }
+    /// Which redirects requests follow, unless a request sets its own (`Request.redirectPolicy`): `.follow` (up to
+    /// 20) by default. See `RedirectPolicy`.
+    public var redirectPolicy: RedirectPolicy {
+        get { fields.redirectPolicy }
+        set { storage.unique().value.redirectPolicy = newValue }
+        _modify { yield &storage.unique().value.redirectPolicy }
+    }
+    /// `redirectPolicy` when it is not the default: what the encode step puts on a request that sets none.
+    var redirectPolicyIfSet: RedirectPolicy? { fields.redirectPolicy.isDefault ? nil : fields.redirectPolicy }
     /// Whether redirects from `https` to plain `http` are followed. `false` (the default) fails them with
     /// `HTTPError.Code.insecureRedirect`, on every engine.
     public var allowsInsecureRedirects: Bool {
@@ -339,6 +348,7 @@ public struct CenterConfiguration: Sendable {
         var consoleLogHandler: @Sendable (String) -> Void = { print($0) }
         var consoleLogSecretNames: Set<String> = []
         var allowsInsecureRedirects: Bool = false
+        var redirectPolicy = RedirectPolicy.follow
         var forwardsSecretHeaders: Bool = false
         var timeout: Duration = .seconds(60)
         var totalTimeout: Duration?

@@ -52,12 +52,18 @@ public protocol Engine: Sendable {
     /// `HTTPError.Code.unsupported` before sending it, rather than wait for a body that may never end. The built-in
     /// engines stream.
     var streamsResponses: Bool { get }
+
+    /// Whether `perform` follows redirects as `EngineRequest.redirectPolicy` says. `false` by default: the center
+    /// then refuses a request with any policy but `.follow` with `HTTPError.Code.unsupported` before sending it,
+    /// rather than let the engine follow as it would. The built-in engines honour it.
+    var honoursRedirectPolicy: Bool { get }
 }
 
 extension Engine {
     public var honoursCancellation: Bool { false }
     public var honoursRateLimits: Bool { false }
     public var streamsResponses: Bool { false }
+    public var honoursRedirectPolicy: Bool { false }
 }
 
 /// What an engine sends: the request line and headers, the body, and the time limits.
@@ -161,6 +167,13 @@ public struct EngineRequest: Sendable {
         set { storage.unique().value.maxSendBytesPerSecond = newValue }
         _modify { yield &storage.unique().value.maxSendBytesPerSecond }
     }
+    /// Which redirects the engine follows (see `RedirectPolicy`). The center sets it from the request's policy, else
+    /// its own.
+    public var redirectPolicy: RedirectPolicy {
+        get { storage.value.redirectPolicy }
+        set { storage.unique().value.redirectPolicy = newValue }
+        _modify { yield &storage.unique().value.redirectPolicy }
+    }
     /// The identifier of the request at the center, for logs and stubs.
     public var id: RequestID? {
         get { storage.value.id }
@@ -237,6 +250,7 @@ public struct EngineRequest: Sendable {
         var maxReceiveBytesPerSecond: Int64?
         var maxSendBytesPerSecond: Int64?
         var maxResponseBytes: Int64?
+        var redirectPolicy = RedirectPolicy.follow
         var id: RequestID?
         var onFileOpened: (@Sendable (_ status: Int, _ field: (String) -> String?) -> Void)?
         var destinationIsPartialFile = false

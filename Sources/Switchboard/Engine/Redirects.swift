@@ -7,11 +7,15 @@ import FoundationNetworking
 /// another origin, `301`/`302`/`303` turn a `POST` into a `GET` without body (as browsers and URLSession do),
 /// `307`/`308` keep the method and body.
 enum Redirects {
+    /// The most redirects any request follows: URLSession's own limit.
     static let maximum = 20
 
-    /// The error of an exchange that passed `maximum` redirects, the same on every engine.
-    static var tooMany: URLError {
-        URLError(.httpTooManyRedirects, userInfo: [NSLocalizedDescriptionKey: "more than \(maximum) redirects"])
+    /// A request's limit, within `0...maximum`.
+    static func limit(_ count: Int) -> Int { min(max(0, count), maximum) }
+
+    /// The error of an exchange that passed its limit of redirects, the same on every engine.
+    static func tooMany(_ limit: Int) -> URLError {
+        URLError(.httpTooManyRedirects, userInfo: [NSLocalizedDescriptionKey: "more than \(limit) redirects"])
     }
     static let credentialHeaders = ["Authorization", "Cookie", "Proxy-Authorization"]
 

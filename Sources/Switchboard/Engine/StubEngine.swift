@@ -131,6 +131,10 @@ public final class StubEngine: Engine {
     /// `true`: a stream's body is handed over in one piece.
     public var streamsResponses: Bool { true }
 
+    /// `true`: the stub follows no redirect whatever the policy, a route's `3xx` reply being the answer it
+    /// declares, so that a center's policy needs no change for its tests.
+    public var honoursRedirectPolicy: Bool { true }
+
     /// Answers from the matching route, after its delay; throws `CancellationError` if cancelled while waiting.
     public func perform(
         _ request: EngineRequest,

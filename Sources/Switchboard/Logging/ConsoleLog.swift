@@ -13,8 +13,8 @@ import Foundation
 /// ```
 ///
 /// One log serves one request, every attempt of it, as the last of its observers: each attempt's request banner
-/// (`sent`), a banner for each retry (`retried`, after a credential refresh too) and for the outcome (a response, an
-/// error), each with the request's `#N`. The secret values the request sent (the values of its secret-named fields,
+/// (`sent`), a banner for each redirect followed (`redirected`) and each retry (`retried`, after a credential refresh
+/// too), and one for the outcome (a response, an error), each with the request's `#N`. The secret values the request sent (the values of its secret-named fields,
 /// query items and parameters) are hidden wherever they appear in what is printed for it, such as a body the server
 /// echoed them in.
 struct ConsoleLog: RequestObserver {
@@ -40,7 +40,8 @@ struct ConsoleLog: RequestObserver {
         case .finished(.success(let response)): self.response(response)
         case .finished(.failure(let error)): self.error(error, request: event.request)
         case .cancelled: self.error(HTTPError(.cancelled, "the request was cancelled"), request: event.request)
-        case .created, .responseHead, .redirected: break
+        case .redirected(let status, let from, let to): redirect(status, from: from, to: to, request: event.request)
+        case .created, .responseHead: break
         }
     }
 
@@ -127,6 +128,17 @@ struct ConsoleLog: RequestObserver {
             lines += section("body", [redaction.body(response.data, limit: ConsoleLog.bodyLimit)])
         }
         output(ConsoleLog.banner("Switchboard Error", lines))
+    }
+
+    /// A redirect's banner: each one followed, as the engine reports it.
+    func redirect(_ status: Int, from: URL?, to: URL?, request: Request) {
+        output(
+            ConsoleLog.banner(
+                "Switchboard Redirect",
+                [
+                    "\(ConsoleLog.number(request))\(status) \(from?.absoluteString ?? "?")",
+                    "followed to \(to?.absoluteString ?? "?")",
+                ]))
     }
 
     /// A retry's banner: by the retry policy, a plugin, or the credential's plugin after a refresh.

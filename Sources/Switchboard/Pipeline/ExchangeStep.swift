@@ -17,6 +17,9 @@ extension Pipeline {
             engineRequest.maxResponseBytes = limit
         }
         engineRequest.allowsInsecureRedirects = configuration.allowsInsecureRedirects
+        if let policy = request.redirectPolicy ?? configuration.redirectPolicyIfSet {
+            engineRequest.redirectPolicy = policy
+        }
         engineRequest.forwardsSecretHeaders = configuration.forwardsSecretHeaders
         engineRequest.cancellation = cancellation
         guard request.kind == .download, let url = engineRequest.url else {
@@ -56,6 +59,13 @@ extension Pipeline {
                 "\(type(of: configuration.engine)) does not limit transfer speed "
                     + "(honoursRateLimits is false): the request has maxBytesPerSecond or maxUploadBytesPerSecond",
                 request: request)
+        }
+        if !engineRequest.redirectPolicy.isDefault, !configuration.engine.honoursRedirectPolicy {
+            exchange.download?.interrupted()
+            throw HTTPError(
+                .unsupported,
+                "\(type(of: configuration.engine)) does not follow a redirect policy (honoursRedirectPolicy is "
+                    + "false): the request has one other than .follow", request: request)
         }
         if engineRequest.receiver != nil, !configuration.engine.streamsResponses {
             throw HTTPError(
@@ -114,7 +124,9 @@ extension Pipeline {
         mayStartOver: Bool
     ) async throws(HTTPError) -> Response? {
         var response = response
-        if download.isComplete(after: response) || (acceptable(response, for: request) && response.status != 416) {
+        if download.isComplete(after: response)
+            || (acceptable(response, for: request, context.configuration) && response.status != 416)
+        {
             // The file gets its final name only if no cancel came first, and once it has, no cancel undoes it: a
             // cancel of the request or of its task meanwhile is decided in the registry, under one lock, before or
             // after the rename, so the outcome always says whether the file is there.

@@ -9,7 +9,7 @@ extension Pipeline {
         _ response: consuming Response, _ request: Request, _ context: RequestContext
     ) async throws(HTTPError) -> Response {
         let plugins = context.plugins
-        guard response.fileURL != nil || acceptable(response, for: request) else {
+        guard response.fileURL != nil || acceptable(response, for: request, context.configuration) else {
             throw HTTPError(
                 .unacceptableStatus, "the server answered \(StatusReason.described(response.status))",
                 request: request, response: response)
@@ -31,7 +31,11 @@ extension Pipeline {
         return response
     }
 
-    func acceptable(_ response: Response, for request: Request) -> Bool {
-        request.acceptableStatusCodes?.contains(response.status) ?? response.isSuccessful
+    /// Whether the status is one the request accepts: its `acceptableStatusCodes` (a `2xx` unless set), or, under a
+    /// redirect policy other than `.follow`, a redirect that came back unfollowed: the answer the policy asked for.
+    func acceptable(_ response: Response, for request: Request, _ configuration: CenterConfiguration) -> Bool {
+        if request.acceptableStatusCodes?.contains(response.status) ?? response.isSuccessful { return true }
+        return Redirects.follows(status: response.status)
+            && !(request.redirectPolicy ?? configuration.redirectPolicy).isDefault
     }
 }

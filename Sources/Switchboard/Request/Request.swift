@@ -158,6 +158,13 @@ public struct Request: Sendable {
         set { storage.unique().value.coldBox().value.maxResponseBytes = newValue }
         _modify { yield &storage.unique().value.coldBox().value.maxResponseBytes }
     }
+    /// Which redirects the request follows, or `nil` for the center's `redirectPolicy` (`.follow` unless set). See
+    /// `RedirectPolicy`.
+    public var redirectPolicy: RedirectPolicy? {
+        get { fields.cold?.value.redirectPolicy }
+        set { storage.unique().value.coldBox().value.redirectPolicy = newValue }
+        _modify { yield &storage.unique().value.coldBox().value.redirectPolicy }
+    }
     /// The most bytes per second the request body may be sent at, or `nil` for no limit. `CurlEngine` holds it
     /// exactly; `URLSessionEngine` cannot, and refuses such a request (`.unsupported`).
     public var maxUploadBytesPerSecond: Int64? {
@@ -391,6 +398,7 @@ public struct Request: Sendable {
         var plugins: [any Plugin] = []
         var scope = WorkScope()
         var maxResponseBytes: Int64?
+        var redirectPolicy: RedirectPolicy?
     }
 
     /// The fields, shared by copies of the request until one of them changes (a request is copied at every step).

@@ -8,8 +8,8 @@ import Testing
         taskFailed: Bool = false
     ) -> SessionDecision.Completion {
         SessionDecision.completion(
-            stopped: stopped, challenged: challenged, redirects: redirects, heldRedirect: heldRedirect,
-            taskFailed: taskFailed)
+            stopped: stopped, challenged: challenged, redirects: redirects, limit: Redirects.maximum,
+            heldRedirect: heldRedirect, taskFailed: taskFailed)
     }
 
     @Test func aStopWinsOverEverything() {
@@ -48,36 +48,54 @@ import Testing
         for status in [307, 308] {
             for method: HTTPMethod in [.post, .put] {
                 #expect(
-                    SessionDecision.redirect(status: status, redirects: 1, hasBody: true, method: method)
+                    SessionDecision.redirect(
+                        status: status, redirects: 1, limit: Redirects.maximum, hasBody: true, method: method)
                         == .holdToResend)
                 #expect(
-                    SessionDecision.redirect(status: status, redirects: 1, hasBody: false, method: method) == .follow)
+                    SessionDecision.redirect(
+                        status: status, redirects: 1, limit: Redirects.maximum, hasBody: false, method: method)
+                        == .follow)
             }
         }
         for status in [301, 302] {
             #expect(
-                SessionDecision.redirect(status: status, redirects: 1, hasBody: true, method: .put) == .holdToResend,
+                SessionDecision.redirect(
+                    status: status, redirects: 1, limit: Redirects.maximum, hasBody: true, method: .put)
+                    == .holdToResend,
                 "a PUT keeps its method and body")
             #expect(
-                SessionDecision.redirect(status: status, redirects: 1, hasBody: true, method: .post) == .follow,
+                SessionDecision.redirect(
+                    status: status, redirects: 1, limit: Redirects.maximum, hasBody: true, method: .post) == .follow,
                 "a POST becomes a GET without body")
         }
         for method: HTTPMethod in [.post, .put] {
             #expect(
-                SessionDecision.redirect(status: 303, redirects: 1, hasBody: true, method: method) == .follow,
+                SessionDecision.redirect(
+                    status: 303, redirects: 1, limit: Redirects.maximum, hasBody: true, method: method) == .follow,
                 "a 303 is followed with a GET")
         }
     }
 
     @Test func aRedirectPastTheLimitIsNotFollowed() {
+        // A policy's own limit.
+        #expect(SessionDecision.redirect(status: 302, redirects: 3, limit: 3, hasBody: false, method: .get) == .follow)
+        #expect(SessionDecision.redirect(status: 302, redirects: 4, limit: 3, hasBody: false, method: .get) == .refuse)
         #expect(
-            SessionDecision.redirect(status: 302, redirects: Redirects.maximum, hasBody: false, method: .get) == .follow
+            SessionDecision.completion(
+                stopped: false, challenged: false, redirects: 4, limit: 3, heldRedirect: false, taskFailed: false)
+                == .tooManyRedirects)
+        #expect(
+            SessionDecision.redirect(
+                status: 302, redirects: Redirects.maximum, limit: Redirects.maximum, hasBody: false, method: .get)
+                == .follow
         )
         #expect(
-            SessionDecision.redirect(status: 302, redirects: Redirects.maximum + 1, hasBody: false, method: .get)
+            SessionDecision.redirect(
+                status: 302, redirects: Redirects.maximum + 1, limit: Redirects.maximum, hasBody: false, method: .get)
                 == .refuse)
         #expect(
-            SessionDecision.redirect(status: 307, redirects: Redirects.maximum + 1, hasBody: true, method: .post)
+            SessionDecision.redirect(
+                status: 307, redirects: Redirects.maximum + 1, limit: Redirects.maximum, hasBody: true, method: .post)
                 == .refuse)
     }
 }

@@ -99,6 +99,9 @@ public final class CurlEngine: Engine {
     /// buffer is full (the server is slowed by TCP; memory stays bounded).
     public var streamsResponses: Bool { true }
 
+    /// `true`: the engine follows redirects itself (libcurl follows none), each as the policy decides.
+    public var honoursRedirectPolicy: Bool { true }
+
     /// Performs one exchange, following redirects.
     public func perform(
         _ request: EngineRequest,
@@ -115,7 +118,8 @@ public final class CurlEngine: Engine {
         var current = request
         let ownCookieHeader = request.headers["Cookie"] != nil
         let start = ContinuousClock.now
-        for redirects in 0...Redirects.maximum {
+        let policy = request.redirectPolicy
+        for redirects in 0...policy.maxRedirects {
             let began = redirects == 0 ? start : ContinuousClock.now
             if let deadline { current.totalTimeout = HostQueue.remaining(until: deadline) }
             var sent = current
@@ -138,12 +142,21 @@ public final class CurlEngine: Engine {
             if let cookies, let fields = response.setCookieFields, let url = response.url {
                 CookieRules.store(fields, for: url, in: cookies)
             }
-            guard let next = Redirects.next(after: response, for: current) else { return consume response }
+            guard let proposed = Redirects.next(after: response, for: current) else { return consume response }
+            let redirect = Redirect(
+                status: response.status, headers: response.headers ?? HTTPHeaders(), from: current.url, next: proposed,
+                number: redirects + 1)
+            let next: EngineRequest
+            switch policy.step(redirect) {
+            case .answer: return consume response
+            case .fail(let error): throw error
+            case .follow(let chosen): next = chosen
+            }
             if let refusal = Redirects.refusal(from: current.url, to: next.url, for: current) { throw refusal }
             request.onEvent?(.redirected(status: response.status, from: current.url, to: next.url))
             current = next
         }
-        throw Redirects.tooMany
+        throw Redirects.tooMany(policy.maxRedirects)
     }
 
     /// The metrics of an exchange after redirects, as from the first request. Out of line: the 200-byte copies of

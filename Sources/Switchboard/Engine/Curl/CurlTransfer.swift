@@ -399,7 +399,10 @@ final class CurlTransfer: @unchecked Sendable {
             request.onEvent?(.responseHead(status: status, headers: ordered))
             // A redirect that will be followed is not the answer: its body is dropped, and not held to the limit
             // (URLSession does not hand such a body over at all).
-            limitsBody = request.memoryLimit != nil && Redirects.next(after: head, for: request) == nil
+            // (Under a policy of its own, a redirect may be the answer: its body is held to the limit.)
+            limitsBody =
+                request.memoryLimit != nil
+                && (!request.redirectPolicy.isDefault || Redirects.next(after: head, for: request) == nil)
             if limitsBody, let tooLarge = request.tooLargeHead(status: status, bodyLength: counter.bodyLength) {
                 failure = tooLarge
                 return 0

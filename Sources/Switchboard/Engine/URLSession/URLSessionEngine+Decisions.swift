@@ -21,12 +21,13 @@ enum SessionDecision {
         case answered
     }
 
+    /// `limit`: the most redirects the request follows (`RedirectPolicy.maxRedirects`).
     static func completion(
-        stopped: Bool, challenged: Bool, redirects: Int, heldRedirect: Bool, taskFailed: Bool
+        stopped: Bool, challenged: Bool, redirects: Int, limit: Int, heldRedirect: Bool, taskFailed: Bool
     ) -> Completion {
         if stopped { return .stopped }
         if challenged { return .challenged }
-        if redirects > Redirects.maximum { return .tooManyRedirects }
+        if redirects > limit { return .tooManyRedirects }
         if heldRedirect && !taskFailed { return .resend }
         if taskFailed { return .failed }
         return .answered
@@ -44,11 +45,11 @@ enum SessionDecision {
     }
 
     /// - Parameters:
-    ///   - redirects: how many redirects the exchange has followed, counting this one.
+    ///   - redirects: how many redirects the exchange has followed, counting this one; `limit`, how many it may.
     ///   - hasBody: whether the request being redirected still has a body.
     ///   - method: its method.
-    static func redirect(status: Int, redirects: Int, hasBody: Bool, method: HTTPMethod) -> Redirect {
-        if redirects > Redirects.maximum { return .refuse }
+    static func redirect(status: Int, redirects: Int, limit: Int, hasBody: Bool, method: HTTPMethod) -> Redirect {
+        if redirects > limit { return .refuse }
         if hasBody && Redirects.keepsBody(status: status, method: method) { return .holdToResend }
         return .follow
     }

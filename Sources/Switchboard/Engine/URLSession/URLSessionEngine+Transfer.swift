@@ -98,6 +98,9 @@ final class SessionTransfer: Sendable {
             request.destination == .memory && !request.observesProgress && request.body == .none
             && (request.method == .get || request.method == .head)
             && request.maxReceiveBytesPerSecond == nil && request.receiver == nil && request.memoryLimit == nil
+            // A policy's redirect that is the answer sends the request again through the delegate on Linux, which
+            // would ask the policy twice.
+            && request.redirectPolicy.isDefault
         state.withLock { state in
             state.segments = Segments(for: request, size: segmentSize)
             state.quick = quick
@@ -590,11 +593,33 @@ final class SessionTransfer: Sendable {
         if let cookies, let to = target {
             next.setValue(CookieRules.requestField(for: to, in: cookies), forHTTPHeaderField: "Cookie")
         }
+        if !request.redirectPolicy.isDefault {
+            switch decide(response, from: from) {
+            case .answer:
+                state.withLock { $0.redirectDeclined = true }
+                return nil
+            case .fail(let error):
+                stop(.failed(error))
+                return nil
+            case .follow(let chosen):
+                if let refusal = Redirects.refusal(from: from, to: chosen.url, for: request) {
+                    stop(.failed(refusal))
+                    return nil
+                }
+                next.url = chosen.url.map(URLComposition.canonicalizing)
+                next.httpMethod = chosen.method.rawValue
+                let cookie = next.value(forHTTPHeaderField: "Cookie")
+                next.allHTTPHeaderFields = chosen.headers.dictionary
+                if chosen.headers["Cookie"] == nil, let cookie { next.setValue(cookie, forHTTPHeaderField: "Cookie") }
+            }
+        }
+        let limit = request.redirectPolicy.maxRedirects
         let followed = state.withLock { state -> URLRequest? in
             state.redirects += 1
             let hasBody = !request.body.isEmpty && !state.bodyDropped
             switch SessionDecision.redirect(
-                status: response.statusCode, redirects: state.redirects, hasBody: hasBody, method: request.method)
+                status: response.statusCode, redirects: state.redirects, limit: limit, hasBody: hasBody,
+                method: request.method)
             {
             case .refuse:
                 return nil
@@ -627,6 +652,25 @@ final class SessionTransfer: Sendable {
         return followed
     }
 
+    /// The policy's step for a redirect (`RedirectPolicy.step`), shown the request that follows as the rules make
+    /// it from the request that was redirected (after an earlier redirect that dropped the body, a `GET` without
+    /// one).
+    private func decide(_ response: HTTPURLResponse, from: URL?) -> RedirectPolicy.Step {
+        let (number, bodyDropped) = state.withLock { ($0.redirects + 1, $0.bodyDropped) }
+        var current = request
+        current.url = from
+        if bodyDropped {
+            if current.method != .head { current.method = .get }
+            current.body = .none
+        }
+        let head = EngineResponse(response: response, body: Data())
+        guard let proposed = Redirects.next(after: head, for: current) else { return .answer }
+        let redirect = Redirect(
+            status: response.statusCode, headers: head.headers ?? HTTPHeaders(), from: from, next: proposed,
+            number: number)
+        return request.redirectPolicy.step(redirect)
+    }
+
     func challenged(_ response: HTTPURLResponse?, url: URL?) {
         let failure =
             response
@@ -644,7 +688,8 @@ final class SessionTransfer: Sendable {
         let next = state.withLock { state -> Next in
             switch SessionDecision.completion(
                 stopped: state.stopReason != nil, challenged: state.challengeResponse != nil,
-                redirects: state.redirects, heldRedirect: state.pendingRedirect != nil, taskFailed: error != nil)
+                redirects: state.redirects, limit: request.redirectPolicy.maxRedirects,
+                heldRedirect: state.pendingRedirect != nil, taskFailed: error != nil)
             {
             case .stopped:
                 state.sink?.abandon()
@@ -660,7 +705,7 @@ final class SessionTransfer: Sendable {
                 }
                 return .finish(.success(EngineResponse(response: state.challengeResponse!, body: state.body.take())))
             case .tooManyRedirects:
-                return .finish(.failure(Redirects.tooMany))
+                return .finish(.failure(Redirects.tooMany(request.redirectPolicy.maxRedirects)))
             case .resend:
                 let redirect = state.pendingRedirect!
                 request.onEvent?(
@@ -835,13 +880,13 @@ final class SessionTransfer: Sendable {
             }
             #endif
             switch SessionDecision.completion(
-                stopped: state.stopReason != nil, challenged: false, redirects: state.redirects, heldRedirect: false,
-                taskFailed: error != nil)
+                stopped: state.stopReason != nil, challenged: false, redirects: state.redirects,
+                limit: request.redirectPolicy.maxRedirects, heldRedirect: false, taskFailed: error != nil)
             {
             case .stopped:
                 return .finish(.failure(SessionTransfer.error(for: state.stopReason!, request: request)))
             case .tooManyRedirects:
-                return .finish(.failure(Redirects.tooMany))
+                return .finish(.failure(Redirects.tooMany(request.redirectPolicy.maxRedirects)))
             case .failed:
                 // A head with no valid length is that fault, as on every other path, whatever the body did next, when
                 // URLSession lets the head be seen (with an error it hands a completion handler none, and its task
@@ -1025,7 +1070,7 @@ final class SessionTransfer: Sendable {
         }
         if urlError.code == .httpTooManyRedirects {
             // URLSession stops after the 20th redirect, as CurlEngine does: say it in the same words.
-            return Redirects.tooMany
+            return Redirects.tooMany(Redirects.maximum)
         }
         if urlError.code == .timedOut, let idleLimit, urlError.userInfo[NSLocalizedDescriptionKey] == nil {
             // URLSession's own timer (`timeoutInterval`, the idle timeout) says no more than "error -1001": say what

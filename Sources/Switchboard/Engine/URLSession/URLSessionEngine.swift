@@ -129,6 +129,9 @@ public final class URLSessionEngine: Engine {
     /// a reader that falls more than `Request.streamBufferSize` behind ends the stream with `.streamOverflow`.
     public var streamsResponses: Bool { true }
 
+    /// `true`: each redirect URLSession proposes goes to the session delegate, which decides it as the policy does.
+    public var honoursRedirectPolicy: Bool { true }
+
     /// Performs one exchange on the session.
     public func perform(
         _ request: EngineRequest,

@@ -1,0 +1,203 @@
+import Foundation
+import Testing
+@testable import Switchboard
+import SwitchboardTestSupport
+
+/// `RedirectPolicy`: its decisions without I/O, then the same outcomes on both engines against loopback servers.
+@Suite struct RedirectPolicyTests {
+    static let from = URL(string: "http://127.0.0.1:1/a")!
+
+    static func redirect(number: Int, next: String = "http://127.0.0.1:1/b") -> Redirect {
+        var request = EngineRequest(url: URL(string: next)!, headers: ["X-Kept": "1"])
+        request.id = RequestID(rawValue: 1)
+        return Redirect(status: 302, headers: ["Location": next], from: from, next: request, number: number)
+    }
+
+    static func followed(_ step: RedirectPolicy.Step) -> EngineRequest? {
+        if case .follow(let request) = step { return request }
+        return nil
+    }
+
+    static func failure(_ step: RedirectPolicy.Step) -> HTTPError? {
+        if case .fail(let error) = step { return error }
+        return nil
+    }
+
+    static func answers(_ step: RedirectPolicy.Step) -> Bool {
+        if case .answer = step { return true }
+        return false
+    }
+
+    // MARK: - Decisions
+
+    @Test func followingStopsAtTheLimitAndNeverAnswersWithTheRedirect() {
+        #expect(Self.followed(RedirectPolicy.follow.step(Self.redirect(number: 20)))?.url?.path == "/b")
+        #expect(Self.failure(RedirectPolicy.follow.step(Self.redirect(number: 21)))?.code == .transport)
+        #expect(
+            Self.failure(RedirectPolicy.follow.step(Self.redirect(number: 21)))?.message.hasPrefix("more than 20")
+                == true)
+        let two = RedirectPolicy.follow(max: 2)
+        #expect(Self.followed(two.step(Self.redirect(number: 2))) != nil)
+        #expect(Self.failure(two.step(Self.redirect(number: 3)))?.message.hasPrefix("more than 2 redirects") == true)
+        #expect(RedirectPolicy.follow(max: 500).maxRedirects == 20 && RedirectPolicy.follow(max: -1).maxRedirects == 0)
+        #expect(Self.failure(RedirectPolicy.follow(max: 0).step(Self.redirect(number: 1))) != nil)
+        #expect(Self.answers(RedirectPolicy.never.step(Self.redirect(number: 1))))
+        #expect(RedirectPolicy.follow.isDefault && !RedirectPolicy.never.isDefault && !two.isDefault)
+    }
+
+    @Test func aDecisionFollowsStopsOrSendsARequestHeldToTheRules() {
+        let numbers = Locked<[Int]>([])
+        let policy = RedirectPolicy.deciding(max: 3) { redirect in
+            numbers.withLock { $0.append(redirect.number) }
+            if redirect.number == 1 { return .follow }
+            if redirect.number == 2 { return .stop }
+            var next = redirect.next
+            next.headers["X-Hop"] = "\(redirect.number)"
+            next.body = .data(Data("not the rules' body".utf8))
+            return .send(next)
+        }
+        #expect(Self.followed(policy.step(Self.redirect(number: 1)))?.headers["X-Kept"] == "1")
+        #expect(Self.answers(policy.step(Self.redirect(number: 2))))
+        let sent = Self.followed(policy.step(Self.redirect(number: 3)))
+        #expect(sent?.headers["X-Hop"] == "3")
+        #expect(sent?.body.isEmpty == true, "the body is the rules' (none after a 302 to a GET)")
+        // Past the limit the decision is not asked.
+        #expect(Self.failure(policy.step(Self.redirect(number: 4))) != nil)
+        #expect(numbers.withLock { $0 } == [1, 2, 3])
+
+        let elsewhere = RedirectPolicy.deciding { redirect in
+            var next = redirect.next
+            if redirect.number == 1 {
+                next.url = URL(string: "ftp://127.0.0.1/x")
+            } else {
+                next.headers["X-Bad"] = "a\r\nb"
+            }
+            return .send(next)
+        }
+        #expect(Self.failure(elsewhere.step(Self.redirect(number: 1)))?.code == .invalidURL)
+        #expect(Self.failure(elsewhere.step(Self.redirect(number: 2)))?.code == .encoding)
+    }
+
+    // MARK: - On both engines
+
+    @Test(arguments: bothEngines)
+    func neverAnswersWithTheRedirectAndItsBody(engineName: String) async throws {
+        let center = try loopbackCenter(engineName) { $0.redirectPolicy = .never }
+        let response = try await center.send { request in
+            request.api = "fault/redirect-answer"
+            request.parameters = ["status": 301, "to": "/get", "length": 10]
+            request.responseSerializer = .raw
+        }
+        #expect(response.status == 301)
+        #expect(response.headers["Location"] == "/get")
+        #expect(response.data == Data(repeating: UInt8(ascii: "b"), count: 10))
+        // A request's own policy wins over the center's.
+        let followed = try await center.send { request in
+            request.api = "redirect/2"
+            request.redirectPolicy = .follow
+        }
+        #expect(followed.status == 200 && followed.url?.path == "/get")
+    }
+
+    @Test(arguments: bothEngines)
+    func aLimitFollowsThatManyAndFailsPastIt(engineName: String) async throws {
+        let center = try loopbackCenter(engineName) { $0.redirectPolicy = .follow(max: 2) }
+        let two = try await center.send { $0.api = "redirect/2" }
+        #expect(two.status == 200 && two.url?.path == "/get")
+        #expect(two.metrics?.redirects == 2)
+        let outcome = await center.sendRecording { $0.api = "redirect/3" }
+        #expect(outcome.error?.code == .transport)
+        #expect(
+            outcome.error?.message.hasPrefix("more than 2 redirects") == true, "\(String(describing: outcome.error))")
+    }
+
+    @Test(arguments: bothEngines)
+    func aDecisionSeesEachRedirectAndMayChangeTheNextRequest(engineName: String) async throws {
+        let seen = Locked<[String]>([])
+        let center = try loopbackCenter(engineName) { config in
+            config.redirectPolicy = .deciding { redirect in
+                seen.withLock { $0.append("\(redirect.number) \(redirect.status) \(redirect.next.url?.path ?? "")") }
+                var next = redirect.next
+                next.headers["X-Hop"] = "\(redirect.number)"
+                return .send(next)
+            }
+        }
+        let response = try await center.send { $0.api = "redirect/2" }
+        #expect(response.status == 200)
+        #expect(seen.withLock { $0 } == ["1 302 /redirect/1", "2 302 /get"])
+        #expect(response.json?["headers"]?["X-Hop"]?.string == "2")
+    }
+
+    /// The rules come first: the request a decision sees carries no credential to another origin, and one it stops
+    /// is the answer, the other server never asked.
+    @Test(arguments: bothEngines)
+    func aDecisionSeesTheRulesAppliedAndMayKeepARequestHome(engineName: String) async throws {
+        let other = try LoopbackServer()
+        defer { other.stop() }
+        let elsewhere = "http://127.0.0.1:\(other.port)/anything"
+        let stop = Locked(true)
+        let credentials = Locked<[String?]>([])
+        let center = try loopbackCenter(engineName) { config in
+            config.headers["Authorization"] = "Bearer own-origin-only"
+            config.redirectPolicy = .deciding { redirect in
+                credentials.withLock { $0.append(redirect.next.headers["Authorization"]) }
+                return stop.withLock { $0 } ? .stop : .send(redirect.next)
+            }
+        }
+        let kept = try await center.send { request in
+            request.api = "redirect-to"
+            request.parameters = ["url": elsewhere]
+        }
+        #expect(kept.status == 302 && kept.headers["Location"] == elsewhere)
+        #expect(other.acceptedConnections == 0)
+        stop.withLock { $0 = false }
+        let sent = try await center.send { request in
+            request.api = "redirect-to"
+            request.parameters = ["url": elsewhere]
+        }
+        #expect(sent.status == 200 && other.acceptedConnections == 1)
+        #expect(sent.json?["headers"]?["Authorization"] == nil)
+        #expect(credentials.withLock { $0 } == [nil, nil], "the decision saw no credential for the other origin")
+    }
+
+    @Test(arguments: bothEngines)
+    func theConsoleLogShowsEachHop(engineName: String) async throws {
+        let log = EventLog()
+        let center = try loopbackCenter(engineName) { config in
+            config.consoleLog = true
+            config.consoleLogHandler = { log.record($0) }
+        }
+        let response = try await center.send { $0.api = "redirect/2" }
+        let hops = log.all.filter { $0.contains("[Switchboard Redirect]") }
+        #expect(hops.count == 2, "\(log.all)")
+        #expect(hops.first?.contains("\(response.request.id) 302 ") == true)
+        #expect(hops.last?.contains("followed to http://127.0.0.1:\(LoopbackServer.shared.port)/get") == true)
+    }
+
+    /// An engine that does not say it honours a policy gets no request with one.
+    @Test func anEngineWithoutThePolicyRefusesAllButFollow() async throws {
+        struct Answering: Engine {
+            let calls = Locked(0)
+            func perform(
+                _ request: EngineRequest, progress: @escaping @Sendable (TransferProgress) -> Void
+            ) async throws -> EngineResponse {
+                calls.withLock { $0 += 1 }
+                return EngineResponse(status: 200, url: request.url, headers: [:], body: Data())
+            }
+        }
+        let engine = Answering()
+        let center = Center { config in
+            config.engine = engine
+            config.server = "http://127.0.0.1:1/"
+            config.redirectPolicy = .never
+        }
+        let refused = await center.sendRecording { $0.api = "a" }
+        #expect(refused.error?.code == .unsupported)
+        #expect(engine.calls.withLock { $0 } == 0)
+        _ = try await center.send { request in
+            request.api = "a"
+            request.redirectPolicy = .follow
+        }
+        #expect(engine.calls.withLock { $0 } == 1)
+    }
+}
