@@ -178,6 +178,13 @@ public struct CenterConfiguration: Sendable {
         set { storage.unique().value.consoleLogSecretNames = newValue }
         _modify { yield &storage.unique().value.consoleLogSecretNames }
     }
+    /// How parameters are written into a query or a form body, unless a request sets its own (`Request.formStyle`):
+    /// `tag[]=a` and `true` by default. See `FormStyle`.
+    public var formStyle: FormStyle {
+        get { fields.formStyle }
+        set { storage.unique().value.formStyle = newValue }
+        _modify { yield &storage.unique().value.formStyle }
+    }
     /// Which redirects requests follow, unless a request sets its own (`Request.redirectPolicy`): `.follow` (up to
     /// 20) by default. See `RedirectPolicy`.
     public var redirectPolicy: RedirectPolicy {
@@ -349,6 +356,7 @@ public struct CenterConfiguration: Sendable {
         var consoleLogSecretNames: Set<String> = []
         var allowsInsecureRedirects: Bool = false
         var redirectPolicy = RedirectPolicy.follow
+        var formStyle = FormStyle()
         var forwardsSecretHeaders: Bool = false
         var timeout: Duration = .seconds(60)
         var totalTimeout: Duration?

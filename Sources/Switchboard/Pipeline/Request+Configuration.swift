@@ -31,6 +31,8 @@ extension Request {
         merged.acceptableStatusCodes = acceptableStatusCodes ?? configuration.acceptableStatusCodes
         merged.requestSerializer = requestSerializer ?? configuration.requestSerializer
         merged.responseSerializer = responseSerializer ?? configuration.responseSerializer
+        // Only a center's own style is put on (a request's cold fields are made only when something sets one).
+        if formStyle == nil, configuration.formStyle != FormStyle() { merged.formStyle = configuration.formStyle }
         return merged
     }
 

@@ -56,7 +56,8 @@ public struct Request: Sendable {
         _modify { yield &storage.unique().value.method }
     }
     /// Parameters: in the query for `GET`, `HEAD` and `DELETE`, in the body otherwise (per `requestSerializer`); in
-    /// the query beside an explicit `body`, and as text fields beside multipart `form` parts.
+    /// the query beside an explicit `body`, and as text fields beside multipart `form` parts. `parameterPlacement`
+    /// chooses otherwise; `setParameters(_:encoder:)` sets them from an `Encodable` value.
     ///
     /// Values must be JSON-compatible: strings, numbers, Booleans, arrays and dictionaries of those, or `JSON`.
     /// Anything else fails the request with an `.encoding` error that names the key.
@@ -157,6 +158,20 @@ public struct Request: Sendable {
         get { fields.cold?.value.maxResponseBytes }
         set { storage.unique().value.coldBox().value.maxResponseBytes = newValue }
         _modify { yield &storage.unique().value.coldBox().value.maxResponseBytes }
+    }
+    /// How its parameters are written into a query or a form body, or `nil` for the center's `formStyle` (see
+    /// `FormStyle`).
+    public var formStyle: FormStyle? {
+        get { fields.cold?.value.formStyle }
+        set { storage.unique().value.coldBox().value.formStyle = newValue }
+        _modify { yield &storage.unique().value.coldBox().value.formStyle }
+    }
+    /// Where its parameters go, or `nil` (the default) to decide by method: the query for `GET`, `HEAD` and
+    /// `DELETE` and beside an explicit `body`, the body otherwise.
+    public var parameterPlacement: ParameterPlacement? {
+        get { fields.cold?.value.parameterPlacement }
+        set { storage.unique().value.coldBox().value.parameterPlacement = newValue }
+        _modify { yield &storage.unique().value.coldBox().value.parameterPlacement }
     }
     /// Which redirects the request follows, or `nil` for the center's `redirectPolicy` (`.follow` unless set). See
     /// `RedirectPolicy`.
@@ -399,6 +414,10 @@ public struct Request: Sendable {
         var scope = WorkScope()
         var maxResponseBytes: Int64?
         var redirectPolicy: RedirectPolicy?
+        var formStyle: FormStyle?
+        var parameterPlacement: ParameterPlacement?
+        /// Why `setParameters(_:encoder:)` could not make parameters of its value: the request fails with it.
+        var parameterFailure: HTTPError?
     }
 
     /// The fields, shared by copies of the request until one of them changes (a request is copied at every step).

@@ -168,14 +168,14 @@ extension Optional: OptionalProtocol {
 
 extension ParameterValue {
     /// The value as form or query text: integers without a fraction, Booleans as `true` / `false`.
-    var formText: String {
+    func formText(_ style: FormStyle) -> String {
         switch self {
         case .string(let value): value
         case .int(let value): String(value)
         case .uint(let value): String(value)
         case .double(let value): ParameterValue.numberText(value)
         case .literal(let text): text
-        case .bool(let value): value ? "true" : "false"
+        case .bool(let value): style.booleans == .numbers ? (value ? "1" : "0") : (value ? "true" : "false")
         case .null: ""
         case .array, .object: ""
         }

@@ -11,22 +11,35 @@ enum RequestEncoding {
     /// - Throws: `.invalidURL` or `.encoding`, naming what could not be sent.
     static func encode(_ request: Request, urlIsPlain: Bool = false) throws(HTTPError) -> EngineRequest {
         let text = request.url ?? ""
+        if let failure = request.fields.cold?.value.parameterFailure { throw failure.with(request: request) }
         let converted = Result { () throws(HTTPError) in try GeneralParameters.members(of: request) }
         let parameters = (try? converted.get()) ?? []
         let isMultipart = request.kind == .upload && !request.form.isEmpty
-        // The URL is checked once, with its query when the parameters travel there: for a method that sends them
-        // so, and beside an explicit body, which takes the body's place.
+        let style = request.formStyle ?? FormStyle()
+        // The URL is checked once, with its query when the parameters travel there: as the request places them, else
+        // for a method that sends them so, and beside an explicit body, which takes the body's place.
+        let placement = request.parameterPlacement
         let inQuery =
-            !parameters.isEmpty && !isMultipart && (request.body != nil || request.method.encodesParametersInQuery)
+            !parameters.isEmpty
+            && (placement == .query
+                || (placement == nil && !isMultipart
+                    && (request.body != nil || request.method.encodesParametersInQuery)))
+        if placement == .body, request.body != nil, !parameters.isEmpty {
+            throw HTTPError(
+                .encoding, "parameters placed in the body cannot go beside an explicit body; nothing was sent",
+                request: request)
+        }
         let address: URLAddress
         if urlIsPlain {
             // No query or fragment yet; the query's bytes are unreserved characters, `=`, `&` and escapes.
             address = .text(
-                inQuery ? FormEncoding.written(parameters, prefix: text, separator: UInt8(ascii: "?")) : text)
+                inQuery
+                    ? FormEncoding.written(parameters, prefix: text, separator: UInt8(ascii: "?"), style: style)
+                    : text)
         } else {
             address =
                 inQuery
-                ? try appendingQuery(parameters, to: text, request: request)
+                ? try appendingQuery(parameters, to: text, request: request, style: style)
                 : try URLComposition.validate(text, for: request)
         }
         if case .failure(let error) = converted { throw error.with(request: request) }
@@ -34,8 +47,8 @@ enum RequestEncoding {
         headers.reserveCapacity(headers.count + 3)  // Content-Type, User-Agent, Accept
         // A body only when there is one to make: most requests have none, and its code stays apart from theirs.
         var body = EngineRequest.Body.none
-        if isMultipart || request.body != nil || (!request.method.encodesParametersInQuery && !parameters.isEmpty) {
-            body = try encodedBody(request, parameters, isMultipart: isMultipart, headers: &headers)
+        if isMultipart || request.body != nil || (!inQuery && !parameters.isEmpty) {
+            body = try encodedBody(request, inQuery ? [] : parameters, isMultipart: isMultipart, headers: &headers)
         }
         if headers["User-Agent"] == nil {
             headers.appendSendable("User-Agent", EngineRequest.defaultUserAgent)
@@ -91,7 +104,8 @@ enum RequestEncoding {
             if request.body != nil {
                 throw HTTPError(.encoding, "an upload has either form parts or a body, not both", request: request)
             }
-            let multipart = Multipart(fields: FormEncoding.pairs(parameters), parts: request.form)
+            let multipart = Multipart(
+                fields: FormEncoding.pairs(parameters, style: request.formStyle ?? FormStyle()), parts: request.form)
             body = try multipart.body(for: request)
             contentType = multipart.contentType
         } else if streamsBody, let explicit = request.body {
@@ -121,7 +135,8 @@ enum RequestEncoding {
             }
             contentType = explicit.contentType
             typeIsFallback = explicit.typeIsFallback
-        } else if !request.method.encodesParametersInQuery && !parameters.isEmpty {
+        } else if !parameters.isEmpty {
+            // Parameters in the body: the method's place for them, or the request's choice.
             do {
                 let encoded = try (request.requestSerializer ?? .form).encode(parameters, of: request)
                 (body, contentType) = (.data(encoded.body), encoded.contentType)
@@ -159,7 +174,7 @@ enum RequestEncoding {
     /// The URL, checked as `URLComposition.validate` does, with the parameters added to its query (after any query
     /// it has, before any fragment).
     private static func appendingQuery(
-        _ parameters: [(key: String, value: ParameterValue)], to text: String, request: Request
+        _ parameters: [(key: String, value: ParameterValue)], to text: String, request: Request, style: FormStyle
     ) throws(HTTPError) -> URLAddress {
         // One pass over the bytes: where the fragment starts, whether there is a query, and its last byte.
         var text = text
@@ -180,7 +195,8 @@ enum RequestEncoding {
             let split = text.utf8.index(text.utf8.startIndex, offsetBy: headLength)
             (head, fragment) = (String(text[..<split]), String(text[split...]))
         }
-        let combined = FormEncoding.written(parameters, prefix: head, separator: separator, suffix: fragment)
+        let combined = FormEncoding.written(
+            parameters, prefix: head, separator: separator, suffix: fragment, style: style)
         do {
             return try URLComposition.validate(combined, for: request)
         } catch {
@@ -195,8 +211,8 @@ enum RequestEncoding {
 /// `application/x-www-form-urlencoded` text, with nested values as `key[]` and `key[member]`.
 enum FormEncoding {
     /// The members as form text (`a=1&b=2`).
-    static func encode(_ members: [(key: String, value: ParameterValue)]) -> String {
-        written(members)
+    static func encode(_ members: [(key: String, value: ParameterValue)], style: FormStyle = FormStyle()) -> String {
+        written(members, style: style)
     }
 
     /// `prefix` and `separator`, then the members as form text, then `suffix`, made as one string: the text of a URL
@@ -207,7 +223,7 @@ enum FormEncoding {
     /// the largest part of encoding a small request.
     static func written(
         _ members: [(key: String, value: ParameterValue)], prefix: String = "", separator: UInt8? = nil,
-        suffix: String = ""
+        suffix: String = "", style: FormStyle = FormStyle()
     ) -> String {
         var flattened: [(name: String, value: String)]?
         let fixed = prefix.utf8.count + 1 + suffix.utf8.count
@@ -216,7 +232,7 @@ enum FormEncoding {
             switch member.value {
             case .array, .object:
                 // Nested values become several pairs (`list[]`, `map[key]`): the pairs path, for every member.
-                flattened = pairs(members)
+                flattened = pairs(members, style: style)
             case .string(let text), .literal(let text):
                 capacity += 3 * (member.key.utf8.count + text.utf8.count) + 2
             case .int, .uint, .double, .bool, .null:
@@ -254,7 +270,7 @@ enum FormEncoding {
                     // Digits and `-` are never escaped: written as they are, without a string made for them.
                     case .int(let value): writer.write(value)
                     case .uint(let value): writer.write(value)
-                    default: writer.writeEscaped(member.value.formText)
+                    default: writer.writeEscaped(member.value.formText(style))
                     }
                 }
             }
@@ -336,23 +352,33 @@ enum FormEncoding {
     }
 
     /// The parameters as flat name-value pairs (`list[]`, `map[key]`), unescaped: for forms and multipart fields.
-    static func pairs(_ members: [(key: String, value: ParameterValue)]) -> [(name: String, value: String)] {
+    static func pairs(
+        _ members: [(key: String, value: ParameterValue)], style: FormStyle = FormStyle()
+    ) -> [(name: String, value: String)] {
         var pairs: [(name: String, value: String)] = []
         pairs.reserveCapacity(members.count)
-        for member in members { flatten(member.value, key: member.key, into: &pairs) }
+        for member in members { flatten(member.value, key: member.key, style, into: &pairs) }
         return pairs
     }
 
     private static func flatten(
-        _ value: ParameterValue, key: String, into pairs: inout [(name: String, value: String)]
+        _ value: ParameterValue, key: String, _ style: FormStyle, into pairs: inout [(name: String, value: String)]
     ) {
         switch value {
         case .array(let elements):
-            for element in elements { flatten(element, key: key + "[]", into: &pairs) }
+            for (index, element) in elements.enumerated() {
+                let name =
+                    switch style.arrays {
+                    case .brackets: key + "[]"
+                    case .repeatedKeys: key
+                    case .indexed: "\(key)[\(index)]"
+                    }
+                flatten(element, key: name, style, into: &pairs)
+            }
         case .object(let members):
-            for member in members { flatten(member.value, key: "\(key)[\(member.key)]", into: &pairs) }
+            for member in members { flatten(member.value, key: "\(key)[\(member.key)]", style, into: &pairs) }
         default:
-            pairs.append((name: key, value: value.formText))
+            pairs.append((name: key, value: value.formText(style)))
         }
     }
 

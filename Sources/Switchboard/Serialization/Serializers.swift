@@ -230,7 +230,8 @@ public struct RequestSerializer: Sendable, Hashable {
     ) throws(HTTPError) -> (body: Data, contentType: String) {
         switch kind {
         case .form:
-            return (Data(FormEncoding.encode(members).utf8), "application/x-www-form-urlencoded; charset=utf-8")
+            let text = FormEncoding.encode(members, style: request.formStyle ?? FormStyle())
+            return (Data(text.utf8), "application/x-www-form-urlencoded; charset=utf-8")
         case .json:
             var text = ""
             try ParameterValue.object(members).writeJSON(to: &text, path: "")
