@@ -178,6 +178,16 @@ public struct CenterConfiguration: Sendable {
         set { storage.unique().value.consoleLogSecretNames = newValue }
         _modify { yield &storage.unique().value.consoleLogSecretNames }
     }
+    /// The most requests of this center on its engine at once, or `nil` (the default) for no limit beyond the
+    /// engine's own per host. A request past it waits, not counted against its timeouts, and waiting requests start
+    /// by `Request.priority`, first come first served within one; cancelled while it waits, a request never reaches
+    /// the engine. Batch members and chain steps count as requests; a response from the cache or a stub takes no
+    /// place, and an open stream keeps its place until it ends. The wait is in `TransferMetrics.queued`.
+    public var maxRequestsInFlight: Int? {
+        get { fields.maxRequestsInFlight }
+        set { storage.unique().value.maxRequestsInFlight = newValue }
+        _modify { yield &storage.unique().value.maxRequestsInFlight }
+    }
     /// How parameters are written into a query or a form body, unless a request sets its own (`Request.formStyle`):
     /// `tag[]=a` and `true` by default. See `FormStyle`.
     public var formStyle: FormStyle {
@@ -357,6 +367,7 @@ public struct CenterConfiguration: Sendable {
         var allowsInsecureRedirects: Bool = false
         var redirectPolicy = RedirectPolicy.follow
         var formStyle = FormStyle()
+        var maxRequestsInFlight: Int?
         var forwardsSecretHeaders: Bool = false
         var timeout: Duration = .seconds(60)
         var totalTimeout: Duration?

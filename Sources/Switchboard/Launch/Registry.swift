@@ -12,6 +12,8 @@ final class Registry: Sendable {
     private static let stripeCount = 16
     private let stripes: [Locked<RegistryState>]
     private let memory = Locked(RetryMemory())
+    /// The center's limit on requests in flight on its engine (`maxRequestsInFlight`), and who waits for a place.
+    let admission = Admission()
     /// Whether a check for deallocated owners is scheduled. Its lock is taken alone, or before a stripe's.
     private let watchingOwners = Locked(false)
     /// How often running work with an owner is checked for a deallocated owner.

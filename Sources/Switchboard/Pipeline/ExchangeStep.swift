@@ -114,6 +114,34 @@ extension Pipeline {
         return response
     }
 
+    /// The send step under the center's limit of requests in flight (`maxRequestsInFlight`): a place first, before
+    /// the plugins see the request go and before the engine's timeouts start, given back when the engine is done.
+    /// The wait is in the response's `TransferMetrics.queued`.
+    nonisolated(nonsending) func sendAdmitted(
+        _ exchange: inout Exchange, _ request: Request, _ context: RequestContext, limit: Int
+    ) async throws(HTTPError) -> Response {
+        let (began, id, engineRequest) = (ContinuousClock.now, request.id, exchange.engineRequest)
+        let admission = registry.admission
+        do {
+            try await engineRequest.withCancellationHandler {
+                try await admission.admit(id, priority: request.priority, limit: limit) { engineRequest.isCancelled }
+            } onCancel: {
+                admission.cancel(id)
+            }
+        } catch {
+            exchange.download?.interrupted()
+            throw HTTPError(.cancelled, "the request was cancelled while it waited to be sent", request: request)
+        }
+        let queued = ContinuousClock.now - began
+        defer { admission.release(limit: limit) }
+        var response = try await send(&exchange, request, context)
+        if var metrics = response.metrics {
+            metrics.queued = queued
+            response.metrics = metrics
+        }
+        return response
+    }
+
     /// The progress handler an engine gets when nobody listens.
     static let ignoresProgress: @Sendable (TransferProgress) -> Void = { _ in }
 

@@ -158,7 +158,12 @@ extension Pipeline {
                 }
             }
             cache?.addValidators(to: &exchange.engineRequest)
-            var response = try await send(&exchange, request, context)
+            var response: Response
+            if let limit = configuration.maxRequestsInFlight {
+                response = try await sendAdmitted(&exchange, request, context, limit: limit)
+            } else {
+                response = try await send(&exchange, request, context)
+            }
             if let stream, stream.hasOpened {
                 // The head was validated when it arrived, and the body went to the stream's reader.
                 response.streamedBytes = stream.received

@@ -173,6 +173,13 @@ public struct Request: Sendable {
         set { storage.unique().value.coldBox().value.parameterPlacement = newValue }
         _modify { yield &storage.unique().value.coldBox().value.parameterPlacement }
     }
+    /// Where it stands among waiting requests when the center limits the requests in flight
+    /// (`CenterConfiguration.maxRequestsInFlight`): `.normal` by default. See `RequestPriority`.
+    public var priority: RequestPriority {
+        get { fields.cold?.value.priority ?? .normal }
+        set { storage.unique().value.coldBox().value.priority = newValue }
+        _modify { yield &storage.unique().value.coldBox().value.priority }
+    }
     /// Which redirects the request follows, or `nil` for the center's `redirectPolicy` (`.follow` unless set). See
     /// `RedirectPolicy`.
     public var redirectPolicy: RedirectPolicy? {
@@ -415,6 +422,7 @@ public struct Request: Sendable {
         var maxResponseBytes: Int64?
         var redirectPolicy: RedirectPolicy?
         var formStyle: FormStyle?
+        var priority = RequestPriority.normal
         var parameterPlacement: ParameterPlacement?
         /// Why `setParameters(_:encoder:)` could not make parameters of its value: the request fails with it.
         var parameterFailure: HTTPError?

@@ -47,6 +47,9 @@ public struct TransferMetrics: Sendable, Hashable {
     public var remotePort: Int?
     /// How many redirects the engine followed before the response.
     public var redirects: Int
+    /// How long the request waited for a place under its center's `maxRequestsInFlight` before the engine got it;
+    /// `nil` without a limit. Not part of `total`.
+    public var queued: Duration? = nil
 
     /// The same metrics for an exchange that began `offset` earlier (redirects before it, say): the times from the
     /// start grow by `offset`; the phases and counts stay.
