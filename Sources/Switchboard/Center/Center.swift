@@ -88,6 +88,10 @@ public final class Center: Sendable {
         setup { $0.nodes[node] = url }
     }
 
+    /// Whether a usable network path exists, and each change: one monitor for the whole process, started when first
+    /// asked for (see `Connectivity`).
+    public var connectivity: Connectivity { Connectivity.shared }
+
     // MARK: - Looking up and cancelling
 
     /// The running request, batch or chain with this identifier, as it is being sent; `nil` once it has finished

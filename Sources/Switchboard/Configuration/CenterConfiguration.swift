@@ -188,6 +188,13 @@ public struct CenterConfiguration: Sendable {
         set { storage.unique().value.maxRequestsInFlight = newValue }
         _modify { yield &storage.unique().value.maxRequestsInFlight }
     }
+    /// Whether requests wait for a usable network path before they are sent, unless a request says otherwise
+    /// (`Request.waitsForConnectivity`). `false` by default.
+    public var waitsForConnectivity: Bool {
+        get { fields.waitsForConnectivity }
+        set { storage.unique().value.waitsForConnectivity = newValue }
+        _modify { yield &storage.unique().value.waitsForConnectivity }
+    }
     /// How parameters are written into a query or a form body, unless a request sets its own (`Request.formStyle`):
     /// `tag[]=a` and `true` by default. See `FormStyle`.
     public var formStyle: FormStyle {
@@ -368,6 +375,7 @@ public struct CenterConfiguration: Sendable {
         var redirectPolicy = RedirectPolicy.follow
         var formStyle = FormStyle()
         var maxRequestsInFlight: Int?
+        var waitsForConnectivity = false
         var forwardsSecretHeaders: Bool = false
         var timeout: Duration = .seconds(60)
         var totalTimeout: Duration?

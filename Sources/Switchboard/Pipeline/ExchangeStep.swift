@@ -114,14 +114,30 @@ extension Pipeline {
         return response
     }
 
-    /// The send step under the center's limit of requests in flight (`maxRequestsInFlight`): a place first, before
-    /// the plugins see the request go and before the engine's timeouts start, given back when the engine is done.
-    /// The wait is in the response's `TransferMetrics.queued`.
-    nonisolated(nonsending) func sendAdmitted(
-        _ exchange: inout Exchange, _ request: Request, _ context: RequestContext, limit: Int
+    /// The send step for a request that waits first: for a usable network path (`waits`: at most its total
+    /// timeout, else its idle one), then for a place under the center's limit of requests in flight
+    /// (`maxRequestsInFlight`), given back when the engine is done. Both come before the plugins see the request go
+    /// and before the engine's timeouts start; the place's wait is in the response's `TransferMetrics.queued`.
+    nonisolated(nonsending) func sendWhenReady(
+        _ exchange: inout Exchange, _ request: Request, _ context: RequestContext, waits: Bool
     ) async throws(HTTPError) -> Response {
-        let (began, id, engineRequest) = (ContinuousClock.now, request.id, exchange.engineRequest)
-        let admission = registry.admission
+        let (id, engineRequest) = (request.id, exchange.engineRequest)
+        if waits {
+            do {
+                try await Connectivity.shared.waitForUsablePath(
+                    within: request.totalTimeout ?? request.timeout ?? .seconds(60),
+                    cancellation: engineRequest.cancellation)
+            } catch {
+                exchange.download?.interrupted()
+                throw error is CancellationError
+                    ? HTTPError(.cancelled, "the request was cancelled while it waited for a network", request: request)
+                    : HTTPError.from(error, request: request)
+            }
+        }
+        guard let limit = context.configuration.maxRequestsInFlight else {
+            return try await send(&exchange, request, context)
+        }
+        let (began, admission) = (ContinuousClock.now, registry.admission)
         do {
             try await engineRequest.withCancellationHandler {
                 try await admission.admit(id, priority: request.priority, limit: limit) { engineRequest.isCancelled }

@@ -159,8 +159,9 @@ extension Pipeline {
             }
             cache?.addValidators(to: &exchange.engineRequest)
             var response: Response
-            if let limit = configuration.maxRequestsInFlight {
-                response = try await sendAdmitted(&exchange, request, context, limit: limit)
+            let waits = request.waitsForConnectivity ?? configuration.waitsForConnectivity
+            if waits || configuration.maxRequestsInFlight != nil {
+                response = try await sendWhenReady(&exchange, request, context, waits: waits)
             } else {
                 response = try await send(&exchange, request, context)
             }

