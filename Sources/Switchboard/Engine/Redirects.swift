@@ -8,10 +8,7 @@ import FoundationNetworking
 /// `307`/`308` keep the method and body.
 enum Redirects {
     /// The most redirects any request follows: URLSession's own limit.
-    static let maximum = 20
-
-    /// A request's limit, within `0...maximum`.
-    static func limit(_ count: Int) -> Int { min(max(0, count), maximum) }
+    static let maximum = RedirectPolicy.maximum
 
     /// The error of an exchange that passed its limit of redirects, the same on every engine.
     static func tooMany(_ limit: Int) -> URLError {
@@ -32,6 +29,45 @@ enum Redirects {
     /// to its credential.
     static func credentialFields(in headers: HTTPHeaders) -> [String] {
         originBoundHeaders(headers, forwardingSecrets: false).filter { headers[$0] != nil }
+    }
+
+    /// What an engine does with a redirect under the request's policy.
+    enum Step {
+        /// The redirect response is the answer.
+        case answer
+        /// Send this request next.
+        case follow(EngineRequest)
+        /// The request fails: past the limit, or a decision gave a request that cannot be sent.
+        case fail(HTTPError)
+    }
+
+    /// The step for the redirect numbered `number` (from 1) whose following request the rules made (`proposed`):
+    /// the policy decides (`RedirectPolicy.decision`), and a request a decision changed is held to the rules any
+    /// request is (an `http` or `https` URL with a host; fields that can be sent).
+    static func step(
+        _ proposed: EngineRequest, status: Int, headers: HTTPHeaders, from: URL?, number: Int, policy: RedirectPolicy
+    ) -> Step {
+        let next = Redirect.Next(url: proposed.url, method: proposed.method, headers: proposed.headers)
+        let redirect = Redirect(status: status, responseHeaders: headers, from: from, next: next, number: number)
+        switch policy.decision(redirect) {
+        case nil:
+            return .answer
+        case .failure:
+            return .fail(HTTPError.from(tooMany(policy.maxRedirects)))
+        case .success(let chosen):
+            var request = proposed
+            guard chosen.url != next.url || chosen.method != next.method || chosen.headers != next.headers else {
+                return .follow(request)
+            }
+            (request.url, request.method, request.headers) = (chosen.url, chosen.method, chosen.headers)
+            do {
+                try check(request)
+                try request.checkBeforeSending()
+            } catch {
+                return .fail(error)
+            }
+            return .follow(request)
+        }
     }
 
     /// The request that follows a redirect response, or `nil` when the response is not one to follow.

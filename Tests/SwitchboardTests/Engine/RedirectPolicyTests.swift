@@ -7,23 +7,25 @@ import SwitchboardTestSupport
 @Suite struct RedirectPolicyTests {
     static let from = URL(string: "http://127.0.0.1:1/a")!
 
-    static func redirect(number: Int, next: String = "http://127.0.0.1:1/b") -> Redirect {
-        var request = EngineRequest(url: URL(string: next)!, headers: ["X-Kept": "1"])
-        request.id = RequestID(rawValue: 1)
-        return Redirect(status: 302, headers: ["Location": next], from: from, next: request, number: number)
+    /// The step for redirect number `number` to `/b`, whose next request the rules made as a `GET` with one field.
+    static func step(_ policy: RedirectPolicy, number: Int) -> Redirects.Step {
+        var proposed = EngineRequest(url: URL(string: "http://127.0.0.1:1/b")!, headers: ["X-Kept": "1"])
+        proposed.id = RequestID(rawValue: 1)
+        return Redirects.step(
+            proposed, status: 302, headers: ["Location": "/b"], from: from, number: number, policy: policy)
     }
 
-    static func followed(_ step: RedirectPolicy.Step) -> EngineRequest? {
+    static func followed(_ step: Redirects.Step) -> EngineRequest? {
         if case .follow(let request) = step { return request }
         return nil
     }
 
-    static func failure(_ step: RedirectPolicy.Step) -> HTTPError? {
+    static func failure(_ step: Redirects.Step) -> HTTPError? {
         if case .fail(let error) = step { return error }
         return nil
     }
 
-    static func answers(_ step: RedirectPolicy.Step) -> Bool {
+    static func answers(_ step: Redirects.Step) -> Bool {
         if case .answer = step { return true }
         return false
     }
@@ -31,17 +33,15 @@ import SwitchboardTestSupport
     // MARK: - Decisions
 
     @Test func followingStopsAtTheLimitAndNeverAnswersWithTheRedirect() {
-        #expect(Self.followed(RedirectPolicy.follow.step(Self.redirect(number: 20)))?.url?.path == "/b")
-        #expect(Self.failure(RedirectPolicy.follow.step(Self.redirect(number: 21)))?.code == .transport)
-        #expect(
-            Self.failure(RedirectPolicy.follow.step(Self.redirect(number: 21)))?.message.hasPrefix("more than 20")
-                == true)
+        #expect(Self.followed(Self.step(.follow, number: 20))?.url?.path == "/b")
+        #expect(Self.failure(Self.step(.follow, number: 21))?.code == .transport)
+        #expect(Self.failure(Self.step(.follow, number: 21))?.message.hasPrefix("more than 20") == true)
         let two = RedirectPolicy.follow(max: 2)
-        #expect(Self.followed(two.step(Self.redirect(number: 2))) != nil)
-        #expect(Self.failure(two.step(Self.redirect(number: 3)))?.message.hasPrefix("more than 2 redirects") == true)
+        #expect(Self.followed(Self.step(two, number: 2)) != nil)
+        #expect(Self.failure(Self.step(two, number: 3))?.message.hasPrefix("more than 2 redirects") == true)
         #expect(RedirectPolicy.follow(max: 500).maxRedirects == 20 && RedirectPolicy.follow(max: -1).maxRedirects == 0)
-        #expect(Self.failure(RedirectPolicy.follow(max: 0).step(Self.redirect(number: 1))) != nil)
-        #expect(Self.answers(RedirectPolicy.never.step(Self.redirect(number: 1))))
+        #expect(Self.failure(Self.step(.follow(max: 0), number: 1)) != nil)
+        #expect(Self.answers(Self.step(.never, number: 1)))
         #expect(RedirectPolicy.follow.isDefault && !RedirectPolicy.never.isDefault && !two.isDefault)
     }
 
@@ -53,16 +53,15 @@ import SwitchboardTestSupport
             if redirect.number == 2 { return .stop }
             var next = redirect.next
             next.headers["X-Hop"] = "\(redirect.number)"
-            next.body = .data(Data("not the rules' body".utf8))
+            next.method = .put
             return .send(next)
         }
-        #expect(Self.followed(policy.step(Self.redirect(number: 1)))?.headers["X-Kept"] == "1")
-        #expect(Self.answers(policy.step(Self.redirect(number: 2))))
-        let sent = Self.followed(policy.step(Self.redirect(number: 3)))
-        #expect(sent?.headers["X-Hop"] == "3")
-        #expect(sent?.body.isEmpty == true, "the body is the rules' (none after a 302 to a GET)")
+        #expect(Self.followed(Self.step(policy, number: 1))?.headers["X-Kept"] == "1")
+        #expect(Self.answers(Self.step(policy, number: 2)))
+        let sent = Self.followed(Self.step(policy, number: 3))
+        #expect(sent?.headers["X-Hop"] == "3" && sent?.method == .put && sent?.id == RequestID(rawValue: 1))
         // Past the limit the decision is not asked.
-        #expect(Self.failure(policy.step(Self.redirect(number: 4))) != nil)
+        #expect(Self.failure(Self.step(policy, number: 4)) != nil)
         #expect(numbers.withLock { $0 } == [1, 2, 3])
 
         let elsewhere = RedirectPolicy.deciding { redirect in
@@ -74,8 +73,8 @@ import SwitchboardTestSupport
             }
             return .send(next)
         }
-        #expect(Self.failure(elsewhere.step(Self.redirect(number: 1)))?.code == .invalidURL)
-        #expect(Self.failure(elsewhere.step(Self.redirect(number: 2)))?.code == .encoding)
+        #expect(Self.failure(Self.step(elsewhere, number: 1))?.code == .invalidURL)
+        #expect(Self.failure(Self.step(elsewhere, number: 2))?.code == .encoding)
     }
 
     // MARK: - On both engines

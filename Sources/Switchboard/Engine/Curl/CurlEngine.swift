@@ -143,11 +143,11 @@ public final class CurlEngine: Engine {
                 CookieRules.store(fields, for: url, in: cookies)
             }
             guard let proposed = Redirects.next(after: response, for: current) else { return consume response }
-            let redirect = Redirect(
-                status: response.status, headers: response.headers ?? HTTPHeaders(), from: current.url, next: proposed,
-                number: redirects + 1)
             let next: EngineRequest
-            switch policy.step(redirect) {
+            switch Redirects.step(
+                proposed, status: response.status, headers: response.headers ?? HTTPHeaders(), from: current.url,
+                number: redirects + 1, policy: policy)
+            {
             case .answer: return consume response
             case .fail(let error): throw error
             case .follow(let chosen): next = chosen

@@ -655,7 +655,7 @@ final class SessionTransfer: Sendable {
     /// The policy's step for a redirect (`RedirectPolicy.step`), shown the request that follows as the rules make
     /// it from the request that was redirected (after an earlier redirect that dropped the body, a `GET` without
     /// one).
-    private func decide(_ response: HTTPURLResponse, from: URL?) -> RedirectPolicy.Step {
+    private func decide(_ response: HTTPURLResponse, from: URL?) -> Redirects.Step {
         let (number, bodyDropped) = state.withLock { ($0.redirects + 1, $0.bodyDropped) }
         var current = request
         current.url = from
@@ -665,10 +665,9 @@ final class SessionTransfer: Sendable {
         }
         let head = EngineResponse(response: response, body: Data())
         guard let proposed = Redirects.next(after: head, for: current) else { return .answer }
-        let redirect = Redirect(
-            status: response.statusCode, headers: head.headers ?? HTTPHeaders(), from: from, next: proposed,
-            number: number)
-        return request.redirectPolicy.step(redirect)
+        return Redirects.step(
+            proposed, status: response.statusCode, headers: head.headers ?? HTTPHeaders(), from: from, number: number,
+            policy: request.redirectPolicy)
     }
 
     func challenged(_ response: HTTPURLResponse?, url: URL?) {

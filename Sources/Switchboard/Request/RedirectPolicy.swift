@@ -26,14 +26,14 @@ public struct RedirectPolicy: Sendable {
     private let decide: (@Sendable (Redirect) -> Redirect.Decision)?
 
     /// Follows every redirect, up to 20: the default.
-    public static let follow = RedirectPolicy(follows: true, maxRedirects: Redirects.maximum, decide: nil)
+    public static let follow = RedirectPolicy(follows: true, maxRedirects: RedirectPolicy.maximum, decide: nil)
 
     /// Follows none: the redirect response, with its `Location`, is the answer.
     public static let never = RedirectPolicy(follows: false, maxRedirects: 0, decide: nil)
 
     /// Follows up to `max` redirects, at most 20 (`0` fails at the first).
     public static func follow(max: Int) -> RedirectPolicy {
-        RedirectPolicy(follows: true, maxRedirects: Redirects.limit(max), decide: nil)
+        RedirectPolicy(follows: true, maxRedirects: min(Swift.max(0, max), RedirectPolicy.maximum), decide: nil)
     }
 
     /// Asks `decide` about each redirect, up to `max` (at most 20): follow it, send another request in its place, or stop (the
@@ -50,43 +50,27 @@ public struct RedirectPolicy: Sendable {
     public static func deciding(
         max: Int = 20, _ decide: @escaping @Sendable (Redirect) -> Redirect.Decision
     ) -> RedirectPolicy {
-        RedirectPolicy(follows: true, maxRedirects: Redirects.limit(max), decide: decide)
+        RedirectPolicy(follows: true, maxRedirects: min(Swift.max(0, max), RedirectPolicy.maximum), decide: decide)
     }
 
     /// Whether this is `.follow`, which every engine that follows redirects keeps.
-    var isDefault: Bool { follows && maxRedirects == Redirects.maximum && decide == nil }
+    var isDefault: Bool { follows && maxRedirects == RedirectPolicy.maximum && decide == nil }
 
-    /// What an engine does with a redirect: answer with it, follow it with a request, or fail.
-    enum Step {
-        /// The redirect response is the answer.
-        case answer
-        /// Send this request next.
-        case follow(EngineRequest)
-        /// The request fails: the limit is passed, or the request `decide` gave cannot be sent.
-        case fail(HTTPError)
-    }
+    /// The most redirects any request follows: URLSession's own limit.
+    static let maximum = 20
 
-    /// The step for a redirect, decided without I/O. A request `decide` gave is held to the rules any request is
-    /// (an `http` or `https` URL with a host; fields that can be sent).
-    func step(_ redirect: Redirect) -> Step {
-        guard follows else { return .answer }
-        guard redirect.number <= maxRedirects else { return .fail(HTTPError.from(Redirects.tooMany(maxRedirects))) }
-        guard let decide else { return .follow(redirect.next) }
+    /// What the policy says of a redirect, asked without I/O: `nil` when the redirect is the answer, else the
+    /// request to follow with (the rules' own, or the one a decision gave), or the error past the limit.
+    func decision(_ redirect: Redirect) -> Result<Redirect.Next, HTTPError>? {
+        guard follows else { return nil }
+        guard redirect.number <= maxRedirects else {
+            return .failure(HTTPError(.transport, "more than \(maxRedirects) redirects"))
+        }
+        guard let decide else { return .success(redirect.next) }
         switch decide(redirect) {
-        case .follow:
-            return .follow(redirect.next)
-        case .stop:
-            return .answer
-        case .send(var next):
-            // The body is the rules' (kept, or dropped after a `303`), on every engine.
-            next.body = redirect.next.body
-            do {
-                try Redirects.check(next)
-                try next.checkBeforeSending()
-            } catch {
-                return .fail(error)
-            }
-            return .follow(next)
+        case .follow: return .success(redirect.next)
+        case .stop: return nil
+        case .send(let next): return .success(next)
         }
     }
 }
@@ -97,26 +81,41 @@ public struct Redirect: Sendable {
     public enum Decision: Sendable {
         /// Follow it with `next`.
         case follow
-        /// Send this request instead of `next`: another URL, method or header fields. Its body is `next`'s, as the
-        /// rules made it.
-        case send(EngineRequest)
+        /// Follow it with this request instead: another URL, method or header fields (the body is the rules').
+        case send(Next)
         /// Do not follow it: the redirect response is the answer.
         case stop
+    }
+
+    /// The request that follows a redirect, as far as a decision may change it.
+    public struct Next: Sendable {
+        /// Where it goes.
+        public var url: URL?
+        /// Its method (a `GET` after a `303`, or after a `301`/`302` to a `POST`).
+        public var method: HTTPMethod
+        /// Its header fields, without those that stay with another origin.
+        public var headers: HTTPHeaders
+
+        /// A request to follow with.
+        public init(url: URL?, method: HTTPMethod, headers: HTTPHeaders) {
+            (self.url, self.method, self.headers) = (url, method, headers)
+        }
     }
 
     /// The redirect's status.
     public var status: Int
     /// The redirect response's header fields (its `Location` among them).
-    public var headers: HTTPHeaders
+    public var responseHeaders: HTTPHeaders
     /// The URL that answered with the redirect.
     public var from: URL?
-    /// The request that follows it, as the rules made it (the method, the body, the fields kept for the origin).
-    public var next: EngineRequest
+    /// The request that follows it, as the rules made it.
+    public var next: Next
     /// Which redirect of the request this is, from 1.
     public var number: Int
 
     /// Creates a redirect, for an engine of your own or a test of a policy.
-    public init(status: Int, headers: HTTPHeaders, from: URL?, next: EngineRequest, number: Int) {
-        (self.status, self.headers, self.from, self.next, self.number) = (status, headers, from, next, number)
+    public init(status: Int, responseHeaders: HTTPHeaders, from: URL?, next: Next, number: Int) {
+        (self.status, self.responseHeaders, self.from, self.next, self.number) =
+            (status, responseHeaders, from, next, number)
     }
 }
