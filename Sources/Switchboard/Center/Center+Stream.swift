@@ -36,7 +36,11 @@ extension Center {
         -> ResponseStream
     {
         let codes = request.acceptableStatusCodes ?? configuration.acceptableStatusCodes
-        let channel = StreamChannel(limit: request.streamBufferSize) { codes.contains($0) }
+        // Under `.never` a redirect is the answer, and its body the stream's.
+        let answersRedirects = !(request.redirectPolicy ?? configuration.redirectPolicy).follows
+        let channel = StreamChannel(limit: request.streamBufferSize, answersRedirects: answersRedirects) { status in
+            codes.contains(status) || (answersRedirects && Redirects.follows(status: status))
+        }
         let pipeline = pipeline
         let launched = launcher.launch(.single(request), Launcher.Plan(waits: false, bySignal: false)) { _ in
             channel.finish(await pipeline.run(request, configuration, progress: nil, stream: channel))

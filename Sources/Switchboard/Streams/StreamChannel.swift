@@ -33,13 +33,17 @@ final class StreamChannel: BodyConsumer, Sendable {
 
     let limit: Int
     private let isAcceptable: @Sendable (Int) -> Bool
+    private let answersRedirects: Bool
     private let state = Locked(State())
 
     /// - Parameters:
     ///   - limit: the most bytes held for the consumer (at least 1).
-    ///   - isAcceptable: whether a status opens the stream (the request's acceptable codes); never a redirect.
-    init(limit: Int, isAcceptable: @escaping @Sendable (Int) -> Bool) {
+    ///   - answersRedirects: whether a redirect is the answer (the request follows none): then a redirect's head
+    ///     opens the stream too; otherwise it never does.
+    ///   - isAcceptable: whether a status opens the stream (the request's acceptable codes).
+    init(limit: Int, answersRedirects: Bool = false, isAcceptable: @escaping @Sendable (Int) -> Bool) {
         self.limit = max(1, limit)
+        self.answersRedirects = answersRedirects
         self.isAcceptable = isAcceptable
     }
 
@@ -65,9 +69,10 @@ final class StreamChannel: BodyConsumer, Sendable {
         opens(status) && state.withLock { $0.head == nil && $0.end == nil }
     }
 
-    /// Whether the stream opens with a head of this status: an acceptable one, never a redirect's.
+    /// Whether the stream opens with a head of this status: an acceptable one, a redirect's only when it is the
+    /// answer.
     private func opens(_ status: Int) -> Bool {
-        !(300..<400).contains(status) && isAcceptable(status)
+        (answersRedirects || !(300..<400).contains(status)) && isAcceptable(status)
     }
 
     /// Opens the stream with an acceptable head (once); refuses any other.

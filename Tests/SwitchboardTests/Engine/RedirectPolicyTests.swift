@@ -99,6 +99,19 @@ import SwitchboardTestSupport
     }
 
     @Test(arguments: bothEngines)
+    func aStreamUnderNeverIsTheRedirectsBody(engineName: String) async throws {
+        let center = try loopbackCenter(engineName) { $0.redirectPolicy = .never }
+        let stream = try await center.stream { request in
+            request.api = "fault/redirect-answer"
+            request.parameters = ["status": 302, "to": "/get", "length": 7]
+        }
+        #expect(stream.status == 302 && stream.headers["Location"] == "/get")
+        var body = Data()
+        for try await chunk in stream { body += chunk }
+        #expect(body == Data(repeating: UInt8(ascii: "b"), count: 7))
+    }
+
+    @Test(arguments: bothEngines)
     func aLimitFollowsThatManyAndFailsPastIt(engineName: String) async throws {
         let center = try loopbackCenter(engineName) { $0.redirectPolicy = .follow(max: 2) }
         let two = try await center.send { $0.api = "redirect/2" }
