@@ -43,8 +43,9 @@ final class Admission: Sendable {
 /// request (a continuation; a plain value in tests).
 struct AdmissionState<Waiter> {
     private(set) var running = 0
-    /// The waiting requests by priority, highest first; each queue first come first served.
-    private var queues: [(priority: Int, waiting: [(id: RequestID, waiter: Waiter)])] = []
+    /// The waiting requests by priority, highest first; each queue first come first served, read from `head` on (a
+    /// 10,000-member batch under a limit takes its queue's first member 10,000 times).
+    private var queues: [(priority: Int, head: Int, waiting: [(id: RequestID, waiter: Waiter)])] = []
     private(set) var waitingCount = 0
 
     /// Whether the request starts now (there is a place and nobody waits for one); otherwise it joins its priority's
@@ -58,7 +59,7 @@ struct AdmissionState<Waiter> {
             queues[index].waiting.append((id, waiter))
         } else {
             let index = queues.firstIndex { $0.priority < priority } ?? queues.count
-            queues.insert((priority, [(id, waiter)]), at: index)
+            queues.insert((priority, 0, [(id, waiter)]), at: index)
         }
         waitingCount += 1
         return false
@@ -69,8 +70,9 @@ struct AdmissionState<Waiter> {
         running -= 1
         var starting: [Waiter] = []
         while running < max(1, limit), !queues.isEmpty {
-            starting.append(queues[0].waiting.removeFirst().waiter)
-            if queues[0].waiting.isEmpty { queues.removeFirst() }
+            starting.append(queues[0].waiting[queues[0].head].waiter)
+            queues[0].head += 1
+            if queues[0].head == queues[0].waiting.count { queues.removeFirst() }
             waitingCount -= 1
             running += 1
         }
@@ -80,9 +82,10 @@ struct AdmissionState<Waiter> {
     /// Takes a waiting request out of its queue; `nil` when it is not waiting (it started, or never came).
     mutating func remove(_ id: RequestID) -> Waiter? {
         for index in queues.indices {
-            guard let position = queues[index].waiting.firstIndex(where: { $0.id == id }) else { continue }
+            let queue = queues[index]
+            guard let position = queue.waiting[queue.head...].firstIndex(where: { $0.id == id }) else { continue }
             let waiter = queues[index].waiting.remove(at: position).waiter
-            if queues[index].waiting.isEmpty { queues.remove(at: index) }
+            if queues[index].head == queues[index].waiting.count { queues.remove(at: index) }
             waitingCount -= 1
             return waiter
         }

@@ -32,6 +32,23 @@ import SwitchboardTestSupport
         #expect(releases == [[], [], ["late"]])
     }
 
+    @Test func aLongQueueStartsInOrderAndLosesOnlyWhatIsTakenOut() {
+        var state = AdmissionState<Int>()
+        _ = state.admit(RequestID(rawValue: 0), priority: 0, limit: 1, waiter: 0)
+        for number in 1...1_000 {
+            _ = state.admit(RequestID(rawValue: UInt64(number)), priority: 0, limit: 1, waiter: number)
+        }
+        var started: [Int] = []
+        for _ in 0..<500 { started += state.release(limit: 1) }
+        let early = state.remove(RequestID(rawValue: 300))
+        let late = state.remove(RequestID(rawValue: 700))
+        #expect(early == nil, "it had started")
+        #expect(late == 700)
+        while state.waitingCount > 0 { started += state.release(limit: 1) }
+        #expect(started == Array(1...699) + Array(701...1_000))
+        #expect(state.running == 1)
+    }
+
     // MARK: - On both engines
 
     /// A loopback server that records the order requests arrive in and holds `/hold` ones until `open()`.
