@@ -85,17 +85,26 @@ import SwitchboardTestSupport
         }
     }
 
-    @Test(arguments: bothEngines)
-    func queuedRequestsStartByPriorityAndReportTheirWait(engineName: String) async throws {
+    /// A center on `engineName` with room for one request in flight, and that place taken by a request the server
+    /// holds until `keeper.open()`.
+    static func heldCenter(
+        _ engineName: String
+    ) async throws -> (Gatekeeper, LoopbackServer, Center, Task<Response, any Error>) {
         let keeper = Gatekeeper()
         let server = try keeper.server()
+        let center = try loopbackCenter(engineName, server: server) { $0.maxRequestsInFlight = 1 }
+        let blocker = Task { try await center.send { $0.api = "hold" } }
+        await waitUntil { keeper.arrivals.withLock { $0 } == ["/hold"] }
+        return (keeper, server, center, blocker)
+    }
+
+    @Test(arguments: bothEngines)
+    func queuedRequestsStartByPriorityAndReportTheirWait(engineName: String) async throws {
+        let (keeper, server, center, blocker) = try await Self.heldCenter(engineName)
         defer {
             keeper.open()
             server.stop()
         }
-        let center = try loopbackCenter(engineName, server: server) { $0.maxRequestsInFlight = 1 }
-        let blocker = Task { try await center.send { $0.api = "hold" } }
-        await waitUntil { keeper.arrivals.withLock { $0 } == ["/hold"] }
         var queued: [Task<Response, any Error>] = []
         for (index, (name, priority)) in [
             ("low", RequestPriority.low), ("normal-1", .normal), ("high", .high),
@@ -124,15 +133,11 @@ import SwitchboardTestSupport
 
     @Test(arguments: bothEngines)
     func aQueuedRequestCancelledNeverReachesTheEngine(engineName: String) async throws {
-        let keeper = Gatekeeper()
-        let server = try keeper.server()
+        let (keeper, server, center, blocker) = try await Self.heldCenter(engineName)
         defer {
             keeper.open()
             server.stop()
         }
-        let center = try loopbackCenter(engineName, server: server) { $0.maxRequestsInFlight = 1 }
-        let blocker = Task { try await center.send { $0.api = "hold" } }
-        await waitUntil { keeper.arrivals.withLock { $0 } == ["/hold"] }
         let byID = Task {
             await center.sendRecording({
                 $0.api = "get"; $0.parameters = ["name": "by-id"]
@@ -167,15 +172,11 @@ import SwitchboardTestSupport
 
     @Test(arguments: bothEngines)
     func theWaitIsNotCountedAgainstTheIdleTimeout(engineName: String) async throws {
-        let keeper = Gatekeeper()
-        let server = try keeper.server()
+        let (keeper, server, center, blocker) = try await Self.heldCenter(engineName)
         defer {
             keeper.open()
             server.stop()
         }
-        let center = try loopbackCenter(engineName, server: server) { $0.maxRequestsInFlight = 1 }
-        let blocker = Task { try await center.send { $0.api = "hold" } }
-        await waitUntil { keeper.arrivals.withLock { $0 } == ["/hold"] }
         let waiting = Task {
             try await center.send { request in
                 request.api = "get"
