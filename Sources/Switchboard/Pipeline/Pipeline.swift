@@ -12,7 +12,8 @@ import Foundation
 ///    download's partial file and range.
 /// 3. **Cache** (`CacheStep`): answer from the cache, or for `.cacheThenNetwork` send the cached response out first
 ///    and go on. A stream skips it, and its engine request carries the stream's `BodyReceiver`.
-/// 4. **Send** (`ExchangeStep.swift`): the plugins' `adapt` (signing) and `willSend`, deduplication, the engine.
+/// 4. **Send** (`ExchangeStep.swift`): when asked, a wait for a usable network path and for a place under the
+///    center's limit (`sendWhenReady`); the plugins' `adapt` (signing) and `willSend`, deduplication, the engine.
 /// 5. **Respond** (`ResponseStep.swift`): validate the status, decode, the plugins' `respond` (`onResponse` first),
 ///    `validate`. A stream that opened validated its head as it arrived and ends here, its body read by its consumer.
 ///
