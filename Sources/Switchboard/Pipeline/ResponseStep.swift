@@ -14,7 +14,8 @@ extension Pipeline {
                 .unacceptableStatus, "the server answered \(StatusReason.described(response.status))",
                 request: request, response: response)
         }
-        if request.kind != .download {
+        // A stream's body is its reader's bytes, never decoded (one that ends without opening hands them over whole).
+        if request.kind != .download, context.stream == nil {
             let (value, decodable) = try ResponseDecoding.decode(response)
             response.setParsedValue(value, decodable: decodable)
         }

@@ -111,6 +111,22 @@ import SwitchboardTestSupport
         #expect(body == Data(repeating: UInt8(ascii: "b"), count: 7))
     }
 
+    /// A decision that stops is known only once the redirect is whole: the stream then opens with all of it.
+    @Test(arguments: bothEngines)
+    func aStreamWhoseDecisionStopsAtARedirectHasItsBody(engineName: String) async throws {
+        let center = try loopbackCenter(engineName) { config in
+            config.redirectPolicy = .deciding { _ in .stop }
+        }
+        let stream = try await center.stream { request in
+            request.api = "fault/redirect-answer"
+            request.parameters = ["status": 307, "to": "/get", "length": 5]
+        }
+        #expect(stream.status == 307 && stream.headers["Location"] == "/get")
+        var body = Data()
+        for try await chunk in stream { body += chunk }
+        #expect(body == Data(repeating: UInt8(ascii: "b"), count: 5))
+    }
+
     @Test(arguments: bothEngines)
     func aLimitFollowsThatManyAndFailsPastIt(engineName: String) async throws {
         let center = try loopbackCenter(engineName) { $0.redirectPolicy = .follow(max: 2) }
