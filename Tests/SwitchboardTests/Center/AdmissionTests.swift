@@ -159,6 +159,19 @@ import SwitchboardTestSupport
         await waitUntil { center.registry.admission.waiting == 1 }
         #expect(center.cancel(tag: "thumbnails") == 1)
         await #expect(throws: HTTPError.self) { try await byTag.value }
+        // An owner that goes away cancels its waiting request too (the registry checks owners every 100 ms).
+        final class Screen {}
+        var screen: Screen? = Screen()
+        let owned = Task { [weak screen] in
+            await center.sendRecording { request in
+                request.api = "get"
+                request.parameters = ["name": "by-owner"]
+                request.owner = screen
+            }
+        }
+        await waitUntil { center.registry.admission.waiting == 1 }
+        screen = nil
+        #expect(await owned.value.error?.code == .cancelled)
         #expect(center.registry.admission.waiting == 0)
         keeper.open()
         _ = try await blocker.value

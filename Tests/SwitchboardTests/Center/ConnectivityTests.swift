@@ -143,6 +143,7 @@ import SwitchboardTestSupport
         #expect(seen["URLSessionEngine"] == "200")
         #expect(seen["CurlEngine"] == "200")
         #expect(seen["removed"] == "unusable")
+        #expect(seen["sequence"] == "unusable usable unusable")
         #expect(seen["timedOut"] == "cannotConnect")
     }
 
@@ -163,6 +164,15 @@ import SwitchboardTestSupport
         defer { server.stop() }
         let connectivity = Center.shared.connectivity
         seen["before"] = describe(connectivity.path)
+        // The asynchronous sequence: the path now, then each change.
+        let changes = Task {
+            var usable: [Bool] = []
+            for await path in connectivity.paths {
+                usable.append(path.isUsable)
+                if usable.count == 3 { break }
+            }
+            return usable
+        }
         let started = Locked(0)
         var requests: [Task<(String, String), Never>] = []
         for engineName in bothEngines {
@@ -197,6 +207,7 @@ import SwitchboardTestSupport
         try ip("link del v0")
         for _ in 0..<100 where connectivity.path.isUsable { try await Task.sleep(for: .milliseconds(20)) }
         seen["removed"] = describe(connectivity.path)
+        seen["sequence"] = await changes.value.map { $0 ? "usable" : "unusable" }.joined(separator: " ")
         let center = try loopbackCenter("CurlEngine", server: server) { $0.waitsForConnectivity = true }
         let late = await center.sendRecording { request in
             request.api = "get"
