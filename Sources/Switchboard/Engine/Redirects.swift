@@ -7,9 +7,6 @@ import FoundationNetworking
 /// another origin, `301`/`302`/`303` turn a `POST` into a `GET` without body (as browsers and URLSession do),
 /// `307`/`308` keep the method and body.
 enum Redirects {
-    /// The most redirects any request follows: URLSession's own limit.
-    static let maximum = RedirectPolicy.maximum
-
     /// The error of an exchange that passed its limit of redirects, the same on every engine.
     static func tooMany(_ limit: Int) -> URLError {
         URLError(.httpTooManyRedirects, userInfo: [NSLocalizedDescriptionKey: "more than \(limit) redirects"])
@@ -50,11 +47,11 @@ enum Redirects {
         let next = Redirect.Next(url: proposed.url, method: proposed.method, headers: proposed.headers)
         let redirect = Redirect(status: status, responseHeaders: headers, from: from, next: next, number: number)
         switch policy.decision(redirect) {
-        case nil:
+        case .answer:
             return .answer
-        case .failure:
+        case .pastLimit:
             return .fail(HTTPError.from(tooMany(policy.maxRedirects)))
-        case .success(let chosen):
+        case .follow(let chosen):
             var request = proposed
             guard chosen.url != next.url || chosen.method != next.method || chosen.headers != next.headers else {
                 return .follow(request)

@@ -33,11 +33,11 @@ public struct RedirectPolicy: Sendable {
 
     /// Follows up to `max` redirects, at most 20 (`0` fails at the first).
     public static func follow(max: Int) -> RedirectPolicy {
-        RedirectPolicy(follows: true, maxRedirects: min(Swift.max(0, max), RedirectPolicy.maximum), decide: nil)
+        RedirectPolicy(follows: true, maxRedirects: limit(max), decide: nil)
     }
 
-    /// Asks `decide` about each redirect, up to `max` (at most 20): follow it, send another request in its place, or stop (the
-    /// redirect response is the answer). `decide` runs on the engine's thread, and should answer at once.
+    /// Asks `decide` about each redirect, up to `max` (at most 20): follow it, send another request in its place, or
+    /// stop (the redirect response is the answer). `decide` runs on the engine's thread, and should answer at once.
     ///
     /// ```swift
     /// center.setup { config in
@@ -50,7 +50,7 @@ public struct RedirectPolicy: Sendable {
     public static func deciding(
         max: Int = 20, _ decide: @escaping @Sendable (Redirect) -> Redirect.Decision
     ) -> RedirectPolicy {
-        RedirectPolicy(follows: true, maxRedirects: min(Swift.max(0, max), RedirectPolicy.maximum), decide: decide)
+        RedirectPolicy(follows: true, maxRedirects: limit(max), decide: decide)
     }
 
     /// Whether this is `.follow`, which every engine that follows redirects keeps.
@@ -59,18 +59,28 @@ public struct RedirectPolicy: Sendable {
     /// The most redirects any request follows: URLSession's own limit.
     static let maximum = 20
 
-    /// What the policy says of a redirect, asked without I/O: `nil` when the redirect is the answer, else the
-    /// request to follow with (the rules' own, or the one a decision gave), or the error past the limit.
-    func decision(_ redirect: Redirect) -> Result<Redirect.Next, HTTPError>? {
-        guard follows else { return nil }
-        guard redirect.number <= maxRedirects else {
-            return .failure(HTTPError(.transport, "more than \(maxRedirects) redirects"))
-        }
-        guard let decide else { return .success(redirect.next) }
+    /// A limit within `0...maximum`.
+    private static func limit(_ count: Int) -> Int { min(Swift.max(0, count), maximum) }
+
+    /// What the policy says of a redirect.
+    enum Outcome {
+        /// The redirect response is the answer.
+        case answer
+        /// Follow with this request: the rules' own, or the one a decision gave.
+        case follow(Redirect.Next)
+        /// The redirect is past `maxRedirects`.
+        case pastLimit
+    }
+
+    /// What the policy says of a redirect, asked without I/O.
+    func decision(_ redirect: Redirect) -> Outcome {
+        guard follows else { return .answer }
+        guard redirect.number <= maxRedirects else { return .pastLimit }
+        guard let decide else { return .follow(redirect.next) }
         switch decide(redirect) {
-        case .follow: return .success(redirect.next)
-        case .stop: return nil
-        case .send(let next): return .success(next)
+        case .follow: return .follow(redirect.next)
+        case .stop: return .answer
+        case .send(let next): return .follow(next)
         }
     }
 }

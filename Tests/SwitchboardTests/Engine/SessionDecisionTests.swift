@@ -8,7 +8,7 @@ import Testing
         taskFailed: Bool = false
     ) -> SessionDecision.Completion {
         SessionDecision.completion(
-            stopped: stopped, challenged: challenged, redirects: redirects, limit: Redirects.maximum,
+            stopped: stopped, challenged: challenged, redirects: redirects, limit: RedirectPolicy.maximum,
             heldRedirect: heldRedirect, taskFailed: taskFailed)
     }
 
@@ -16,7 +16,8 @@ import Testing
         #expect(completion(stopped: true) == .stopped)
         #expect(
             completion(
-                stopped: true, challenged: true, redirects: Redirects.maximum + 1, heldRedirect: true, taskFailed: true)
+                stopped: true, challenged: true, redirects: RedirectPolicy.maximum + 1, heldRedirect: true,
+                taskFailed: true)
                 == .stopped)
     }
 
@@ -24,13 +25,13 @@ import Testing
         // On Linux the task of a refused Basic challenge ends with an error (or never, which the engine prevents):
         // the 401 is what the caller gets, as on CurlEngine.
         #expect(completion(challenged: true, taskFailed: true) == .challenged)
-        #expect(completion(challenged: true, redirects: Redirects.maximum + 1) == .challenged)
+        #expect(completion(challenged: true, redirects: RedirectPolicy.maximum + 1) == .challenged)
     }
 
     @Test func passingTheRedirectLimitFails() {
-        #expect(completion(redirects: Redirects.maximum) == .answered)
-        #expect(completion(redirects: Redirects.maximum + 1) == .tooManyRedirects)
-        #expect(completion(redirects: Redirects.maximum + 1, heldRedirect: true) == .tooManyRedirects)
+        #expect(completion(redirects: RedirectPolicy.maximum) == .answered)
+        #expect(completion(redirects: RedirectPolicy.maximum + 1) == .tooManyRedirects)
+        #expect(completion(redirects: RedirectPolicy.maximum + 1, heldRedirect: true) == .tooManyRedirects)
     }
 
     @Test func aHeldRedirectIsResentUnlessTheTaskFailed() {
@@ -49,29 +50,30 @@ import Testing
             for method: HTTPMethod in [.post, .put] {
                 #expect(
                     SessionDecision.redirect(
-                        status: status, redirects: 1, limit: Redirects.maximum, hasBody: true, method: method)
+                        status: status, redirects: 1, limit: RedirectPolicy.maximum, hasBody: true, method: method)
                         == .holdToResend)
                 #expect(
                     SessionDecision.redirect(
-                        status: status, redirects: 1, limit: Redirects.maximum, hasBody: false, method: method)
+                        status: status, redirects: 1, limit: RedirectPolicy.maximum, hasBody: false, method: method)
                         == .follow)
             }
         }
         for status in [301, 302] {
             #expect(
                 SessionDecision.redirect(
-                    status: status, redirects: 1, limit: Redirects.maximum, hasBody: true, method: .put)
+                    status: status, redirects: 1, limit: RedirectPolicy.maximum, hasBody: true, method: .put)
                     == .holdToResend,
                 "a PUT keeps its method and body")
             #expect(
                 SessionDecision.redirect(
-                    status: status, redirects: 1, limit: Redirects.maximum, hasBody: true, method: .post) == .follow,
+                    status: status, redirects: 1, limit: RedirectPolicy.maximum, hasBody: true, method: .post)
+                    == .follow,
                 "a POST becomes a GET without body")
         }
         for method: HTTPMethod in [.post, .put] {
             #expect(
                 SessionDecision.redirect(
-                    status: 303, redirects: 1, limit: Redirects.maximum, hasBody: true, method: method) == .follow,
+                    status: 303, redirects: 1, limit: RedirectPolicy.maximum, hasBody: true, method: method) == .follow,
                 "a 303 is followed with a GET")
         }
     }
@@ -86,16 +88,19 @@ import Testing
                 == .tooManyRedirects)
         #expect(
             SessionDecision.redirect(
-                status: 302, redirects: Redirects.maximum, limit: Redirects.maximum, hasBody: false, method: .get)
+                status: 302, redirects: RedirectPolicy.maximum, limit: RedirectPolicy.maximum, hasBody: false,
+                method: .get)
                 == .follow
         )
         #expect(
             SessionDecision.redirect(
-                status: 302, redirects: Redirects.maximum + 1, limit: Redirects.maximum, hasBody: false, method: .get)
+                status: 302, redirects: RedirectPolicy.maximum + 1, limit: RedirectPolicy.maximum, hasBody: false,
+                method: .get)
                 == .refuse)
         #expect(
             SessionDecision.redirect(
-                status: 307, redirects: Redirects.maximum + 1, limit: Redirects.maximum, hasBody: true, method: .post)
+                status: 307, redirects: RedirectPolicy.maximum + 1, limit: RedirectPolicy.maximum, hasBody: true,
+                method: .post)
                 == .refuse)
     }
 }

@@ -652,7 +652,7 @@ final class SessionTransfer: Sendable {
         return followed
     }
 
-    /// The policy's step for a redirect (`RedirectPolicy.step`), shown the request that follows as the rules make
+    /// The policy's step for a redirect (`Redirects.step`), shown the request that follows as the rules make
     /// it from the request that was redirected (after an earlier redirect that dropped the body, a `GET` without
     /// one).
     private func decide(_ response: HTTPURLResponse, from: URL?) -> Redirects.Step {
@@ -1069,7 +1069,7 @@ final class SessionTransfer: Sendable {
         }
         if urlError.code == .httpTooManyRedirects {
             // URLSession stops after the 20th redirect, as CurlEngine does: say it in the same words.
-            return Redirects.tooMany(Redirects.maximum)
+            return Redirects.tooMany(RedirectPolicy.maximum)
         }
         if urlError.code == .timedOut, let idleLimit, urlError.userInfo[NSLocalizedDescriptionKey] == nil {
             // URLSession's own timer (`timeoutInterval`, the idle timeout) says no more than "error -1001": say what
