@@ -37,9 +37,9 @@ extension Center {
     {
         let codes = request.acceptableStatusCodes ?? configuration.acceptableStatusCodes
         // Under `.never` a redirect is the answer, and its body the stream's.
-        let answersRedirects = !(request.redirectPolicy ?? configuration.redirectPolicy).follows
-        let channel = StreamChannel(limit: request.streamBufferSize, answersRedirects: answersRedirects) { status in
-            codes.contains(status) || (answersRedirects && Redirects.follows(status: status))
+        let answersRedirects = !request.redirectPolicy(in: configuration).follows
+        let channel = StreamChannel(limit: request.streamBufferSize, answersRedirects: answersRedirects) {
+            codes.contains($0)
         }
         let pipeline = pipeline
         let launched = launcher.launch(.single(request), Launcher.Plan(waits: false, bySignal: false)) { _ in

@@ -49,6 +49,11 @@ extension Request {
         RetryDecision.policy(for: self, under: configuration.retryPolicy)
     }
 
+    /// The redirect policy that applies: the request's, else the center's.
+    func redirectPolicy(in configuration: CenterConfiguration) -> RedirectPolicy {
+        redirectPolicy ?? configuration.redirectPolicy
+    }
+
     /// The header that carries this request's idempotency key under the policy that applies to it (its own, else
     /// the center's), when that policy names one.
     func idempotencyKeyHeader(in configuration: CenterConfiguration) -> String? {

@@ -36,7 +36,6 @@ extension Pipeline {
     /// redirect policy other than `.follow`, a redirect that came back unfollowed: the answer the policy asked for.
     func acceptable(_ response: Response, for request: Request, _ configuration: CenterConfiguration) -> Bool {
         if request.acceptableStatusCodes?.contains(response.status) ?? response.isSuccessful { return true }
-        return Redirects.follows(status: response.status)
-            && !(request.redirectPolicy ?? configuration.redirectPolicy).isDefault
+        return Redirects.follows(status: response.status) && !request.redirectPolicy(in: configuration).isDefault
     }
 }

@@ -69,10 +69,11 @@ final class StreamChannel: BodyConsumer, Sendable {
         opens(status) && state.withLock { $0.head == nil && $0.end == nil }
     }
 
-    /// Whether the stream opens with a head of this status: an acceptable one, a redirect's only when it is the
-    /// answer.
+    /// Whether the stream opens with a head of this status: an acceptable one that is no redirect's, or a redirect's
+    /// when it is the answer.
     private func opens(_ status: Int) -> Bool {
-        (answersRedirects || !(300..<400).contains(status)) && isAcceptable(status)
+        guard (300..<400).contains(status) else { return isAcceptable(status) }
+        return answersRedirects && (Redirects.follows(status: status) || isAcceptable(status))
     }
 
     /// Opens the stream with an acceptable head (once); refuses any other.
