@@ -14,9 +14,9 @@ import Foundation
 ///
 /// One log serves one request, every attempt of it, as the last of its observers: each attempt's request banner
 /// (`sent`), a banner for each redirect followed (`redirected`) and each retry (`retried`, after a credential refresh
-/// too), and one for the outcome (a response, an error), each with the request's `#N`. The secret values the request sent (the values of its secret-named fields,
-/// query items and parameters) are hidden wherever they appear in what is printed for it, such as a body the server
-/// echoed them in.
+/// too), and one for the outcome (a response, an error), each with the request's `#N`. The secret values the request
+/// sent (the values of its secret-named fields, query items and parameters) are hidden wherever they appear in what
+/// is printed for it, such as a body the server echoed them in.
 struct ConsoleLog: RequestObserver {
     private let handler: @Sendable (String) -> Void
     private let redaction: Redaction

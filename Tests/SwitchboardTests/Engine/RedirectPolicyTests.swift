@@ -98,32 +98,33 @@ import SwitchboardTestSupport
         #expect(followed.status == 200 && followed.url?.path == "/get")
     }
 
-    @Test(arguments: bothEngines)
-    func aStreamUnderNeverIsTheRedirectsBody(engineName: String) async throws {
-        let center = try loopbackCenter(engineName) { $0.redirectPolicy = .never }
+    /// The status, `Location` and body of a stream of a redirect with a `length`-byte body, under `policy`.
+    static func streamedRedirect(
+        _ engineName: String, _ policy: RedirectPolicy, status: Int, length: Int
+    ) async throws -> (Int, String?, Data) {
+        let center = try loopbackCenter(engineName) { $0.redirectPolicy = policy }
         let stream = try await center.stream { request in
             request.api = "fault/redirect-answer"
-            request.parameters = ["status": 302, "to": "/get", "length": 7]
+            request.parameters = ["status": status, "to": "/get", "length": length]
         }
-        #expect(stream.status == 302 && stream.headers["Location"] == "/get")
         var body = Data()
         for try await chunk in stream { body += chunk }
+        return (stream.status, stream.headers["Location"], body)
+    }
+
+    @Test(arguments: bothEngines)
+    func aStreamUnderNeverIsTheRedirectsBody(engineName: String) async throws {
+        let (status, location, body) = try await Self.streamedRedirect(engineName, .never, status: 302, length: 7)
+        #expect(status == 302 && location == "/get")
         #expect(body == Data(repeating: UInt8(ascii: "b"), count: 7))
     }
 
     /// A decision that stops is known only once the redirect is whole: the stream then opens with all of it.
     @Test(arguments: bothEngines)
     func aStreamWhoseDecisionStopsAtARedirectHasItsBody(engineName: String) async throws {
-        let center = try loopbackCenter(engineName) { config in
-            config.redirectPolicy = .deciding { _ in .stop }
-        }
-        let stream = try await center.stream { request in
-            request.api = "fault/redirect-answer"
-            request.parameters = ["status": 307, "to": "/get", "length": 5]
-        }
-        #expect(stream.status == 307 && stream.headers["Location"] == "/get")
-        var body = Data()
-        for try await chunk in stream { body += chunk }
+        let stops = RedirectPolicy.deciding { _ in .stop }
+        let (status, location, body) = try await Self.streamedRedirect(engineName, stops, status: 307, length: 5)
+        #expect(status == 307 && location == "/get")
         #expect(body == Data(repeating: UInt8(ascii: "b"), count: 5))
     }
 
