@@ -89,6 +89,38 @@ final class CallSiteModel {
         center.retry(id) { outcome in done((try? outcome.get())?.response?.status ?? 0) }
     }
 
+    /// The traffic controls, set from the model's own state: a decision on each redirect, the in-flight limit with a
+    /// priority, parameters from a model of the app's, the form style, waiting for a network, and the network path
+    /// read both ways.
+    func sendShapingTheTraffic() async throws -> [String] {
+        let most = pageSize
+        center.setup { config in
+            config.redirectPolicy = .deciding(max: most) { redirect in redirect.number <= most ? .follow : .stop }
+            config.maxRequestsInFlight = pageSize
+            config.formStyle = FormStyle(arrays: .repeatedKeys, booleans: .numbers)
+            config.waitsForConnectivity = false
+        }
+        let response = try await center.send { request in
+            request.api = "users/\(userID)"
+            request.setParameters(CallSiteQuery(id: userID, tags: ["a", "b"]))
+            request.parameterPlacement = .query
+            request.priority = .high
+            request.redirectPolicy = .never
+            request.waitsForConnectivity = false
+        }
+        let observation = center.connectivity.observe { _ in }
+        observation.cancel()
+        var first: NetworkPath?
+        for await path in center.connectivity.paths {
+            first = path
+            break
+        }
+        return [
+            "\(response.status)", response.url?.query ?? "", "\(response.request.priority.value)",
+            "\(first == center.connectivity.path)",
+        ]
+    }
+
     func sendWithCallbacks(done: @escaping @Sendable (Int) -> Void) -> RequestID {
         center.send {
             $0.api = "users/\(userID)"
@@ -131,6 +163,12 @@ struct CallSiteNameCard: Endpoint {
     var id: Int
     var path: String { "users/\(id)" }
     func configure(_ request: inout Request) { request.responseSerializer = .nameCard }
+}
+
+/// Parameters an app sends from a model of its own.
+struct CallSiteQuery: Encodable {
+    var id: Int
+    var tags: [String]
 }
 
 /// A center answering every user path from a stub.
@@ -177,6 +215,11 @@ nonisolated func sendFromAPlainAsyncFunction(_ center: Center, id: Int) async th
         }
         model.center.cancel(id)
         #expect(data == "hi")
+    }
+
+    @Test @MainActor func aMainActorModelShapesItsTraffic() async throws {
+        let model = CallSiteModel(center: callSiteCenter())
+        #expect(try await model.sendShapingTheTraffic() == ["200", "id=7&tags=a&tags=b", "1", "true"])
     }
 
     @Test @MainActor func aMainActorModelSendsWithCallbacks() async {
