@@ -95,6 +95,21 @@ import SwitchboardTestSupport
         #expect(response.contains("5000 bytes streamed"), "\(response)")
     }
 
+    /// A redirect's banner shows where it went, with a secret in the new URL's query hidden.
+    @Test(arguments: bothEngines)
+    func aRedirectsBannerHidesASecretInTheURLItLedTo(engineName: String) async throws {
+        let (center, log) = try Self.logging(engineName)
+        let response = try await center.send { request in
+            request.api = "redirect-to"
+            request.parameters = ["url": "/get?access_token=sec-REDIR-444&page=2"]
+        }
+        #expect(response.status == 200)
+        let hop = try #require(log.all.first { $0.contains("[Switchboard Redirect]") })
+        #expect(hop.contains("/get?access_token="), "\(hop)")
+        #expect(hop.contains("page=2"), "\(hop)")
+        #expect(!log.all.joined().contains("sec-REDIR-444"), "\(log.all)")
+    }
+
     @Test(arguments: bothEngines)
     func secretValuesTheRequestSentAreHiddenWhereTheServerEchoesThem(engineName: String) async throws {
         let server = try LoopbackServer { request in
