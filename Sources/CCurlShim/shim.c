@@ -32,6 +32,16 @@ typedef struct {
     } data;
 } sb_multi_message;
 
+struct sb_slist {
+    char *data;
+    struct sb_slist *next;
+};
+
+typedef struct {
+    int num_of_certs;
+    struct sb_slist **certinfo;
+} sb_certinfo;
+
 static struct {
     int loaded;
     int (*global_init)(long);
@@ -133,6 +143,18 @@ int sb_easy_setopt_progress_callback(SBCurl *easy, int option, SBProgressCallbac
 }
 int sb_easy_setopt_seek_callback(SBCurl *easy, int option, SBSeekCallback callback) {
     return curl.easy_setopt(easy, option, callback);
+}
+int sb_easy_setopt_prereq_callback(SBCurl *easy, int option, SBPrereqCallback callback) {
+    return curl.easy_setopt(easy, option, callback);
+}
+const char *sb_easy_peer_certificate(SBCurl *easy, int index) {
+    sb_certinfo *chain = NULL;
+    if (curl.easy_getinfo(easy, 0x400000 + 34 /* CURLINFO_CERTINFO */, &chain) != 0 || !chain) return NULL;
+    if (index < 0 || index >= chain->num_of_certs) return NULL;
+    for (struct sb_slist *item = chain->certinfo[index]; item; item = item->next) {
+        if (item->data && strncmp(item->data, "Cert:", 5) == 0) return item->data + 5;
+    }
+    return NULL;
 }
 int sb_easy_getinfo_long(SBCurl *easy, int info, long *value) { return curl.easy_getinfo(easy, info, value); }
 int sb_easy_getinfo_string(SBCurl *easy, int info, const char **value) { return curl.easy_getinfo(easy, info, value); }

@@ -382,11 +382,18 @@ extension ReadmeSnippets {
     }
 
     static func engines() async throws {
-        let engine = try CurlEngine(tls: .init(
-            caCertificates: URL(fileURLWithPath: "/etc/myapp/ca.pem"),              // trust a private CA
-            pinnedPublicKeys: ["api.example.com": ["sha256//r8udi/Mxd6pLOS73Hy6QZ/TY6hNHXz6ydyD2nRGc2VQ="]]
-        ))
-        Center.shared.setup { $0.engine = engine }
+        let engine = try CurlEngine()
+        Center.shared.setup { config in
+            config.engine = engine
+            config.trustPolicies["api.example.com"] = TrustPolicy(
+                roots: .adding(URL(fileURLWithPath: "/etc/myapp/ca.pem")),              // trust a private CA too
+                publicKeyPins: ["sha256//r8udi/Mxd6pLOS73Hy6QZ/TY6hNHXz6ydyD2nRGc2VQ="])
+            config.trustPolicies["*.internal.example.com"] = TrustPolicy(
+                roots: .replacing(URL(fileURLWithPath: "/etc/myapp/internal-ca.pem")),  // only this CA
+                certificatePins: ["sha256//YLh1dUR9y6Kja30RrAn7JKnbQG/uEtLMkBgFF2Fuihg="],
+                clientIdentity: .pkcs12(URL(fileURLWithPath: "/etc/myapp/client.p12"), password: "secret"))
+            config.trustPolicies["dev.local"] = .evaluationDisabled                     // a named host only
+        }
     }
 
     static func upload() async throws {

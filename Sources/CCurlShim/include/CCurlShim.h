@@ -14,6 +14,9 @@ typedef size_t (*SBDataCallback)(char *data, size_t size, size_t count, void *co
 typedef int (*SBSeekCallback)(void *context, int64_t offset, int origin);
 typedef int (*SBProgressCallback)(void *context, int64_t downloadTotal, int64_t downloadNow, int64_t uploadTotal,
                                   int64_t uploadNow);
+/// CURLOPT_PREREQFUNCTION's callback: called once the connection (and its TLS handshake) is up, before the request
+/// is sent; 0 lets it go, 1 aborts the transfer.
+typedef int (*SBPrereqCallback)(void *context, char *primary_ip, char *local_ip, int primary_port, int local_port);
 
 /// Loads libcurl (libcurl.so.4, libcurl-gnutls.so.4, or /usr/lib/libcurl.4.dylib), resolves the functions used and
 /// calls curl_global_init. Returns 0 on success; otherwise writes why into `error`.
@@ -37,10 +40,14 @@ int sb_easy_setopt_pointer(SBCurl *easy, int option, const void *value);
 int sb_easy_setopt_data_callback(SBCurl *easy, int option, SBDataCallback callback);
 int sb_easy_setopt_progress_callback(SBCurl *easy, int option, SBProgressCallback callback);
 int sb_easy_setopt_seek_callback(SBCurl *easy, int option, SBSeekCallback callback);
+int sb_easy_setopt_prereq_callback(SBCurl *easy, int option, SBPrereqCallback callback);
 int sb_easy_getinfo_long(SBCurl *easy, int info, long *value);
 int sb_easy_getinfo_string(SBCurl *easy, int info, const char **value);
 /// For CURLINFO_OFF_T values (curl_off_t is 64 bits on every platform libcurl supports).
 int sb_easy_getinfo_offset(SBCurl *easy, int info, int64_t *value);
+/// The PEM text of the certificate at `index` of the chain the server presented on this transfer's connection (from
+/// CURLINFO_CERTINFO, gathered with CURLOPT_CERTINFO at the handshake), or NULL past its end.
+const char *sb_easy_peer_certificate(SBCurl *easy, int index);
 const char *sb_easy_strerror(int code);
 /// curl_easy_pause: 0 (CURLPAUSE_CONT) resumes both directions. Call it on the thread that drives the handle.
 int sb_easy_pause(SBCurl *easy, int bitmask);

@@ -211,6 +211,27 @@ public struct CenterConfiguration: Sendable {
     }
     /// `redirectPolicy` when it is not the default: what the encode step puts on a request that sets none.
     var redirectPolicyIfSet: RedirectPolicy? { fields.redirectPolicy.isDefault ? nil : fields.redirectPolicy }
+    /// What TLS trusts and presents, by host pattern: a host name (`api.example.com`), `*.` and a domain
+    /// (`*.example.com`: every name under it, not the domain itself), or `*` (every host). A host takes its exact
+    /// entry, else the longest matching `*.` pattern, else `*`, else the system's trust. A node's requests take the
+    /// policy of its host. Checked when a request is sent: an entry that could never apply (a scheme, port or path in
+    /// the pattern, a malformed pin, `.evaluationDisabled` for a pattern) fails every request of the center with
+    /// `HTTPError.Code.unsupported`. See `TrustPolicy`.
+    public var trustPolicies: [String: TrustPolicy] {
+        get { fields.trustPolicies }
+        set {
+            let box = storage.unique()
+            box.value.trustPolicies = newValue
+            box.value.trust = TrustTable.make(newValue)
+        }
+        _modify {
+            let box = storage.unique()
+            defer { box.value.trust = TrustTable.make(box.value.trustPolicies) }
+            yield &box.value.trustPolicies
+        }
+    }
+    /// `trustPolicies`, checked and ready to look up, or `nil` when there are none to apply.
+    var trust: TrustTable? { fields.trust }
     /// Whether redirects from `https` to plain `http` are followed. `false` (the default) fails them with
     /// `HTTPError.Code.insecureRedirect`, on every engine.
     public var allowsInsecureRedirects: Bool {
@@ -373,6 +394,8 @@ public struct CenterConfiguration: Sendable {
         var consoleLogSecretNames: Set<String> = []
         var allowsInsecureRedirects: Bool = false
         var redirectPolicy = RedirectPolicy.follow
+        var trustPolicies: [String: TrustPolicy] = [:]
+        var trust: TrustTable?
         var formStyle = FormStyle()
         var maxRequestsInFlight: Int?
         var waitsForConnectivity = false

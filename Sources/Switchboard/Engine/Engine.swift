@@ -57,6 +57,12 @@ public protocol Engine: Sendable {
     /// then refuses a request with any policy but `.follow` with `HTTPError.Code.unsupported` before sending it,
     /// rather than let the engine follow as it would. The built-in engines honour it.
     var honoursRedirectPolicy: Bool { get }
+
+    /// Whether `perform` applies `EngineRequest.trustPolicy` to each host it connects to, or fails with
+    /// `HTTPError.Code.unsupported` what it cannot apply. `false` by default: the center then refuses a request to a
+    /// host with a trust policy before sending it, rather than let it go with the system's trust. The built-in
+    /// engines honour it.
+    var honoursTrustPolicy: Bool { get }
 }
 
 extension Engine {
@@ -64,6 +70,7 @@ extension Engine {
     public var honoursRateLimits: Bool { false }
     public var streamsResponses: Bool { false }
     public var honoursRedirectPolicy: Bool { false }
+    public var honoursTrustPolicy: Bool { false }
 }
 
 /// What an engine sends: the request line and headers, the body, and the time limits.
@@ -174,6 +181,21 @@ public struct EngineRequest: Sendable {
         set { storage.unique().value.redirectPolicy = newValue }
         _modify { yield &storage.unique().value.redirectPolicy }
     }
+    /// What TLS trusts and presents for the request's host (`TrustPolicy.system` when its center sets no policy for
+    /// it, and for a plain `http` URL, which has no TLS). An engine that follows redirects asks a hop's own request,
+    /// whose URL is the hop's.
+    public var trustPolicy: TrustPolicy { hostTrustPolicy ?? .system }
+    /// The trust policy of an `https` request's host, or `nil` for the system's trust.
+    var hostTrustPolicy: TrustPolicy? {
+        guard let table = storage.value.trust, let url, url.scheme?.lowercased() == "https", let host = url.host
+        else { return nil }
+        return table.policy(forHost: host)
+    }
+    /// The center's trust policies, by host (`nil` when it has none).
+    var trust: TrustTable? {
+        get { storage.value.trust }
+        set { storage.unique().value.trust = newValue }
+    }
     /// The identifier of the request at the center, for logs and stubs.
     public var id: RequestID? {
         get { storage.value.id }
@@ -251,6 +273,7 @@ public struct EngineRequest: Sendable {
         var maxSendBytesPerSecond: Int64?
         var maxResponseBytes: Int64?
         var redirectPolicy = RedirectPolicy.follow
+        var trust: TrustTable?
         var id: RequestID?
         var onFileOpened: (@Sendable (_ status: Int, _ field: (String) -> String?) -> Void)?
         var destinationIsPartialFile = false

@@ -135,6 +135,10 @@ public final class StubEngine: Engine {
     /// declares, so that a center's policy needs no change for its tests.
     public var honoursRedirectPolicy: Bool { true }
 
+    /// `true`: the stub connects to no server, so there is nothing to trust, and a center's trust policies need no
+    /// change for its tests.
+    public var honoursTrustPolicy: Bool { true }
+
     /// Answers from the matching route, after its delay; throws `CancellationError` if cancelled while waiting.
     public func perform(
         _ request: EngineRequest,

@@ -21,6 +21,10 @@ extension Pipeline {
             engineRequest.redirectPolicy = policy
         }
         engineRequest.forwardsSecretHeaders = configuration.forwardsSecretHeaders
+        if let trust = configuration.trust {
+            if let failure = trust.failure { throw failure.with(request: request) }
+            engineRequest.trust = trust
+        }
         engineRequest.cancellation = cancellation
         guard request.kind == .download, let url = engineRequest.url else {
             return Exchange(engineRequest: engineRequest, download: nil)
@@ -66,6 +70,14 @@ extension Pipeline {
                 .unsupported,
                 "\(type(of: configuration.engine)) does not follow a redirect policy (honoursRedirectPolicy is "
                     + "false): the request has one other than .follow", request: request)
+        }
+        if engineRequest.trust != nil, !configuration.engine.honoursTrustPolicy, engineRequest.hostTrustPolicy != nil {
+            exchange.download?.interrupted()
+            throw HTTPError(
+                .unsupported,
+                "\(type(of: configuration.engine)) does not apply trust policies (honoursTrustPolicy is false): "
+                    + "\(engineRequest.url?.host ?? "the host") has one (\(engineRequest.trustPolicy))",
+                request: request)
         }
         if engineRequest.receiver != nil, !configuration.engine.streamsResponses {
             throw HTTPError(

@@ -49,8 +49,11 @@ public struct HTTPError: Error, Sendable, CustomStringConvertible, CustomDebugSt
         public static let business = Code(rawValue: "business")
         /// The server's TLS certificate is not trusted (not signed by a trusted authority, expired, wrong host).
         public static let serverTrust = Code(rawValue: "serverTrust")
-        /// The server's public key matches none of the keys pinned for its host (see `CurlEngine.TLS`).
+        /// The server's chain matches none of the pins of its host's trust policy (see `TrustPolicy`).
         public static let pinning = Code(rawValue: "pinning")
+        /// The server refused the client's certificate, or asked for one and got none; or the client identity of
+        /// the host's trust policy could not be read (see `TrustPolicy.ClientIdentity`).
+        public static let clientCertificate = Code(rawValue: "clientCertificate")
         /// The engine is not usable here (a missing system library, an unsupported option).
         public static let unsupported = Code(rawValue: "unsupported")
         /// A member of a batch or chain was never sent: a chain step declined, an earlier step failed, or the group
@@ -76,7 +79,8 @@ public struct HTTPError: Error, Sendable, CustomStringConvertible, CustomDebugSt
         /// Every code Switchboard itself gives.
         static let builtIn: Set<Code> = [
             .invalidURL, .encoding, .vetoed, .cannotConnect, .transport, .authentication, .timedOut, .cancelled,
-            .unacceptableStatus, .decoding, .business, .serverTrust, .pinning, .unsupported, .notSent, .cacheMiss,
+            .unacceptableStatus, .decoding, .business, .serverTrust, .pinning, .clientCertificate, .unsupported,
+            .notSent, .cacheMiss,
             .fileSystem, .invalidGroup, .insecureRedirect, .notRetryable, .streamOverflow, .responseTooLarge,
         ]
     }
@@ -226,7 +230,9 @@ extension HTTPError {
             return HTTPError(.cancelled, "the request was cancelled", request: request, underlying: error)
         }
         if let error = error as? URLError {
-            return HTTPError(code(for: error.code), message(for: error), request: request, underlying: error)
+            let message = message(for: error)
+            let code = isClientCertificateAlert(message) ? .clientCertificate : code(for: error.code)
+            return HTTPError(code, message, request: request, underlying: error)
         }
         if error is EncodingError {
             return HTTPError(.encoding, "the body could not be encoded: \(error)", request: request, underlying: error)
@@ -245,6 +251,18 @@ extension HTTPError {
             announced.map {
                 "the response body is \($0) bytes (its Content-Length), more than maxResponseBytes (\(limit))"
             } ?? "the response body is longer than maxResponseBytes (\(limit) bytes)")
+    }
+
+    /// Whether a TLS library's words name an alert the server sends only about the client's certificate: it asked
+    /// for one and got none (`certificate required`), or refused the one it got (`bad certificate`, `unknown ca`,
+    /// and the like). OpenSSL writes them `tlsv13 alert certificate required`, `tlsv1 alert unknown ca`.
+    static func isClientCertificateAlert(_ text: String) -> Bool {
+        guard let alert = text.range(of: "alert ") else { return false }
+        let name = text[alert.upperBound...]
+        return [
+            "certificate required", "bad certificate", "unknown ca", "certificate unknown", "certificate expired",
+            "certificate revoked", "unsupported certificate",
+        ].contains { name.hasPrefix($0) }
     }
 
     private static func code(for code: URLError.Code) -> Code {

@@ -8,66 +8,45 @@ import Testing
 @testable import Switchboard
 import SwitchboardTestSupport
 
-/// A self-signed certificate for `localhost` and `127.0.0.1`, with its key and public-key pin.
-struct SelfSignedCertificate: Sendable {
-    let certificate: URL
-    let key: URL
-    let pin: String
-
-    /// The run's certificate (see `shared`), made or waited for on a thread of its own (`BlockingWork`).
-    static func made() async throws -> SelfSignedCertificate {
-        try await BlockingWork.run { shared }.get()
-    }
-
-    /// One certificate for the whole run, made on first use: making an RSA key takes `openssl` a good part of a
-    /// second, and whoever touches this first waits for it (and anyone else meanwhile), so it is only touched
-    /// through `made()`, off the shared pool. Removed when the test process exits.
-    private static let shared: Result<SelfSignedCertificate, any Error> = Result {
-        try FileManager.default.createDirectory(at: sharedDirectory, withIntermediateDirectories: true)
-        atexit { try? FileManager.default.removeItem(at: SelfSignedCertificate.sharedDirectory) }
-        return try SelfSignedCertificate(in: sharedDirectory)
-    }
-
-    private static var sharedDirectory: URL {
-        FileManager.default.temporaryDirectory.appendingPathComponent("switchboard-test-certificate-\(getpid())")
-    }
-
-    private init(in directory: URL) throws {
-        certificate = directory.appendingPathComponent("cert.pem")
-        key = directory.appendingPathComponent("key.pem")
-        try TLSServer.run(
-            "openssl req -x509 -newkey rsa:2048 -nodes -keyout \(key.path) -out \(certificate.path) "
-                + "-days 1 -subj /CN=localhost -addext subjectAltName=DNS:localhost,IP:127.0.0.1")
-        pin =
-            "sha256//"
-            + (try TLSServer.run(
-                "openssl x509 -in \(certificate.path) -pubkey -noout "
-                    + "| openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64"))
-            .trimmingCharacters(in: .whitespacesAndNewlines)
-    }
-}
-
-/// A TLS server on loopback (`openssl s_server -www`) with a self-signed certificate made for the test.
+/// A TLS server on loopback (`openssl s_server`) with a certificate made for the test run (see `TestPKI`).
 final class TLSServer: @unchecked Sendable {
     // Safety: every property is set in `init` and never changed; the server stops when `process` is released.
     let scratch = Scratch()
     let port: Int
-    let certificate: URL
-    let pin: String
     private let process: ChildProcess
 
     static var isAvailable: Bool {
         FileManager.default.isExecutableFile(atPath: "/usr/bin/openssl") && CurlEngine.libraryVersion != nil
     }
 
-    init() async throws {
-        let made = try await SelfSignedCertificate.made()
-        certificate = made.certificate
-        pin = made.pin
+    /// A server with the run's self-signed certificate (see `TestPKI`).
+    convenience init() async throws {
+        let pki = try await TestPKI.made()
+        try self.init(certificate: pki.selfSigned.certificate, key: pki.selfSigned.key)
+    }
+
+    /// A server presenting `certificate` (and the certificates in `chain` after it), that requires a client
+    /// certificate issued by `clientAuthorities` when given. With `www` it answers each request with a page about the
+    /// connection; without, it writes what it receives to `output`.
+    init(
+        certificate: URL, key: URL, chain: URL? = nil, clientAuthorities: URL? = nil,
+        www: Bool = true, output: FileHandle = .nullDevice
+    ) throws {
         port = try FreePort.find()
-        process = try ChildProcess(
-            "/usr/bin/openssl",
-            ["s_server", "-quiet", "-accept", "\(port)", "-cert", certificate.path, "-key", made.key.path, "-www"])
+        var arguments = ["s_server", "-quiet", "-accept", "\(port)", "-cert", certificate.path, "-key", key.path]
+        if let chain { arguments += ["-cert_chain", chain.path] }
+        if let clientAuthorities {
+            arguments += ["-CAfile", clientAuthorities.path, "-Verify", "1", "-verify_return_error"]
+        }
+        if www {
+            arguments.append("-www")
+            process = try ChildProcess("/usr/bin/openssl", arguments, output: output)
+        } else {
+            // Without `-www` the server sends what it reads from its standard input, and stops at its end: keep it
+            // open.
+            process = try ChildProcess(
+                "/bin/sh", ["-c", "sleep 600 | /usr/bin/openssl " + arguments.joined(separator: " ")], output: output)
+        }
     }
 
     /// Waits until the server accepts connections.
@@ -146,128 +125,6 @@ enum FreePort {
         }
         guard bound else { throw URLError(.unknown) }
         return Int(UInt16(bigEndian: address.sin_port))
-    }
-}
-
-@Suite(.enabled(if: TLSServer.isAvailable, "needs openssl and libcurl"), .serialized)
-struct CurlTLSTests {
-    func send(_ server: TLSServer, tls: CurlEngine.TLS) async -> Outcome {
-        let engine = try! CurlEngine(tls: tls)
-        let center = testCenter { $0.engine = engine }
-        return await center.sendRecording { request in
-            request.url = "https://localhost:\(server.port)/"
-            request.responseSerializer = .string
-            request.totalTimeout = .seconds(20)
-        }
-    }
-
-    @Test func aSelfSignedServerIsRefusedByDefault() async throws {
-        let server = try await TLSServer()
-        await server.ready()
-        let outcome = await send(server, tls: .init())
-        #expect(outcome.error?.code == .serverTrust)
-    }
-
-    /// The same certificate fault gives the same code on both engines: URLSessionEngine failed a self-signed server
-    /// with `.transport` (URLError -1, libcurl's words alone), where CurlEngine said `.serverTrust`. A certificate
-    /// error from URLSession on Apple platforms (`serverCertificateUntrusted`, `...HasBadDate`, `...HasUnknownRoot`,
-    /// `...NotYetValid`) is `.serverTrust` too.
-    @Test func aSelfSignedServerIsRefusedWithTheSameCodeOnBothEngines() async throws {
-        let server = try await TLSServer()
-        await server.ready()
-        for engineName in bothEngines {
-            let center = try loopbackCenter(engineName)
-            let outcome = await center.sendRecording { request in
-                request.url = "https://localhost:\(server.port)/"
-                request.responseSerializer = .string
-                request.totalTimeout = .seconds(20)
-            }
-            #expect(outcome.error?.code == .serverTrust, "\(engineName): \(String(describing: outcome.error))")
-            #expect(outcome.error?.message.contains("self-signed certificate") == true, "\(engineName)")
-        }
-        for code in [
-            URLError.Code.serverCertificateUntrusted, .serverCertificateHasBadDate, .serverCertificateHasUnknownRoot,
-            .serverCertificateNotYetValid,
-        ] {
-            #expect(HTTPError.from(URLError(code)).code == .serverTrust, "\(code)")
-        }
-    }
-
-    @Test func aPrivateCAIsTrusted() async throws {
-        let server = try await TLSServer()
-        await server.ready()
-        let outcome = await send(server, tls: .init(caCertificates: server.certificate))
-        #expect(outcome.response?.status == 200)
-        #expect(outcome.response?.string?.contains("s_server") == true)
-        // The handshake is one of the phases the engine measured, between the connection and the first byte.
-        let metrics = try #require(outcome.response?.metrics)
-        let handshake = try #require(metrics.secureConnection)
-        #expect(handshake > .zero)
-        #expect(
-            (metrics.nameLookup ?? .zero) + (metrics.connect ?? .zero) + handshake <= metrics.timeToFirstByte ?? .zero)
-    }
-
-    @Test func theRightPinIsAccepted() async throws {
-        let server = try await TLSServer()
-        await server.ready()
-        let outcome = await send(
-            server,
-            tls: .init(
-                caCertificates: server.certificate, pinnedPublicKeys: ["localhost": [server.pin]]))
-        #expect(outcome.response?.status == 200)
-    }
-
-    @Test func aWrongPinIsRefusedWithThePinningError() async throws {
-        let server = try await TLSServer()
-        await server.ready()
-        let wrong = "sha256//" + Data(repeating: 7, count: 32).base64EncodedString()
-        let outcome = await send(
-            server,
-            tls: .init(
-                caCertificates: server.certificate, pinnedPublicKeys: ["LOCALHOST": [wrong]]))
-        #expect(outcome.error?.code == .pinning)
-        #expect(outcome.error?.message.contains("localhost") == true)
-    }
-
-    /// A pin's host compares without case and without a trailing dot: it used to be ignored for `localhost.`.
-    @Test(arguments: ["localhost.", "LocalHost.", " localhost"])
-    func aPinIsAppliedWhateverTheCaseOrTrailingDotOfItsHost(host: String) async throws {
-        let server = try await TLSServer()
-        await server.ready()
-        let wrong = "sha256//" + Data(repeating: 7, count: 32).base64EncodedString()
-        let outcome = await send(
-            server, tls: .init(caCertificates: server.certificate, pinnedPublicKeys: [host: [wrong]]))
-        #expect(outcome.error?.code == .pinning)
-    }
-}
-
-@Suite struct CurlPinConfigurationTests {
-    static let key = "sha256//" + Data(repeating: 7, count: 32).base64EncodedString()
-
-    @Test(arguments: [
-        ["https://api.example.com": [key]], ["api.example.com:443": [key]], ["api.example.com/v1": [key]],
-        ["*.example.com": [key]], ["": [key]], ["api.example.com": []], ["api.example.com": ["sha256//c2hvcnQ="]],
-        ["api.example.com": [String(key.dropFirst(8))]],
-    ])
-    func aPinThatCanNeverApplyIsAConfigurationError(pins: [String: [String]]) {
-        do {
-            _ = try CurlEngine(tls: .init(pinnedPublicKeys: pins))
-            Issue.record("accepted \(pins)")
-        } catch {
-            #expect(error.code == .unsupported)
-            #expect(error.message.contains("can never apply"))
-        }
-    }
-
-    @Test func hostsThatNameTheSameHostAreMerged() throws {
-        let other = "sha256//" + Data(repeating: 8, count: 32).base64EncodedString()
-        let tls = try CurlEngine.TLS(pinnedPublicKeys: [
-            "API.example.com.": [Self.key], "api.example.com": [other], "::1": [other],
-        ])
-        .validated()
-        #expect(Set(tls.pinnedPublicKeys["api.example.com"] ?? []) == [Self.key, other])
-        #expect(tls.pinnedPublicKeys["::1"] == [other])
-        #expect(tls.pinnedPublicKeys.count == 2)
     }
 }
 

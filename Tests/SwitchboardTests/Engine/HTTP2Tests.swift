@@ -72,7 +72,7 @@ final class HTTP2Server: @unchecked Sendable {
         """
 
     init() async throws {
-        let made = try await SelfSignedCertificate.made()
+        let made = try await TestPKI.made().selfSigned
         certificate = made.certificate
         try Data(Self.app.utf8).write(to: scratch.file("h2app.py"))
         port = try FreePort.find()
@@ -96,9 +96,10 @@ final class HTTP2Server: @unchecked Sendable {
         await TLSServer.waitForListener(on: port)
         // Something listens there; if it is not this server (which then could not bind the port), say so here.
         guard process.isRunning else { throw URLError(.cannotConnectToHost) }
-        let engine = try CurlEngine(tls: .init(caCertificates: certificate))
+        let engine = try CurlEngine()
         return testCenter { config in
             config.engine = engine
+            config.trustPolicies["localhost"] = TrustPolicy(roots: .replacing(certificate))
             config.server = baseURL
             config.totalTimeout = .seconds(60)
         }
@@ -132,9 +133,10 @@ struct HTTP2Tests {
     @Test func curlEngineKeepsACookieSetOverHTTP2() async throws {
         let server = try await HTTP2Server()
         await TLSServer.waitForListener(on: server.port)
-        let engine = try CurlEngine(tls: .init(caCertificates: server.certificate), cookies: privateCookieStorage())
+        let engine = try CurlEngine(cookies: privateCookieStorage())
         let center = testCenter { config in
             config.engine = engine
+            config.trustPolicies["localhost"] = TrustPolicy(roots: .replacing(server.certificate))
             config.server = server.baseURL
         }
         _ = try await center.send { $0.api = "set-cookie" }

@@ -17,25 +17,10 @@ import FoundationNetworking
 /// Center.shared.setup { $0.engine = engine }
 /// ```
 public final class CurlEngine: Engine {
-    /// What TLS trusts, beyond the defaults: verification is always on.
-    public struct TLS: Sendable, Hashable {
-        /// A PEM file of certificate authorities to trust instead of the system's (a private CA).
-        public var caCertificates: URL?
-        /// Public keys a host must present, per host name: `sha256//` followed by the base-64 SHA-256 of the
-        /// key's DER form. A host with pins is refused unless one matches. Host names compare without case and
-        /// without a trailing dot; a pin that could never apply (a scheme, port or path in the host, a malformed key)
-        /// makes `CurlEngine.init` throw instead of being ignored.
-        public var pinnedPublicKeys: [String: [String]]
-
-        /// Creates TLS options.
-        public init(caCertificates: URL? = nil, pinnedPublicKeys: [String: [String]] = [:]) {
-            self.caCertificates = caCertificates
-            self.pinnedPublicKeys = pinnedPublicKeys
-        }
-    }
-
     private let worker: CurlWorker
-    private let tls: TLS
+    /// The system's directory of certificate authorities, which a trust policy `.adding(_:)` roots keeps beside its
+    /// own file (`nil` when there is none).
+    private let systemRoots: String?
     private let cookies: HTTPCookieStorage?
     /// Whether it keeps and sends cookies (for `dump`).
     var keepsCookies: Bool { cookies != nil }
@@ -49,18 +34,27 @@ public final class CurlEngine: Engine {
     /// Loads libcurl (once per process) and starts the engine's thread.
     ///
     /// - Throws: `HTTPError` with code `.unsupported` when libcurl is missing, too old (7.68 is needed) or numbers
-    ///   its options differently, or when a pin could never apply (see `TLS.pinnedPublicKeys`).
+    ///   its options differently.
+    ///
+    /// What TLS trusts and presents is a center's `trustPolicies`, per host, which this engine applies in full.
     ///
     /// - Parameters:
-    ///   - tls: a private CA, and public-key pins per host.
     ///   - cookies: where cookies are kept and taken from, as URLSession does; `nil` sends and keeps none.
     ///   - maximumConnectionsPerHost: the most exchanges with one host at a time (at least 1), or `nil` for no
     ///     limit; see the property of that name.
-    public init(
-        tls: TLS = TLS(), cookies: HTTPCookieStorage? = .shared, maximumConnectionsPerHost: Int? = nil
+    public convenience init(
+        cookies: HTTPCookieStorage? = .shared, maximumConnectionsPerHost: Int? = nil
     ) throws(HTTPError) {
+        try self.init(
+            cookies: cookies, maximumConnectionsPerHost: maximumConnectionsPerHost,
+            systemRoots: CurlLibrary.shared.get().systemRoots)
+    }
+
+    /// An engine whose system authorities are those in `systemRoots` (a directory as `openssl rehash` makes), for
+    /// tests.
+    init(cookies: HTTPCookieStorage?, maximumConnectionsPerHost: Int?, systemRoots: String?) throws(HTTPError) {
         _ = try CurlLibrary.shared.get()
-        self.tls = try tls.validated()
+        self.systemRoots = systemRoots
         self.cookies = cookies
         queue = HostQueue(limit: maximumConnectionsPerHost)
         worker = CurlWorker()
@@ -101,6 +95,9 @@ public final class CurlEngine: Engine {
 
     /// `true`: the engine follows redirects itself (libcurl follows none), each as the policy decides.
     public var honoursRedirectPolicy: Bool { true }
+
+    /// `true`: each connection is made with its host's `EngineRequest.trustPolicy`, all of it.
+    public var honoursTrustPolicy: Bool { true }
 
     /// Performs one exchange, following redirects.
     public func perform(
@@ -171,7 +168,8 @@ public final class CurlEngine: Engine {
         _ request: EngineRequest, progress: @escaping @Sendable (TransferProgress) -> Void,
         after stale: StaleConnection? = nil
     ) async throws -> EngineResponse {
-        let transfer = CurlTransfer(request: request, tls: tls, cookies: cookies, worker: worker, progress: progress)
+        let transfer = CurlTransfer(
+            request: request, systemRoots: systemRoots, cookies: cookies, worker: worker, progress: progress)
         if let stale { transfer.sendAgain(after: stale) }
         let worker = worker
         // Cancelled by the task or by the request's signal, whichever comes first; both may come, and the worker

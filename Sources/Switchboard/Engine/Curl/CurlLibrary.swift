@@ -38,6 +38,18 @@ struct CurlLibrary: Sendable {
         case bufferSize = 98
         case userAgent = 10018
         case freshConnect = 74
+        case caPath = 10097
+        case sslVerifyPeer = 64
+        case sslVerifyHost = 81
+        case sslCert = 10025
+        case sslCertType = 10086
+        case sslKey = 10087
+        case keyPassword = 10026
+        case certInfo = 172
+        case forbidReuse = 75
+        case sslSessionIDCache = 150
+        case prereqFunction = 20312
+        case prereqData = 10313
 
         var name: String {
             switch self {
@@ -74,6 +86,18 @@ struct CurlLibrary: Sendable {
             case .bufferSize: "BUFFERSIZE"
             case .userAgent: "USERAGENT"
             case .freshConnect: "FRESH_CONNECT"
+            case .caPath: "CAPATH"
+            case .sslVerifyPeer: "SSL_VERIFYPEER"
+            case .sslVerifyHost: "SSL_VERIFYHOST"
+            case .sslCert: "SSLCERT"
+            case .sslCertType: "SSLCERTTYPE"
+            case .sslKey: "SSLKEY"
+            case .keyPassword: "KEYPASSWD"
+            case .certInfo: "CERTINFO"
+            case .forbidReuse: "FORBID_REUSE"
+            case .sslSessionIDCache: "SSL_SESSIONID_CACHE"
+            case .prereqFunction: "PREREQFUNCTION"
+            case .prereqData: "PREREQDATA"
             }
         }
     }
@@ -85,10 +109,30 @@ struct CurlLibrary: Sendable {
     }
 
     static let responseCode: Int32 = 0x200002
+
+    private static func defaultRoots() -> String? {
+        var found: String?
+        if let easy = sb_easy_init() {
+            var path: UnsafePointer<CChar>?
+            if sb_easy_getinfo_string(easy, 0x10_0000 + 62, &path) == 0, let path {  // CURLINFO_CAPATH
+                found = String(cString: path)
+            }
+            sb_easy_cleanup(easy)
+        }
+        var isDirectory: ObjCBool = false
+        for candidate in [found, "/etc/ssl/certs"].compactMap({ $0 })
+        where FileManager.default.fileExists(atPath: candidate, isDirectory: &isDirectory) && isDirectory.boolValue {
+            return candidate
+        }
+        return nil
+    }
     /// CURLPROTO_HTTP | CURLPROTO_HTTPS, for CURLOPT_PROTOCOLS.
     static let httpProtocols = 1 | 2
 
     let version: String
+    /// The directory of certificate authorities libcurl reads unless told otherwise (CURLINFO_CAPATH, 7.84+), else
+    /// `/etc/ssl/certs` where it exists; `nil` when neither.
+    let systemRoots: String?
 
     /// The library, or why it cannot be used here.
     static let shared: Result<CurlLibrary, HTTPError> = {
@@ -110,6 +154,6 @@ struct CurlLibrary: Sendable {
                         "CurlEngine: libcurl \(version) numbers CURLOPT_\(option.name) \(id), not \(option.rawValue)"))
             }
         }
-        return .success(CurlLibrary(version: version))
+        return .success(CurlLibrary(version: version, systemRoots: defaultRoots()))
     }()
 }

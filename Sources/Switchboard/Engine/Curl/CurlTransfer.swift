@@ -13,7 +13,10 @@ final class CurlTransfer: @unchecked Sendable {
     // callback): one thread reads and writes them, and no access to one overlaps another access to it (none is
     // passed `inout`, no mutating method of one calls back into the transfer).
     let request: EngineRequest
-    let tls: CurlEngine.TLS
+    /// The engine's system authorities (see `CurlEngine.systemRoots`).
+    let systemRoots: String?
+    /// The trust policy of the request's host, or `nil` for the system's trust.
+    let trustPolicy: TrustPolicy?
     /// Where a stream's cookies are kept as it opens (see `received(header:)`); any other response's are kept by
     /// `CurlEngine.follow` once it has arrived whole.
     let cookies: HTTPCookieStorage?
@@ -90,11 +93,12 @@ final class CurlTransfer: @unchecked Sendable {
     private let worker: CurlWorker
 
     init(
-        request: EngineRequest, tls: CurlEngine.TLS, cookies: HTTPCookieStorage?, worker: CurlWorker,
+        request: EngineRequest, systemRoots: String?, cookies: HTTPCookieStorage?, worker: CurlWorker,
         progress: @escaping @Sendable (TransferProgress) -> Void
     ) {
         self.request = request
-        self.tls = tls
+        self.systemRoots = systemRoots
+        trustPolicy = request.hostTrustPolicy
         self.cookies = cookies
         self.worker = worker
         self.progress = progress
@@ -201,14 +205,7 @@ final class CurlTransfer: @unchecked Sendable {
             sb_easy_setopt_offset(easy, CurlLibrary.Option.maxSendSpeedLarge.rawValue, rate)
         }
         if freshConnection { set(easy, .freshConnect, 1) }
-        if let authorities = tls.caCertificates {
-            set(easy, .caInfo, authorities.path)
-        }
-        if !tls.pinnedPublicKeys.isEmpty, let host = request.url?.host,
-            let pins = tls.pinnedPublicKeys[CurlEngine.TLS.pinHost(host)], !pins.isEmpty
-        {
-            set(easy, .pinnedPublicKey, pins.joined(separator: ";"))
-        }
+        if let trustPolicy { try apply(trustPolicy, to: easy, context: context) }
 
         let method = request.method
         switch request.body {
@@ -278,7 +275,7 @@ final class CurlTransfer: @unchecked Sendable {
         self.handle?.settings = kept
         plainGet =
             method == .get && request.body == .none && request.receiver == nil && pacer == nil && !freshConnection
-            && request.maxSendBytesPerSecond == nil && tls.caCertificates == nil && tls.pinnedPublicKeys.isEmpty
+            && request.maxSendBytesPerSecond == nil && trustPolicy == nil
     }
 
     /// Appends `Name: value` to a libcurl header list (which copies it), composed in a buffer on the stack: a string
@@ -341,6 +338,82 @@ final class CurlTransfer: @unchecked Sendable {
         sb_easy_setopt_progress_callback(easy, CurlLibrary.Option.xferInfoFunction.rawValue, curlProgress)
         sb_easy_setopt_pointer(easy, CurlLibrary.Option.xferInfoData.rawValue, context)
         set(easy, .noProgress, 0)
+    }
+
+    /// Sets what the host's trust policy asks for. Options that hold for the connection (authorities, pins, the
+    /// client identity, verification) are part of libcurl's match when it looks for a connection to reuse, so a
+    /// connection made under one policy never serves another. Certificate pins are checked on the chain read at the
+    /// handshake (CURLOPT_CERTINFO) before the request goes (CURLOPT_PREREQFUNCTION), on a connection of the
+    /// request's own that no other request reuses: libcurl's match does not include them, and a reused connection
+    /// has no chain to read.
+    private func apply(_ policy: TrustPolicy, to easy: UnsafeMutableRawPointer, context: UnsafeMutableRawPointer)
+        throws(HTTPError)
+    {
+        if !policy.evaluatesServerTrust {
+            set(easy, .sslVerifyPeer, 0)
+            set(easy, .sslVerifyHost, 0)
+        }
+        switch policy.roots {
+        case .system: break
+        case .adding(let file):
+            guard let systemRoots else {
+                throw HTTPError(
+                    .unsupported,
+                    "CurlEngine found no directory of system certificate authorities to add \(file.path) to; "
+                        + "use .replacing with a file that holds every authority to trust")
+            }
+            set(easy, .caInfo, file.path)
+            set(easy, .caPath, systemRoots)
+        case .replacing(let file):
+            set(easy, .caInfo, file.path)
+            sb_easy_setopt_pointer(easy, CurlLibrary.Option.caPath.rawValue, nil)
+        }
+        if !policy.publicKeyPins.isEmpty {
+            set(easy, .pinnedPublicKey, policy.publicKeyPins.joined(separator: ";"))
+        }
+        if !policy.certificatePins.isEmpty {
+            guard sb_easy_setopt_prereq_callback(easy, CurlLibrary.Option.prereqFunction.rawValue, curlPrereq) == 0
+            else {
+                throw HTTPError(
+                    .unsupported,
+                    "CurlEngine cannot check certificate pins before a request is sent on libcurl "
+                        + "\(CurlEngine.libraryVersion ?? "") (7.80 or newer is needed); pin public keys instead")
+            }
+            sb_easy_setopt_pointer(easy, CurlLibrary.Option.prereqData.rawValue, context)
+            set(easy, .certInfo, 1)
+            set(easy, .freshConnect, 1)
+            set(easy, .forbidReuse, 1)
+            set(easy, .sslSessionIDCache, 0)
+        }
+        switch policy.clientIdentity {
+        case nil: break
+        case .pem(let certificate, let key):
+            set(easy, .sslCert, certificate.path)
+            set(easy, .sslKey, key.path)
+        case .pkcs12(let file, let password):
+            set(easy, .sslCertType, "P12")
+            set(easy, .sslCert, file.path)
+            set(easy, .keyPassword, password)
+        }
+    }
+
+    /// Called once the connection is up, before the request is sent (CURLOPT_PREREQFUNCTION, set only for a host
+    /// with certificate pins): whether the chain the server presented has a pinned certificate.
+    func connected() -> Int32 {
+        guard let easy, let policy = trustPolicy else { return 0 }
+        var chain: [Data] = []
+        while let pem = sb_easy_peer_certificate(easy, Int32(chain.count)) {
+            guard let certificate = DERCertificate.fromPEM(String(cString: pem)).first else { break }
+            chain.append(certificate)
+        }
+        var certificatePins = policy
+        certificatePins.publicKeyPins = []  // libcurl checked the key (CURLOPT_PINNEDPUBLICKEY)
+        if !chain.isEmpty, certificatePins.pinsMatch(chain: chain) { return 0 }
+        failure = HTTPError(
+            .pinning,
+            "the certificates \(request.url?.host ?? "the host") presented match none of its certificate pins"
+                + (chain.isEmpty ? " (it presented none that could be read)" : ""))
+        return 1
     }
 
     private func set(_ easy: UnsafeMutableRawPointer, _ option: CurlLibrary.Option, _ value: Int) {
@@ -773,6 +846,13 @@ final class CurlTransfer: @unchecked Sendable {
         if code == 60 || code == 77 {
             return HTTPError(.serverTrust, "the server's certificate is not trusted: \(detail) (libcurl error \(code))")
         }
+        if code == 58 || ((code == 35 || code == 56) && HTTPError.isClientCertificateAlert(detail)) {
+            return HTTPError(
+                .clientCertificate,
+                (code == 58
+                    ? "the client certificate could not be used: " : "the server refused the client certificate: ")
+                    + "\(detail) (libcurl error \(code))")
+        }
         if code == 90 {
             return HTTPError(
                 .pinning,
@@ -821,6 +901,10 @@ private let curlHeader: SBDataCallback = { data, size, count, context in
     Unmanaged<CurlTransfer>.fromOpaque(context!)._withUnsafeGuaranteedRef {
         $0.received(header: UnsafeRawBufferPointer(start: data, count: size * count))
     }
+}
+
+private let curlPrereq: SBPrereqCallback = { context, _, _, _, _ in
+    Unmanaged<CurlTransfer>.fromOpaque(context!)._withUnsafeGuaranteedRef { $0.connected() }
 }
 
 private let curlRead: SBDataCallback = { data, size, count, context in

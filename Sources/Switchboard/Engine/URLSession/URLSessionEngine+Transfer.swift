@@ -318,11 +318,14 @@ final class SessionTransfer: Sendable {
 
     /// Records `error` as the reason the exchange ends (unless it has one already), without cancelling anything: for
     /// a failure met before the task starts, or one that makes URLSession end the task itself.
-    private func recordFailure(_ error: any Error) {
+    func recordFailure(_ error: any Error) {
         state.withLock { state in
             if state.stopReason == nil { state.stopReason = .failed(error) }
         }
     }
+
+    /// The center's trust policies, for the session delegate's TLS challenges.
+    var trust: TrustTable? { request.trust }
 
     /// The error the transfer was stopped with, if it was stopped by one.
     var stopError: (any Error)? {
@@ -613,6 +616,16 @@ final class SessionTransfer: Sendable {
                 if chosen.headers["Cookie"] == nil, let cookie { next.setValue(cookie, forHTTPHeaderField: "Cookie") }
             }
         }
+        #if canImport(FoundationNetworking)
+        if request.trust != nil {
+            var hop = request
+            hop.url = next.url
+            if let refusal = URLSessionEngine.trustRefusal(hop) {
+                stop(.failed(refusal))
+                return nil
+            }
+        }
+        #endif
         let limit = request.redirectPolicy.maxRedirects
         let followed = state.withLock { state -> URLRequest? in
             state.redirects += 1

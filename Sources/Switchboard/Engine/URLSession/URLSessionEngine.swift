@@ -125,6 +125,11 @@ public final class URLSessionEngine: Engine {
     /// request with a limit fails with `HTTPError.Code.unsupported`.
     public var honoursRateLimits: Bool { true }
 
+    /// `true`: on Apple platforms the session delegate evaluates each host's `EngineRequest.trustPolicy`; on Linux,
+    /// where URLSession cannot evaluate trust, a request (or a redirect) to a host with a policy fails with
+    /// `HTTPError.Code.unsupported`, naming it. Use CurlEngine there.
+    public var honoursTrustPolicy: Bool { true }
+
     /// `true`: a stream's body goes to its receiver chunk by chunk. URLSession cannot pause a transfer on Linux, so
     /// a reader that falls more than `Request.streamBufferSize` behind ends the stream with `.streamOverflow`.
     public var streamsResponses: Bool { true }
@@ -151,6 +156,7 @@ public final class URLSessionEngine: Engine {
         }
         #if canImport(FoundationNetworking)
         if let url = request.url, URLComposition.hasIPLiteralHost(url) { throw Self.ipLiteralRefusal(url) }
+        if let refusal = Self.trustRefusal(request) { throw refusal }
         #endif
         // URLSession on Linux performs a request even when the task was cancelled before the call: `admit` checks.
         return try await queue.admit(request) { deadline in
@@ -167,6 +173,16 @@ public final class URLSessionEngine: Engine {
         HTTPError(
             .unsupported,
             "URLSession on Linux cannot send to an IPv6 address in a URL (\(url.host ?? "")): it refuses the URL; "
+                + "CurlEngine can")
+    }
+
+    /// URLSession on Linux cannot evaluate trust (its delegate is never asked about the server's chain, nor for a
+    /// client certificate): a request to a host with a trust policy fails rather than go with the system's trust.
+    static func trustRefusal(_ request: EngineRequest) -> HTTPError? {
+        guard let policy = request.hostTrustPolicy else { return nil }
+        return HTTPError(
+            .unsupported,
+            "URLSession on Linux cannot apply the trust policy for \(request.url?.host ?? "the host") (\(policy)); "
                 + "CurlEngine can")
     }
     #endif
@@ -346,11 +362,8 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
         _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
         completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
     ) {
-        #if canImport(Darwin)
-        if challenge.protectionSpace.authenticationMethod == NSURLAuthenticationMethodServerTrust {
-            completionHandler(.performDefaultHandling, nil)
-            return
-        }
+        #if canImport(Security)
+        if answeredTrust(challenge, for: transfer(for: task), completionHandler: completionHandler) { return }
         #endif
         // Without an answer URLSession on Linux waits forever. Keep the 401 and end the task; the transfer reports
         // the 401 as the response, as every other platform does.
