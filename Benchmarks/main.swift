@@ -8,39 +8,27 @@ import SwitchboardTestSupport
 
 if CommandLine.arguments.count == 5, CommandLine.arguments[1] == "--transfer-case" {
     // A child process running one transfer case (see TransferBenchmarks).
-    do {
+    runToEnd("transfer case") {
         try await TransferBenchmarks.runCase(
             CommandLine.arguments[2], bytes: Int(CommandLine.arguments[3])!,
             directory: URL(fileURLWithPath: CommandLine.arguments[4]))
-        exit(0)
-    } catch {
-        FileHandle.standardError.write(Data("transfer case failed: \(error)\n".utf8))
-        exit(1)
     }
 }
 
 if CommandLine.arguments.count >= 4, CommandLine.arguments[1] == "--stability-case" {
     // A child process running one stability contender (see StabilityBenchmarks).
-    do {
+    runToEnd("stability case") {
         try await StabilityBenchmarks.runCase(
             Int(CommandLine.arguments[2])!, baseURL: CommandLine.arguments[3],
             checkpoints: CommandLine.arguments.dropFirst(4).compactMap { Int($0) })
-        exit(0)
-    } catch {
-        FileHandle.standardError.write(Data("stability case failed: \(error)\n".utf8))
-        exit(1)
     }
 }
 
 if CommandLine.arguments.count == 5, CommandLine.arguments[1] == "--cancel-case" {
     // A child process running one cancellation contender (see CancellationStability).
-    do {
+    runToEnd("cancellation case") {
         try await CancellationStability.runCase(
             Int(CommandLine.arguments[2])!, baseURL: CommandLine.arguments[3], rounds: Int(CommandLine.arguments[4])!)
-        exit(0)
-    } catch {
-        FileHandle.standardError.write(Data("cancellation case failed: \(error)\n".utf8))
-        exit(1)
     }
 }
 
@@ -80,9 +68,10 @@ let usage = """
       --requests N      requests per contender per round (1,500 unless set; 500 with --quick, 3,000 with --full);
                         the request comparisons run each round as 3 of a third
     """
-var options: [String: String] = [:]
-var flags = Set<String>()
-do {
+/// The options given a value (`--only TEXT`) and the flags given.
+let (options, flags) = { () -> ([String: String], Set<String>) in
+    var options: [String: String] = [:]
+    var flags = Set<String>()
     var remaining = CommandLine.arguments.dropFirst()[...]
     while let argument = remaining.popFirst() {
         if ["--only", "--server", "--in-flight", "--rounds", "--requests"].contains(argument) {
@@ -101,7 +90,8 @@ do {
             exit(argument == "--help" || argument == "-h" ? 0 : 2)
         }
     }
-}
+    return (options, flags)
+}()
 let json = flags.contains("--json")
 let mode: Mode = flags.contains("--quick") ? .quick : flags.contains("--full") ? .full : .standard
 let quick = mode == .quick
@@ -192,7 +182,7 @@ func runBenchmarks(baseURL: String) async throws {
         print(CancellationStability.report(try CancellationStability.run(baseURL: baseURL, rounds: cancellationRounds)))
         return
     }
-    let requests = await RequestBenchmarks(
+    let requests = RequestBenchmarks(
         baseURL: baseURL, count: requestCount, rounds: rounds, only: onlyContenders, bare: flags.contains("--bare"),
         modes: options["--in-flight"].flatMap { Int($0) }.map { [max(1, $0)] } ?? [1, 32])
     if onlyRequests {
@@ -235,7 +225,7 @@ func runBenchmarks(baseURL: String) async throws {
 let runMarker = (name: "SWITCHBOARD_BENCHMARK_RUN", value: "\(getpid())")
 setenv(runMarker.name, runMarker.value, 1)
 
-do {
+runToEnd("benchmark") {
     if let external = options["--server"] {
         try await runBenchmarks(baseURL: external)
     } else {
@@ -243,14 +233,10 @@ do {
         defer { server.stop() }
         try await runBenchmarks(baseURL: server.baseURL)
     }
-} catch {
-    FileHandle.standardError.write(Data("benchmark failed: \(error)\n".utf8))
-    exit(1)
-}
-
-let leftovers = LeftoverProcesses.find(name: runMarker.name, value: runMarker.value)
-if !leftovers.isEmpty {
-    let lines = ["processes the benchmark started are still running:"] + leftovers.map { "  \($0)" }
-    FileHandle.standardError.write(Data((lines.joined(separator: "\n") + "\n").utf8))
-    exit(1)
+    let leftovers = LeftoverProcesses.find(name: runMarker.name, value: runMarker.value)
+    if !leftovers.isEmpty {
+        let lines = ["processes the benchmark started are still running:"] + leftovers.map { "  \($0)" }
+        FileHandle.standardError.write(Data((lines.joined(separator: "\n") + "\n").utf8))
+        exit(1)
+    }
 }
