@@ -130,8 +130,9 @@ struct RegistryState {
 struct RetryMemory {
     private var failures: [RequestID: RetryRecord] = [:]
     private var failureOrder = Order()
-    private var successes: Set<RequestID> = []
-    private var successOrder = Order()
+    /// Successes in order, looked up by a search: only `retry` looks, and hashing each success in and out of a set
+    /// cost every callback-form request about 500 instructions.
+    private var successes = Order()
 
     /// Identifiers in the order they were remembered. The oldest leaves first in constant time: the array's start
     /// moves, and the array is compacted once half of it is behind the start (removing the first element of an
@@ -156,6 +157,10 @@ struct RetryMemory {
             return id
         }
 
+        func contains(_ id: RequestID) -> Bool {
+            ids[start...].contains(id)
+        }
+
         mutating func removeAll(_ id: RequestID) {
             ids.removeFirst(start)
             start = 0
@@ -168,15 +173,15 @@ struct RetryMemory {
         guard limit > 0 else { return }
         if let record {
             if failures.updateValue(record, forKey: id) == nil { failureOrder.append(id) }
-            successes.remove(id)
+            if successes.contains(id) { successes.removeAll(id) }
             while failureOrder.count > limit {
                 failures.removeValue(forKey: failureOrder.removeFirst())
             }
         } else {
             if !failures.isEmpty { failures.removeValue(forKey: id) }
-            if successes.insert(id).inserted { successOrder.append(id) }
-            while successOrder.count > limit {
-                successes.remove(successOrder.removeFirst())
+            successes.append(id)  // once: a success is final, and `retry` refuses it
+            while successes.count > limit {
+                _ = successes.removeFirst()
             }
         }
     }
