@@ -90,9 +90,6 @@ extension Center {
         if twoOutcomes {
             interim = { @Sendable response in queue.async { try? callbacks.onSuccess?(response) } }
         }
-        // Callbacks for the center's private queue with nothing to keep in order before them: the request runs on
-        // that queue (Linux), and its callbacks are made where it ends, without waking another thread for them.
-        let executor = relay == nil && queue === privateQueue ? privateExecutor : nil
         // Stopped through a signal of its own when the engine honours one (as an `async` request in its caller's task
         // is), else through its task, attached to the registry.
         let body: @Sendable (EngineCancellation?) async -> Void = { [self, queue, interim] cancellation in
@@ -104,16 +101,14 @@ extension Center {
             registry.remember(
                 id, failure: result.isSuccess ? nil : .single(request.carrying(key)),
                 limit: configuration.retainedFailures)
-            @Sendable func deliver() {
+            queue.async {
                 let outcome = callbacks.deliver(result)
                 then?(outcome)
             }
-            // On the private queue already (called in place: no closure made), or handed to the callback queue.
-            if executor != nil { deliver() } else { queue.async(execute: deliver) }
         }
         let plan = Launcher.Plan(
             waits: false, bySignal: Center.stopsBySignal(request, configuration), registration: registration,
-            detached: true, queue: executor)
+            detached: true)
         _ = launcher.launch(.single(request), plan, body)
     }
 

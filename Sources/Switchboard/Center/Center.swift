@@ -33,12 +33,6 @@ public final class Center: Sendable {
     /// Where callbacks run when the configuration names no queue.
     let privateQueue = DispatchQueue(label: "Switchboard.Center.callbacks", attributes: .concurrent)
     static let privateQueueKey = DispatchSpecificKey<ObjectIdentifier>()
-    #if !canImport(Darwin)
-    /// Runs callback-form requests on `privateQueue`, where their callbacks are made (see `QueueExecutor`).
-    let privateExecutor: QueueExecutor?
-    #else
-    let privateExecutor: QueueExecutor? = nil
-    #endif
 
     /// Creates an independent center.
     ///
@@ -49,9 +43,6 @@ public final class Center: Sendable {
         var configuration = Configuration()
         configure(&configuration)
         state = Locked(configuration)
-        #if !canImport(Darwin)
-        privateExecutor = QueueExecutor(privateQueue)
-        #endif
         privateQueue.setSpecific(key: Center.privateQueueKey, value: ObjectIdentifier(self))
     }
 

@@ -34,8 +34,6 @@ struct Launcher: Sendable {
         /// A detached task (callback forms, whose callers do not wait), else one that inherits the caller's priority
         /// and task-local values.
         var detached = false
-        /// For a detached task, the queue it runs on (see `QueueExecutor`; Linux only), else Swift's pool.
-        var queue: QueueExecutor?
         /// Work stopped by its signal starts in the calling thread, up to its first wait (`Task.immediate`), instead
         /// of waiting for a thread to be woken for it: a batch's first members.
         var immediately = false
@@ -92,7 +90,7 @@ struct Launcher: Sendable {
             if plan.immediately, #available(macOS 26, iOS 26, tvOS 26, watchOS 26, *) {
                 return Launched(id: id, registry: registry, run: .task(Task.immediate(operation: operation)))
             }
-            let task = plan.detached ? Self.detachedTask(on: plan.queue, operation) : Task(operation: operation)
+            let task = plan.detached ? Self.detachedTask(operation) : Task(operation: operation)
             return Launched(id: id, registry: registry, run: .task(task))
         }
         switch plan.registration {
@@ -101,7 +99,7 @@ struct Launcher: Sendable {
         case .registered: break
         }
         let operation: @Sendable () async -> Body.Value = { [body] in await body.run(nil) }
-        let task = plan.detached ? Self.detachedTask(on: plan.queue, operation) : Task(operation: operation)
+        let task = plan.detached ? Self.detachedTask(operation) : Task(operation: operation)
         registry.attach(task, to: id)
         return Launched(id: id, registry: registry, run: .task(task))
     }
@@ -138,15 +136,9 @@ struct Launcher: Sendable {
         return signal
     }
 
-    /// A detached task at the caller's priority, on `queue` (Linux; see `QueueExecutor`) or Swift's pool.
-    private static func detachedTask<T: Sendable>(
-        on queue: QueueExecutor?, _ body: @escaping @Sendable () async -> T
-    ) -> Task<T, Never> {
-        #if canImport(Darwin)
+    /// A detached task at the caller's priority, on Swift's pool.
+    private static func detachedTask<T: Sendable>(_ body: @escaping @Sendable () async -> T) -> Task<T, Never> {
         Task.detached(priority: Task.currentPriority, operation: body)
-        #else
-        Task.detached(executorPreference: queue, priority: Task.currentPriority, operation: body)
-        #endif
     }
 }
 
