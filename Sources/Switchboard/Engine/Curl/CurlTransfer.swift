@@ -69,6 +69,9 @@ final class CurlTransfer: @unchecked Sendable {
     @exclusivity(unchecked) private var waitingForReader = false
     /// Paces the response body to `maxReceiveBytesPerSecond`, when the request has one.
     @exclusivity(unchecked) private var pacer: ReceivePacer?
+    /// Whether `pacer` is set, read for every chunk: looking into the optional itself, and the optional instant it
+    /// answers, went through the standard library's generic paths for every chunk of every body.
+    @exclusivity(unchecked) private var paced = false
     /// When a transfer paused by the pacer is due to take its held chunk (the worker un-pauses it then).
     @exclusivity(unchecked) private(set) var receiveDue: ContinuousClock.Instant?
     /// Whether the transfer is a GET without a body, a pause or any option beyond those `configure` always sets.
@@ -201,6 +204,7 @@ final class CurlTransfer: @unchecked Sendable {
         // The receive limit is kept here, chunk by chunk (see `ReceivePacer`); the send limit by libcurl, whose check
         // between sends is fine-grained enough.
         pacer = request.maxReceiveBytesPerSecond.map(ReceivePacer.init)
+        paced = pacer != nil
         if let rate = request.maxSendBytesPerSecond {
             sb_easy_setopt_offset(easy, CurlLibrary.Option.maxSendSpeedLarge.rawValue, rate)
         }
@@ -573,7 +577,7 @@ final class CurlTransfer: @unchecked Sendable {
 
     func received(body bytes: UnsafeRawBufferPointer) -> Int {
         guard !bytes.isEmpty else { return 0 }
-        if pacer != nil, let due = pacer!.admit(bytes.count, at: .now) {
+        if paced, let due = pacer!.admit(bytes.count, at: .now) {
             receiveDue = due
             return 0x1000_0001  // CURL_WRITEFUNC_PAUSE: libcurl keeps the chunk and offers it again when un-paused
         }
