@@ -44,6 +44,7 @@ extension Center.Configuration: CustomStringConvertible, CustomReflectable {
             ("acceptableStatusCodes", Self.runs(of: acceptableStatusCodes)),
             ("retryPolicy", retryPolicy), ("deduplicatesGETs", deduplicatesGETs),
             ("allowsInsecureRedirects", allowsInsecureRedirects), ("forwardsSecretHeaders", forwardsSecretHeaders),
+            ("trustPolicies", trustPolicies.map { "\($0.key): \($0.value)" }.sorted()),
             ("usesEndpointStubs", usesEndpointStubs),
             ("retainedFailures", retainedFailures),
             (

@@ -568,7 +568,7 @@ struct TrustPolicyTests {
         var dumped = ""
         dump(config, to: &dumped)
         dump(policy, to: &dumped)
-        #expect(dumped.contains("/c.p12"))
+        #expect(dumped.contains("a.example.com: 1 public-key pin(s), client identity PKCS#12 /c.p12"))
         #expect(!dumped.contains("hunter-22"))
     }
 }
