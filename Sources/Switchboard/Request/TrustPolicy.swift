@@ -181,7 +181,8 @@ final class TrustTable: Sendable {
         if host.isEmpty { throw refuse("the host is empty") }
         if host == "*", pattern.trimmingCharacters(in: .whitespaces) != "*" { throw refuse("\"*.\" needs a domain") }
         let wildcard = host == "*" || host.hasPrefix("*.")
-        if host.contains("/") || host.contains("@") || host.contains(where: \.isWhitespace)
+        if host.contains("/") || host.contains("@") || host.contains("[") || host.contains("]")
+            || host.contains(where: \.isWhitespace)
             || host.dropFirst(wildcard ? 1 : 0).contains("*") || host == "*."
         {
             throw refuse("give a host name, \"*.\" and a domain, or \"*\", without a scheme, path or other wildcard")

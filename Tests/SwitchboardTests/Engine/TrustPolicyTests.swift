@@ -528,7 +528,7 @@ struct TrustPolicyTests {
 
     @Test(arguments: [
         "https://api.example.com", "api.example.com:443", "api.example.com/v1", "user@api.example.com", "", "*.",
-        "api.*.com", "**.example.com", "api .example.com",
+        "api.*.com", "**.example.com", "api .example.com", "[::1]:8443",
     ])
     func aPatternThatCanNeverApplyFailsTheCenter(pattern: String) {
         let failure = TrustTable.make([pattern: TrustPolicy(publicKeyPins: [Self.pin])])?.failure
