@@ -159,6 +159,14 @@ enum Redirects {
     /// Refuses a request an engine is asked to perform unless its URL is `http` or `https`, with a host and a port
     /// in range.
     static func check(_ request: EngineRequest) throws(HTTPError) {
+        if case .text(var text) = request.address {
+            // The plain form (`URLAddress.isPlain`, what the center composes) is an http or https URL with a host:
+            // only its port can be out of range.
+            if let port = text.withUTF8(URLComposition.plainPort), !(1...65535).contains(port) {
+                throw HTTPError(.invalidURL, "the port \(port) is outside 1-65535")
+            }
+            return
+        }
         // Scheme, host and port are read off the URL's text (`URLComposition.authority` and `port`, held to
         // Foundation's answers by their tests): asking the URL for them makes a string of each, or parses it again,
         // on every request an engine performs (and the center's URL may be text, unparsed).

@@ -125,6 +125,21 @@ import Testing
         #expect(copy.withUTF8(URLComposition.port) == url.port, "\(url.absoluteString)")
     }
 
+    /// The engines' short reading of a plain text's port (`plainPort`) agrees with the general one, on every text in
+    /// the plain form.
+    @Test(arguments: [
+        "http://h:80/", "http://h:0080/x", "http://h:0/", "http://h:65536/", "http://h:99999", "http://h",
+        "https://x.com:8443/a?b#c", "http://x.com?q=:1", "http://x.com#:1", "http://x.com/a:1", "https://a.b-c_d~e",
+        "http://127.0.0.1:70000/get", "https://h:1",
+    ])
+    func thePlainPortAgreesWithThePort(text: String) {
+        var copy = text
+        let plain = copy.withUTF8(URLAddress.isPlain)
+        let (short, general) = copy.withUTF8 { (URLComposition.plainPort($0), URLComposition.port($0)) }
+        #expect(plain, "\(text) should be plain")
+        #expect(short == general, "\(text)")
+    }
+
     @Test func noURLAtAllFailsClearly() async {
         let center = testCenter { $0.engine = StubEngine() }
         let error = await #expect(throws: HTTPError.self) {
