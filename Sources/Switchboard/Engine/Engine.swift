@@ -187,9 +187,8 @@ public struct EngineRequest: Sendable {
     public var trustPolicy: TrustPolicy { hostTrustPolicy ?? .system }
     /// The trust policy of an `https` request's host, or `nil` for the system's trust.
     var hostTrustPolicy: TrustPolicy? {
-        guard let table = storage.value.trust, let url, url.scheme?.lowercased() == "https", let host = url.host
-        else { return nil }
-        return table.policy(forHost: host)
+        guard let table = storage.value.trust else { return nil }
+        return table.policy(for: url)
     }
     /// The center's trust policies, by host (`nil` when it has none).
     var trust: TrustTable? {

@@ -4,17 +4,21 @@ extension TrustPolicy {
     /// Whether a chain's certificates (DER, the server's first) satisfy the pins: each kind that has pins must match
     /// one.
     func pinsMatch(chain: [Data]) -> Bool {
-        if !certificatePins.isEmpty {
-            let digests = Set(chain.map { "sha256//" + Data(SHA256Hasher.digest($0)).base64EncodedString() })
-            guard certificatePins.contains(where: digests.contains) else { return false }
-        }
-        if !publicKeyPins.isEmpty {
-            guard let leaf = chain.first, let key = DERCertificate.publicKeyInfo(of: leaf) else { return false }
-            guard publicKeyPins.contains("sha256//" + Data(SHA256Hasher.digest(key)).base64EncodedString()) else {
-                return false
-            }
-        }
-        return true
+        certificatePinsMatch(chain: chain) && publicKeyPinsMatch(chain: chain)
+    }
+
+    /// Whether some certificate of the chain is pinned, or there are no certificate pins.
+    func certificatePinsMatch(chain: [Data]) -> Bool {
+        guard !certificatePins.isEmpty else { return true }
+        let digests = Set(chain.map { "sha256//" + Data(SHA256Hasher.digest($0)).base64EncodedString() })
+        return certificatePins.contains(where: digests.contains)
+    }
+
+    /// Whether the server's own key (the chain's first certificate's) is pinned, or there are no public-key pins.
+    func publicKeyPinsMatch(chain: [Data]) -> Bool {
+        guard !publicKeyPins.isEmpty else { return true }
+        guard let leaf = chain.first, let key = DERCertificate.publicKeyInfo(of: leaf) else { return false }
+        return publicKeyPins.contains("sha256//" + Data(SHA256Hasher.digest(key)).base64EncodedString())
     }
 }
 

@@ -156,6 +156,13 @@ final class TrustTable: Sendable {
         self.failure = failure
     }
 
+    /// The policy for an `https` URL's host, or `nil` for the system's trust (and for a plain `http` URL, which has
+    /// no TLS to apply one to).
+    func policy(for url: URL?) -> TrustPolicy? {
+        guard let url, url.scheme?.lowercased() == "https", let host = url.host else { return nil }
+        return policy(forHost: host)
+    }
+
     /// The policy for a host (as a URL gives it: an IPv6 address in brackets or not), or `nil` for the system's trust.
     func policy(forHost host: String) -> TrustPolicy? {
         let host = Self.normalized(host)

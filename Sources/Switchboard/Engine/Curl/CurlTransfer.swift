@@ -410,9 +410,8 @@ final class CurlTransfer: @unchecked Sendable {
             guard let certificate = DERCertificate.fromPEM(String(cString: pem)).first else { break }
             chain.append(certificate)
         }
-        var certificatePins = policy
-        certificatePins.publicKeyPins = []  // libcurl checked the key (CURLOPT_PINNEDPUBLICKEY)
-        if !chain.isEmpty, certificatePins.pinsMatch(chain: chain) { return 0 }
+        // The key is libcurl's to check (CURLOPT_PINNEDPUBLICKEY), at the handshake.
+        if !chain.isEmpty, policy.certificatePinsMatch(chain: chain) { return 0 }
         failure = HTTPError(
             .pinning,
             "the certificates \(request.url?.host ?? "the host") presented match none of its certificate pins"

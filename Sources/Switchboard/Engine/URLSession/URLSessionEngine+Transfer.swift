@@ -617,13 +617,9 @@ final class SessionTransfer: Sendable {
             }
         }
         #if canImport(FoundationNetworking)
-        if request.trust != nil {
-            var hop = request
-            hop.url = next.url
-            if let refusal = URLSessionEngine.trustRefusal(hop) {
-                stop(.failed(refusal))
-                return nil
-            }
+        if let refusal = URLSessionEngine.trustRefusal(request.trust, next.url) {
+            stop(.failed(refusal))
+            return nil
         }
         #endif
         let limit = request.redirectPolicy.maxRedirects

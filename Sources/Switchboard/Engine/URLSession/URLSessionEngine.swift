@@ -156,7 +156,7 @@ public final class URLSessionEngine: Engine {
         }
         #if canImport(FoundationNetworking)
         if let url = request.url, URLComposition.hasIPLiteralHost(url) { throw Self.ipLiteralRefusal(url) }
-        if let refusal = Self.trustRefusal(request) { throw refusal }
+        if let refusal = Self.trustRefusal(request.trust, request.url) { throw refusal }
         #endif
         // URLSession on Linux performs a request even when the task was cancelled before the call: `admit` checks.
         return try await queue.admit(request) { deadline in
@@ -177,12 +177,13 @@ public final class URLSessionEngine: Engine {
     }
 
     /// URLSession on Linux cannot evaluate trust (its delegate is never asked about the server's chain, nor for a
-    /// client certificate): a request to a host with a trust policy fails rather than go with the system's trust.
-    static func trustRefusal(_ request: EngineRequest) -> HTTPError? {
-        guard let policy = request.hostTrustPolicy else { return nil }
+    /// client certificate): a request (or a redirect's hop) to a host with a trust policy fails rather than go with
+    /// the system's trust.
+    static func trustRefusal(_ trust: TrustTable?, _ url: URL?) -> HTTPError? {
+        guard let policy = trust?.policy(for: url) else { return nil }
         return HTTPError(
             .unsupported,
-            "URLSession on Linux cannot apply the trust policy for \(request.url?.host ?? "the host") (\(policy)); "
+            "URLSession on Linux cannot apply the trust policy for \(url?.host ?? "the host") (\(policy)); "
                 + "CurlEngine can")
     }
     #endif
