@@ -71,7 +71,7 @@ extension Pipeline {
                 "\(type(of: configuration.engine)) does not follow a redirect policy (honoursRedirectPolicy is "
                     + "false): the request has one other than .follow", request: request)
         }
-        if engineRequest.trust != nil, !configuration.engine.honoursTrustPolicy, engineRequest.hostTrustPolicy != nil {
+        if engineRequest.hostTrustPolicy != nil, !configuration.engine.honoursTrustPolicy {
             exchange.download?.interrupted()
             throw HTTPError(
                 .unsupported,

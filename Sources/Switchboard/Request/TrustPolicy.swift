@@ -190,7 +190,7 @@ final class TrustTable: Sendable {
         let wildcard = host == "*" || host.hasPrefix("*.")
         if host.contains("/") || host.contains("@") || host.contains("[") || host.contains("]")
             || host.contains(where: \.isWhitespace)
-            || host.dropFirst(wildcard ? 1 : 0).contains("*") || host == "*."
+            || host.dropFirst(wildcard ? 1 : 0).contains("*")
         {
             throw refuse("give a host name, \"*.\" and a domain, or \"*\", without a scheme, path or other wildcard")
         }
