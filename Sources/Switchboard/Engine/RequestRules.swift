@@ -27,14 +27,14 @@ extension EngineRequest {
         if let totalTimeout, totalTimeout <= .zero { throw refusal(.totalTimeout) }
         guard method.isValidToken else { throw refusal(.method) }
         if method == .get || method == .head, !body.isEmpty { throw refusal(.bodyWithoutOne) }
-        let headers = headers
-        if let field = headers.firstUnsendable { throw HTTPError.unsendable(field) }
-        if let declared = headers["Content-Length"] {
+        let found = headers.sendingCheck
+        if let field = found.unsendable { throw HTTPError.unsendable(field) }
+        if let declared = found.contentLength {
             guard let length = body.count, HTTPHeaders.contentLength(declared) == length else {
                 throw refusal(.contentLength(declared))
             }
         }
-        if let coding = headers["Transfer-Encoding"] {
+        if let coding = found.transferEncoding {
             let chunked = HTTPHeaders.trimmingBlanks(coding).lowercased() == "chunked"
             guard chunked, case .stream(let stream) = body, stream.length == nil else {
                 throw refusal(.transferEncoding(coding))

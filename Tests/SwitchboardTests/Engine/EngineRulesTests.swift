@@ -109,33 +109,48 @@ import SwitchboardTestSupport
         #expect(received.withLock { $0 } == 2)
     }
 
-    /// Which fields `firstUnsendable` reads after `markSendable()`: those changed or added since, wherever they are.
+    /// Which fields `sendingCheck` reads for sendability after `markSendable()`: those changed or added since, wherever they are.
     @Test func aCheckedFieldIsCheckedAgainOnceChanged() {
         var headers: HTTPHeaders = ["A": "1", "B": "2", "C": "3"]
         headers.markSendable()
-        #expect(headers.firstUnsendable == nil)
+        #expect(headers.sendingCheck.unsendable == nil)
         var changed = headers
         changed["b"] = "x\ny"
-        #expect(changed.firstUnsendable?.name == "B")
+        #expect(changed.sendingCheck.unsendable?.name == "B")
         changed = headers
         changed["D"] = "x\ry"
-        #expect(changed.firstUnsendable?.name == "D")
+        #expect(changed.sendingCheck.unsendable?.name == "D")
         changed = headers
         changed["A"] = nil
         changed["C"] = "\0"
-        #expect(changed.firstUnsendable?.name == "C")
+        #expect(changed.sendingCheck.unsendable?.name == "C")
         changed = headers
         changed.append(receivedName: "a", value: "\n")
-        #expect(changed.firstUnsendable?.name == "A")
+        #expect(changed.sendingCheck.unsendable?.name == "A")
         changed = headers
         changed.appendSendable("E", "5")
         changed["F"] = "x\ny"
-        #expect(changed.firstUnsendable?.name == "F")
+        #expect(changed.sendingCheck.unsendable?.name == "F")
         var broken: HTTPHeaders = ["A": "1", "B": "\n", "C": "3"]
         broken.markSendable()
-        #expect(broken.firstUnsendable?.name == "B")
+        #expect(broken.sendingCheck.unsendable?.name == "B")
         broken.appendSendable("D", "4")
-        #expect(broken.firstUnsendable?.name == "B")
+        #expect(broken.sendingCheck.unsendable?.name == "B")
+    }
+
+    /// The one pass finds the fields only an engine sets, whatever their case, and the first field that cannot be
+    /// sent, which need not come before them.
+    @Test func theCheckBeforeSendingReadsEveryFieldInOnePass() {
+        var headers: HTTPHeaders = ["Accept": "*/*", "content-LENGTH": " 12 ", "X-Bad": "a\r\nb"]
+        headers.append(receivedName: "TRANSFER-encoding", value: "chunked")
+        let found = headers.sendingCheck
+        #expect(found.contentLength == " 12 ")
+        #expect(found.transferEncoding == "chunked")
+        #expect(found.unsendable?.name == "X-Bad")
+        // Names of those lengths that are not the two fields.
+        let others: HTTPHeaders = ["Content-Lengtx": "1", "Transfer-Encodinx": "2", "Content-Type": "text/plain"]
+        let none = others.sendingCheck
+        #expect(none.contentLength == nil && none.transferEncoding == nil && none.unsendable == nil)
     }
 
     /// A method that is not a token, or a `Content-Length` or `Transfer-Encoding` that does not say what is sent, is
