@@ -226,16 +226,21 @@ struct JSONParser {
     private mutating func parseString() throws(Failure) -> String {
         index += 1
         let start = index
-        // The common case: no escapes, so the bytes are the string.
+        // The common case: no escapes, so the bytes are the string; ASCII bytes need no check as UTF-8.
+        var highBits: UInt8 = 0
         while index < bytes.count {
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
-                let text = try utf8(start, index)
+                let text =
+                    highBits < 0x80
+                    ? String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
+                    : try utf8(start, index)
                 index += 1
                 return text
             }
             if byte == UInt8(ascii: "\\") { break }
             guard byte >= 0x20 else { throw fail("control character in a string") }
+            highBits |= byte
             index += 1
         }
         var scalars = unescaped
