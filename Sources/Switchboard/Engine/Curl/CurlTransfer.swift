@@ -94,6 +94,9 @@ final class CurlTransfer: @unchecked Sendable {
 
     /// The worker that runs it, for a cancel that comes from another thread.
     private let worker: CurlWorker
+    /// Whether anyone listens to the download's progress (`EngineRequest.observesProgress`): a report for each chunk
+    /// of a body nobody watches was a closure call and a value made for nothing.
+    private let reportsProgress: Bool
 
     init(
         request: EngineRequest, systemRoots: String?, cookies: HTTPCookieStorage?, worker: CurlWorker,
@@ -105,6 +108,7 @@ final class CurlTransfer: @unchecked Sendable {
         self.cookies = cookies
         self.worker = worker
         self.progress = progress
+        reportsProgress = request.observesProgress
     }
 
     /// Makes the transfer send again a request that `stale` ended: on a new connection, with its upload progress going
@@ -587,7 +591,8 @@ final class CurlTransfer: @unchecked Sendable {
                 waitingForReader = true
                 return 0x1000_0001  // CURL_WRITEFUNC_PAUSE: the chunk is offered again once the reader has caught up
             }
-            progress(counter.add(bytes.count))
+            let report = counter.add(bytes.count)
+            if reportsProgress { progress(report) }
             return bytes.count
         }
         if let sink {
@@ -604,7 +609,8 @@ final class CurlTransfer: @unchecked Sendable {
             }
             body.append(bytes)
         }
-        progress(counter.add(bytes.count))
+        let report = counter.add(bytes.count)
+        if reportsProgress { progress(report) }
         return bytes.count
     }
 
