@@ -78,16 +78,13 @@ public struct HTTPHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral, S
         var found: (unsendable: Field?, contentLength: String?, transferEncoding: String?) = (nil, nil, nil)
         fields.withUnsafeBufferPointer { fields in
             for index in fields.indices {
-                // Compared only at the names' lengths: most fields are neither.
-                switch fields[index].name.utf8.count {
-                case 14
-                where found.contentLength == nil && fields[index].name.equalsIgnoringASCIICase("Content-Length"):
+                // The first of each; a name of another length costs a comparison of lengths.
+                if found.contentLength == nil, fields[index].name.equalsIgnoringASCIICase("Content-Length") {
                     found.contentLength = fields[index].value
-                case 17
-                where found.transferEncoding == nil
-                    && fields[index].name.equalsIgnoringASCIICase("Transfer-Encoding"):
+                } else if found.transferEncoding == nil,
+                    fields[index].name.equalsIgnoringASCIICase("Transfer-Encoding")
+                {
                     found.transferEncoding = fields[index].value
-                default: break
                 }
                 if index >= sendablePrefix, found.unsendable == nil,
                     !Self.isSendable(name: fields[index].name, value: fields[index].value)
@@ -99,7 +96,7 @@ public struct HTTPHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral, S
         return found
     }
 
-    /// Checks the fields now, so that `firstUnsendable` reads only those set later: all of them when every one is
+    /// Checks the fields now, so that `sendingCheck` reads only those set later: all of them when every one is
     /// sendable, else those before the first that is not.
     mutating func markSendable() {
         sendablePrefix = fields.firstIndex { !Self.isSendable(name: $0.name, value: $0.value) } ?? fields.count
