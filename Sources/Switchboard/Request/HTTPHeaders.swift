@@ -24,13 +24,33 @@ public struct HTTPHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral, S
     }
 
     private var fields: [Field] = []
-    /// Each name folded to lower case, with its field's position: kept once there are more than `indexedFrom`
-    /// fields, so that a response with thousands of fields (a hostile server's) is not read in quadratic time.
-    private var positions: [String: Int]?
-    private static let indexedFrom = 16
     /// How many leading fields are known to be sendable (`markSendable()`), unchanged since: a center checks its
     /// headers once, when they are set, and each request it sends starts from them.
     private var sendablePrefix = 0
+    /// Where fields are found besides `fields`, for the few headers that need it: one stored property for both, so
+    /// that every copy of the others counts one reference less.
+    private var lookup: Lookup?
+    private static let indexedFrom = 16
+
+    private enum Lookup {
+        /// Each name folded to lower case, with its field's position: kept once there are more than `indexedFrom`
+        /// fields, so that a response with thousands of fields (a hostile server's) is not read in quadratic time.
+        case positions([String: Int])
+        /// A received head's fields, still as bytes (then `fields` is empty): read by name in place, made into
+        /// `fields` when they are read whole or changed.
+        case received(ReceivedFields)
+    }
+
+    private var positions: [String: Int]? {
+        get { if case .positions(let positions) = lookup { positions } else { nil } }
+        set { lookup = newValue.map { .positions($0) } }
+    }
+
+    /// Whether the fields are still received bytes: asked without copying them out (a count up and down of their
+    /// buffer), on every read and change of every set of headers.
+    private var isReceived: Bool {
+        if case .received = lookup { true } else { false }
+    }
 
     /// Creates an empty set of headers.
     public init() {}
@@ -56,6 +76,22 @@ public struct HTTPHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral, S
         }
     }
 
+    /// Fields as an engine received them, kept as bytes until read (see `ReceivedFields`).
+    init(received: ReceivedFields) {
+        if !received.isEmpty { lookup = .received(received) }
+    }
+
+    /// The fields, made from the received bytes if they are still kept so.
+    private var allFields: [Field] {
+        if case .received(let received) = lookup { received.headers.fields } else { fields }
+    }
+
+    /// Makes the received bytes into fields, before a change.
+    private mutating func makeFields() {
+        guard case .received(let received) = lookup else { return }
+        self = received.headers
+    }
+
     /// Whether a field can go on the wire as it is: a name of visible ASCII characters other than `:`, and a value
     /// without CR, LF or NUL. A line break would end the field early and let the rest be read as fields of its own
     /// (or end the head); libcurl, under both engines, sends it as it is, and cuts a value at a NUL.
@@ -76,7 +112,8 @@ public struct HTTPHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral, S
     /// `Transfer-Encoding`, which an engine sets.
     var sendingCheck: (unsendable: Field?, contentLength: String?, transferEncoding: String?) {
         var found: (unsendable: Field?, contentLength: String?, transferEncoding: String?) = (nil, nil, nil)
-        fields.withUnsafeBufferPointer { fields in
+        let sendablePrefix = isReceived ? 0 : sendablePrefix
+        allFields.withUnsafeBufferPointer { fields in
             for index in fields.indices {
                 // The first of each; a name of another length costs a comparison of lengths.
                 if found.contentLength == nil, fields[index].name.equalsIgnoringASCIICase("Content-Length") {
@@ -99,6 +136,7 @@ public struct HTTPHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral, S
     /// Checks the fields now, so that `sendingCheck` reads only those set later: all of them when every one is
     /// sendable, else those before the first that is not.
     mutating func markSendable() {
+        makeFields()
         sendablePrefix = fields.firstIndex { !Self.isSendable(name: $0.name, value: $0.value) } ?? fields.count
     }
 
@@ -133,9 +171,11 @@ public struct HTTPHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral, S
     /// The value of the field with this name, compared case-insensitively; setting `nil` removes the field.
     public subscript(name: String) -> String? {
         get {
-            index(of: name).map { fields[$0].value }
+            if case .received(let received) = lookup { return received.value(of: name) }
+            return index(of: name).map { fields[$0].value }
         }
         set {
+            makeFields()
             if let index = index(of: name) {
                 sendablePrefix = Swift.min(sendablePrefix, index)
                 if let newValue {
@@ -159,11 +199,13 @@ public struct HTTPHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral, S
 
     /// Makes room for `count` fields, so that adding up to that many allocates once.
     mutating func reserveCapacity(_ count: Int) {
+        makeFields()
         fields.reserveCapacity(count)
     }
 
     /// Adds a field as it arrived on the wire: a repeated name joins its value to the earlier one's with `, `.
     mutating func append(receivedName name: String, value: consuming String) {
+        makeFields()
         if let index = index(of: name) {
             sendablePrefix = Swift.min(sendablePrefix, index)
             fields[index].value += ", " + value
@@ -175,6 +217,7 @@ public struct HTTPHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral, S
     /// Adds a field whose name is not there yet (the caller looked) and whose name and value are sendable (a
     /// constant of the library's own), without looking again or checking it later.
     mutating func appendSendable(_ name: String, _ value: String) {
+        makeFields()
         let allSendable = sendablePrefix == fields.count
         appendNew(name, value)
         if allSendable { sendablePrefix = fields.count }
@@ -183,27 +226,20 @@ public struct HTTPHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral, S
     /// Adds a field whose name is not there yet (the caller looked), without looking again.
     private mutating func appendNew(_ name: String, _ value: String) {
         fields.append(Field(name: name, value: value))
-        if positions != nil {
-            positions![Self.folded(name)] = fields.count - 1
+        if var positions {
+            // Let go of the stored copy first, so that the dictionary changes in place.
+            lookup = nil
+            positions[Self.folded(name)] = fields.count - 1
+            lookup = .positions(positions)
         } else if fields.count > Self.indexedFrom {
             reindex()
         }
     }
 
-    /// Continues the value of a field as it arrived on the wire with a folded line (obs-fold, RFC 9112 section 5.2):
-    /// the fold becomes one space.
-    mutating func append(continuationOf name: String, _ text: String) {
-        guard let index = index(of: name), !text.isEmpty else { return }
-        sendablePrefix = Swift.min(sendablePrefix, index)
-        if !fields[index].value.isEmpty { fields[index].value += " " }
-        fields[index].value += text
-    }
-
     /// Header bytes as received, as text: UTF-8 when they are UTF-8 (ASCII, the usual case, among them), else
     /// ISO-8859-1, one character per byte (RFC 9110 section 5.5, obs-text), so that a value is never changed on the
     /// way through: no byte is replaced by U+FFFD.
-    static func receivedText(_ slice: Slice<UnsafeRawBufferPointer>) -> String {
-        let bytes = UnsafeRawBufferPointer(rebasing: slice)
+    static func receivedText(_ bytes: UnsafeRawBufferPointer) -> String {
         if !bytes.contains(where: { $0 >= 0x80 }) || bytes.isValidUTF8 {
             return String(decoding: bytes, as: UTF8.self)
         }
@@ -213,20 +249,20 @@ public struct HTTPHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral, S
     }
 
     /// The number of fields.
-    public var count: Int { fields.count }
+    public var count: Int { isReceived ? allFields.count : fields.count }
 
     /// Whether there are no fields.
-    public var isEmpty: Bool { fields.isEmpty }
+    public var isEmpty: Bool { fields.isEmpty && !isReceived }
 
     /// The fields as a dictionary keyed by their spelling.
     public var dictionary: [String: String] {
-        Dictionary(fields.map { ($0.name, $0.value) }, uniquingKeysWith: { _, last in last })
+        Dictionary(allFields.map { ($0.name, $0.value) }, uniquingKeysWith: { _, last in last })
     }
 
     /// The fields sorted by name, for output that reads the same whatever order they were set in.
     var sortedByName: HTTPHeaders {
         var sorted = HTTPHeaders()
-        for field in fields.sorted(by: { $0.name < $1.name }) { sorted[field.name] = field.value }
+        for field in allFields.sorted(by: { $0.name < $1.name }) { sorted[field.name] = field.value }
         return sorted
     }
 
@@ -237,7 +273,7 @@ public struct HTTPHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral, S
 
     /// Iterates the fields in the order they were first set.
     public func makeIterator() -> IndexingIterator<[Field]> {
-        fields.makeIterator()
+        allFields.makeIterator()
     }
 
     /// The fields as `Name: value` lines, with the value of each field whose name is secret shown as `<redacted>`
@@ -249,19 +285,21 @@ public struct HTTPHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral, S
 
     /// Two header sets are equal when they hold the same names (ignoring case) with the same values, in any order.
     public static func == (lhs: HTTPHeaders, rhs: HTTPHeaders) -> Bool {
-        lhs.count == rhs.count && lhs.allSatisfy { rhs[$0.name] == $0.value }
+        let (left, right) = (lhs.allFields, rhs.allFields)
+        return left.count == right.count && left.allSatisfy { rhs[$0.name] == $0.value }
     }
 
     /// Hashes the fields independently of their order and the case of their names.
     public func hash(into hasher: inout Hasher) {
         var combined = 0
+        let fields = allFields
         for field in fields {
             var fieldHasher = Hasher()
             fieldHasher.combine(field.name.lowercased())
             fieldHasher.combine(field.value)
             combined ^= fieldHasher.finalize()
         }
-        hasher.combine(count)
+        hasher.combine(fields.count)
         hasher.combine(combined)
     }
 
@@ -311,7 +349,7 @@ extension String {
     }
 
     /// Whether two byte sequences of the same length are equal, ASCII letters compared without case.
-    private static func equalIgnoringASCIICase(_ lhs: some Sequence<UInt8>, _ rhs: some Sequence<UInt8>) -> Bool {
+    static func equalIgnoringASCIICase(_ lhs: some Sequence<UInt8>, _ rhs: some Sequence<UInt8>) -> Bool {
         for (left, right) in zip(lhs, rhs) where left != right {
             let folded = left | 0x20
             guard folded == right | 0x20, folded >= UInt8(ascii: "a"), folded <= UInt8(ascii: "z") else { return false }

@@ -193,13 +193,57 @@ import SwitchboardTestSupport
 
     /// The rule for received header bytes, without a server: ASCII and UTF-8 as UTF-8, anything else byte for byte.
     @Test func receivedHeaderBytesAreNeverReplaced() {
-        func text(_ bytes: [UInt8]) -> String { bytes.withUnsafeBytes { HTTPHeaders.receivedText($0[...]) } }
+        func text(_ bytes: [UInt8]) -> String { bytes.withUnsafeBytes { HTTPHeaders.receivedText($0) } }
         #expect(text(Array("plain".utf8)) == "plain")
         #expect(text([0x63, 0xC3, 0xA9]) == "c\u{E9}")  // UTF-8 é
         #expect(text([0x63, 0xE9]).unicodeScalars.map(\.value) == [0x63, 0xE9])  // ISO-8859-1 é
         #expect(text([0xC3]).unicodeScalars.map(\.value) == [0xC3])  // a cut UTF-8 sequence
         #expect(text([0xFF, 0x80]).unicodeScalars.map(\.value) == [0xFF, 0x80])
         #expect(text([]) == "")
+    }
+
+    /// Fields kept as received bytes read as the fields made from them: a repeated name joined in arrival order,
+    /// names without case, a folded line as one space, text by `receivedText`'s rule; a change makes them fields.
+    @Test func receivedFieldsReadAsTheFieldsMadeFromThem() {
+        var received = ReceivedFields()
+        func add(_ name: String, _ value: [UInt8]) {
+            Array(name.utf8).withUnsafeBytes { name in value.withUnsafeBytes { received.append(name: name, value: $0) }
+            }
+        }
+        add("Content-Type", Array("text/plain".utf8))
+        add("X-Many", Array("a".utf8))
+        add("Empty", [])
+        Array("folded".utf8).withUnsafeBytes { received.continueLast($0) }
+        add("x-many", Array("b".utf8))
+        Array("c".utf8).withUnsafeBytes { received.continueLast($0) }
+        add("Latin", [0x63, 0xE9])
+        let headers = HTTPHeaders(received: received)
+        #expect(headers["content-type"] == "text/plain")
+        #expect(headers["X-MANY"] == "a, b c")
+        #expect(headers["Empty"] == "folded")
+        #expect(headers["Latin"]?.unicodeScalars.map(\.value) == [0x63, 0xE9])
+        #expect(headers["Content-Typ"] == nil && headers["Missing"] == nil)
+        #expect(headers.count == 4)
+        #expect(headers.map(\.name) == ["Content-Type", "X-Many", "Empty", "Latin"])
+        var built: HTTPHeaders = ["Content-Type": "text/plain", "X-Many": "a, b c", "Empty": "folded"]
+        built["Latin"] = "c\u{E9}"
+        #expect(headers == built && headers.hashValue == built.hashValue)
+        var changed = headers
+        changed["x-many"] = nil
+        changed["New"] = "1"
+        #expect(changed.map(\.name) == ["Content-Type", "Empty", "Latin", "New"])
+        #expect(headers["X-Many"] == "a, b c", "the original keeps its fields")
+        #expect(HTTPHeaders(received: ReceivedFields()).isEmpty && !headers.isEmpty)
+
+        // Lengths past 127 take more than a byte; a buffer past its first capacity grows, and a copy taken before
+        // keeps what it had.
+        let before = received
+        let long = String(repeating: "v", count: 700)
+        add(String(repeating: "n", count: 130), Array(long.utf8))
+        Array("w".utf8).withUnsafeBytes { received.continueLast($0) }
+        let grown = HTTPHeaders(received: received)
+        #expect(grown[String(repeating: "N", count: 130)] == long + " w" && grown["latin"] == headers["Latin"])
+        #expect(HTTPHeaders(received: before) == headers)
     }
 
     /// Whether this platform's URLSession stops at the heads these tests send that HTTP clients otherwise read

@@ -36,10 +36,12 @@ final class CurlTransfer: @unchecked Sendable {
     /// The URL a response of this transfer has (see `configure`).
     @exclusivity(unchecked) private var responseAddress = URLAddress.url(nil)
     @exclusivity(unchecked) private var version = "HTTP/1.1"
-    /// The fields of the head being received, in arrival order (a repeated name's values joined with `, `).
-    @exclusivity(unchecked) private var headers = HTTPHeaders()
-    /// The name of the field received last in the head being read, which a folded line continues.
-    @exclusivity(unchecked) private var lastFieldName: String?
+    /// The fields of the head being received, in arrival order, as bytes.
+    @exclusivity(unchecked) private var fields = ReceivedFields()
+    /// Whether a field was received last in the head being read (a folded line continues it), and whether it is a
+    /// `Set-Cookie`.
+    @exclusivity(unchecked) private var lastIsField = false
+    @exclusivity(unchecked) private var lastIsSetCookie = false
     /// The head's `Set-Cookie` fields, each apart: joined, as `headers` joins repeated fields, a cookie's attributes
     /// could be read as another's (a `Secure` followed by `, =x` was lost).
     @exclusivity(unchecked) private var setCookies: [String] = []
@@ -441,28 +443,28 @@ final class CurlTransfer: @unchecked Sendable {
         activity &+= 1
         answered = true
         let text = Self.trimmed(line[...])
-        if let name = lastFieldName, let first = line.first, first == 0x20 || first == 0x09 {
+        if lastIsField, let first = line.first, first == 0x20 || first == 0x09 {
             // A folded line (obs-fold) continues the field before it; libcurl hands it over as a line of its own.
-            let continuation = HTTPHeaders.receivedText(text)
-            headers.append(continuationOf: name, continuation)
-            if name.equalsIgnoringASCIICase("Set-Cookie"), !setCookies.isEmpty, !continuation.isEmpty {
-                setCookies[setCookies.count - 1] += " " + continuation
+            let continuation = UnsafeRawBufferPointer(rebasing: text)
+            fields.continueLast(continuation)
+            if lastIsSetCookie, !setCookies.isEmpty, !continuation.isEmpty {
+                setCookies[setCookies.count - 1] += " " + HTTPHeaders.receivedText(continuation)
             }
         } else if Self.isStatusLine(text) {
             // `HTTP/1.1 200 OK`, `HTTP/2 200`; in any case, as libcurl (and so URLSession) reads it.
             let space = text.firstIndex(of: UInt8(ascii: " ")) ?? text.endIndex
             version = String(decoding: text[..<space], as: UTF8.self)
             status = Self.statusCode(text[space...].drop { $0 == UInt8(ascii: " ") })
-            headers = CurlTransfer.emptyHead
-            lastFieldName = nil
+            fields = ReceivedFields()
+            lastIsField = false
             setCookies = []
             head = nil
             streaming = false
         } else if text.isEmpty {
             // The end of a head; an interim `1xx` head is followed by the real one.
-            lastFieldName = nil
+            lastIsField = false
             guard status >= 200 else { return line.count }
-            let ordered = headers
+            let ordered = HTTPHeaders(received: fields)
             // A stream's answer has arrived with its head (its body is its reader's): its cookies are kept now, before
             // the reader hears of it, and not again at the end.
             let opensStream = request.receiver?.wouldAccept(status: status) == true
@@ -515,13 +517,12 @@ final class CurlTransfer: @unchecked Sendable {
                     .cannotParseResponse, userInfo: [NSLocalizedDescriptionKey: Self.invalidFieldName])
                 return 0
             }
-            // A token is ASCII: no check for text of another encoding.
-            let name = String(decoding: UnsafeRawBufferPointer(rebasing: nameBytes), as: UTF8.self)
-            let value = HTTPHeaders.receivedText(Self.trimmed(text[(colon + 1)...]))
-            if name.equalsIgnoringASCIICase("Set-Cookie") { setCookies.append(value) }
-            // Moved into the fields, not copied (a count up and down of the text, for every field of every head).
-            headers.append(receivedName: name, value: consume value)
-            lastFieldName = name
+            let name = UnsafeRawBufferPointer(rebasing: nameBytes)
+            let value = UnsafeRawBufferPointer(rebasing: Self.trimmed(text[(colon + 1)...]))
+            fields.append(name: name, value: value)
+            lastIsField = true
+            lastIsSetCookie = name.count == 10 && String.equalIgnoringASCIICase(name, "Set-Cookie".utf8)
+            if lastIsSetCookie { setCookies.append(HTTPHeaders.receivedText(value)) }
         }
         return line.count
     }
@@ -555,13 +556,6 @@ final class CurlTransfer: @unchecked Sendable {
             digits += 1
         }
         return digits == 3 ? code : 0
-    }
-
-    /// Fields with room for a usual head, so that receiving one grows the storage once, not four times.
-    private static var emptyHead: HTTPHeaders {
-        var headers = HTTPHeaders()
-        headers.reserveCapacity(12)
-        return headers
     }
 
     /// Why a head with a field name that is not a token is refused.
