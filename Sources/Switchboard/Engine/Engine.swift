@@ -90,7 +90,7 @@ public struct EngineRequest: Sendable {
     /// is read (see `URLAddress`); read it once where it is needed more than once.
     public var url: URL? {
         get { storage.value.address.url }
-        set { storage.unique().value.address = .url(newValue) }
+        set { storage.unique().value.address = URLAddress(newValue) }
     }
     /// The URL, as Foundation's value or as text it takes unchanged.
     var address: URLAddress {
@@ -290,7 +290,7 @@ public struct EngineRequest: Sendable {
         body: Body = .none, destination: Destination = .memory, totalTimeout: Duration? = nil
     ) {
         self.init(
-            method: method, address: .url(url), headers: headers, timeout: timeout, body: body,
+            method: method, address: URLAddress(url), headers: headers, timeout: timeout, body: body,
             destination: destination, totalTimeout: totalTimeout)
     }
 

@@ -28,6 +28,16 @@ enum URLAddress: Sendable {
         }
     }
 
+    /// The address of a URL: its text when that is plain (what an engine reads, once, instead of asking the URL for
+    /// it at every step), else the URL as it is.
+    init(_ url: URL?) {
+        if var text = url?.absoluteString, text.withUTF8(Self.isPlain) {
+            self = .text(text)
+        } else {
+            self = .url(url)
+        }
+    }
+
     /// The address of a text: kept as text when it is plain, else parsed (`nil` when Foundation refuses it).
     init(parsing text: String) {
         var text = text
