@@ -81,8 +81,8 @@ public struct EngineRequest: Sendable {
     /// The method.
     public var method: HTTPMethod {
         get { storage.value.method }
-        set { storage.unique().value.method = newValue }
-        _modify { yield &storage.unique().value.method }
+        set { storage.uncheck().value.method = newValue }
+        _modify { yield &storage.uncheck().value.method }
     }
     /// The URL.
     ///
@@ -97,26 +97,32 @@ public struct EngineRequest: Sendable {
         get { storage.value.address }
         set { storage.unique().value.address = newValue }
     }
+    /// Whether `checkBeforeSending` passed, with nothing it reads set since: the center checks a request as it
+    /// encodes it, and each built-in engine checks again as it starts (see `checkBeforeSending`).
+    var checked: Bool {
+        get { storage.value.checked }
+        set { storage.unique().value.checked = newValue }
+    }
     /// The URL's text (`absoluteString`), read without parsing it.
     var urlText: String? { storage.value.address.text }
     /// The header fields.
     public var headers: HTTPHeaders {
         get { storage.value.headers }
-        set { storage.unique().value.headers = newValue }
-        _modify { yield &storage.unique().value.headers }
+        set { storage.uncheck().value.headers = newValue }
+        _modify { yield &storage.uncheck().value.headers }
     }
     /// The idle timeout: the longest wait without any data. 60 seconds unless set; at most about 31.7 years (10⁹
     /// seconds), which a longer one reads as.
     public var timeout: Duration {
         get { storage.value.timeout.boundedAsWait }
-        set { storage.unique().value.timeout = newValue }
-        _modify { yield &storage.unique().value.timeout }
+        set { storage.uncheck().value.timeout = newValue }
+        _modify { yield &storage.uncheck().value.timeout }
     }
     /// The body to send.
     public var body: Body {
         get { storage.value.body }
-        set { storage.unique().value.body = newValue }
-        _modify { yield &storage.unique().value.body }
+        set { storage.uncheck().value.body = newValue }
+        _modify { yield &storage.uncheck().value.body }
     }
     /// Where the response body goes.
     public var destination: Destination {
@@ -128,8 +134,8 @@ public struct EngineRequest: Sendable {
     /// years (10⁹ seconds), which a longer one reads as.
     public var totalTimeout: Duration? {
         get { storage.value.totalTimeout?.boundedAsWait }
-        set { storage.unique().value.totalTimeout = newValue }
-        _modify { yield &storage.unique().value.totalTimeout }
+        set { storage.uncheck().value.totalTimeout = newValue }
+        _modify { yield &storage.uncheck().value.totalTimeout }
     }
     /// The most bytes per second the response body may arrive at, or `nil`. An engine that enforces it says so with
     /// `Engine.honoursRateLimits`, and fails what it cannot limit with `HTTPError.Code.unsupported`.
@@ -280,6 +286,8 @@ public struct EngineRequest: Sendable {
         var cancellation: EngineCancellation?
         var receiver: BodyReceiver?
         var base: URLRequest?
+        /// Whether `checkBeforeSending` passed, with nothing it reads (method, headers, body, timeouts) set since.
+        var checked = false
     }
 
     private var storage: CopyOnWrite<Fields>
@@ -406,6 +414,15 @@ public struct EngineRequest: Sendable {
         case file(URL, offset: Int64)
     }
 
+}
+
+extension CopyOnWrite<EngineRequest.Fields> {
+    /// `unique()`, for a change to what `checkBeforeSending` reads: the request must be checked again.
+    mutating func uncheck() -> Box {
+        let box = unique()
+        box.value.checked = false
+        return box
+    }
 }
 
 /// What an engine returns: the response head and the whole body.

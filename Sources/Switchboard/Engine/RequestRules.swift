@@ -20,7 +20,11 @@ extension EngineRequest {
     ///
     /// The center checks this when it encodes a request; each built-in engine checks again as it starts an exchange,
     /// for what a plugin's `adapt` or a direct caller set after that.
+    ///
+    /// Skipped when the request passed it and nothing it reads was set since (`checked`): the center marks a request
+    /// it checked as it encoded it.
     func checkBeforeSending() throws(HTTPError) {
+        if checked { return }
         // The checks read the request here; the errors are made apart (`refusal`), so that the code every request
         // runs stays small.
         if timeout <= .zero { throw refusal(.timeout) }

@@ -84,6 +84,7 @@ enum RequestEncoding {
         } catch {
             throw error.with(request: request)
         }
+        engineRequest.checked = true
         return engineRequest
     }
 

@@ -138,6 +138,36 @@ import SwitchboardTestSupport
         #expect(broken.sendingCheck.unsendable?.name == "B")
     }
 
+    /// A request the center checked is not checked again by its engine, unless something the check reads was set
+    /// since: each such change makes the engine's check run, and refuse what is wrong.
+    @Test func aCheckedRequestIsCheckedAgainOnceChanged() throws {
+        var checked = EngineRequest(url: URL(string: "http://example.test/x")!)
+        try checked.checkBeforeSending()
+        checked.checked = true
+        let changes: [(String, (inout EngineRequest) -> Void)] = [
+            ("method", { $0.method = HTTPMethod(rawValue: "BAD METHOD") }),
+            ("headers", { $0.headers["X-Bad"] = "a\r\nb" }),
+            ("a header in place", { $0.headers.merge(["X-Bad": "a\nb"]) }),
+            ("timeout", { $0.timeout = .zero }),
+            ("body", { $0.body = .data(Data("x".utf8)) }),
+            ("totalTimeout", { $0.totalTimeout = .seconds(-1) }),
+            (
+                "urlRequest",
+                { $0.urlRequest = URLRequest(url: URL(string: "http://example.test/x")!, timeoutInterval: 0) }
+            ),
+        ]
+        for (name, change) in changes {
+            var request = checked
+            change(&request)
+            #expect(!request.checked, "\(name)")
+            #expect(throws: HTTPError.self, "\(name)") { try request.checkBeforeSending() }
+        }
+        var unchanged = checked
+        unchanged.url = URL(string: "http://example.test/y")
+        unchanged.observesProgress = false
+        #expect(unchanged.checked)
+    }
+
     /// The one pass finds the fields only an engine sets, whatever their case, and the first field that cannot be
     /// sent, which need not come before them.
     @Test func theCheckBeforeSendingReadsEveryFieldInOnePass() {
