@@ -55,7 +55,7 @@ final class HostQueue: Sendable {
     /// waits for its place, and `body` runs with the deadline its `totalTimeout` sets, holding the place until it
     /// returns.
     func admit<T>(
-        _ request: EngineRequest, _ body: (ContinuousClock.Instant?) async throws -> T
+        _ request: EngineRequest, _ body: (Moment?) async throws -> T
     ) async throws -> T {
         try request.checkCancellation()
         try Redirects.check(request)
@@ -66,7 +66,7 @@ final class HostQueue: Sendable {
             // Said alike by both engines (libcurl's engine reported the file handle's error as a transport failure).
             _ = try UploadFile.length(file)
         }
-        let deadline = request.totalTimeout.map { ContinuousClock.now + $0 }
+        let deadline = request.totalTimeout.map { Moment.now + $0 }
         let origin = try await enter(request.url, deadline: deadline, cancellation: request.cancellation)
         var answered = false
         defer { if let origin { release(origin, answered: answered) } }
@@ -86,8 +86,8 @@ final class HostQueue: Sendable {
     }
 
     /// What is left of a total timeout until `deadline` (at least a millisecond, so it still means "a limit").
-    static func remaining(until deadline: ContinuousClock.Instant) -> Duration {
-        max(.milliseconds(1), deadline - ContinuousClock.now)
+    static func remaining(until deadline: Moment) -> Duration {
+        max(.milliseconds(1), deadline - Moment.now)
     }
 
     /// The origin a request counts against (see `Origin`); requests without a scheme or host share one.
@@ -101,7 +101,7 @@ final class HostQueue: Sendable {
     /// Returns the origin whose place was taken (to `release` when done), or `nil` when there is no limit; without
     /// one, `url` is not read (the center's URL may be text, parsed when read).
     func enter(
-        _ url: @autoclosure () -> URL?, deadline: ContinuousClock.Instant?, cancellation: EngineCancellation? = nil
+        _ url: @autoclosure () -> URL?, deadline: Moment?, cancellation: EngineCancellation? = nil
     ) async throws -> Origin? {
         guard let limit else { return nil }
         let key = Self.origin(of: url())
@@ -123,7 +123,7 @@ final class HostQueue: Sendable {
                     abandon(id, key: key, with: CancellationError())
                 }
                 if let deadline {
-                    let seconds = max(0, (deadline - ContinuousClock.now).seconds)
+                    let seconds = max(0, (deadline - Moment.now).seconds)
                     DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { [weak self] in
                         self?.abandon(
                             id, key: key,

@@ -109,15 +109,15 @@ public final class CurlEngine: Engine {
 
     /// The exchange and the redirects after it, each with what is left of the total timeout.
     private func follow(
-        _ request: EngineRequest, deadline: ContinuousClock.Instant?,
+        _ request: EngineRequest, deadline: Moment?,
         progress: @escaping @Sendable (TransferProgress) -> Void
     ) async throws -> EngineResponse {
         var current = request
         let ownCookieHeader = request.headers["Cookie"] != nil
-        let start = ContinuousClock.now
+        let start = Moment.now
         let policy = request.redirectPolicy
         for redirects in 0...policy.maxRedirects {
-            let began = redirects == 0 ? start : ContinuousClock.now
+            let began = redirects == 0 ? start : Moment.now
             if let deadline { current.totalTimeout = HostQueue.remaining(until: deadline) }
             var sent = current
             // Looked up for the URL as it is sent (`127.1` is sent to `127.0.0.1`), as URLSessionEngine does.
