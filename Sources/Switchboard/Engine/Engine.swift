@@ -506,7 +506,9 @@ public struct EngineResponse: Sendable {
 
     /// One header field's value, by case-insensitive name, without converting the whole head.
     func value(forHTTPHeaderField name: String) -> String? {
-        if let fields { return fields[name] }
+        // Read in place: `if let` copied the fields out, a count up and down of each of their references, for every
+        // field an engine reads of every head.
+        if fields != nil { return fields?[name] }
         return base?.value(forHTTPHeaderField: name)
     }
 
