@@ -77,6 +77,9 @@ struct BodyAccumulator {
     private var data = Data()
     private var block: BodyBufferPool.Block?
     private var used = 0
+    /// Whether `data` has room reserved for the announced length (then its first chunk is appended to it, not made a
+    /// `Data` of its own).
+    private var reserved = false
 
     /// The largest announced length reserved up front when the pool does not take a body.
     private static let reserveLimit: Int64 = 64 << 20
@@ -87,9 +90,15 @@ struct BodyAccumulator {
         block = nil
         used = 0
         data = Data()
-        guard let length else { return }
+        reserved = false
+        // A body below the pool's sizes is made whole from its first chunk (`append`), which usually holds all of it:
+        // reserving its room first, then appending, took twice the instructions.
+        guard let length, length >= BodyBufferPool.smallest else { return }
         block = BodyBufferPool.shared.take(length: length)
-        if block == nil, length <= Self.reserveLimit { data.reserveCapacity(Int(length)) }
+        if block == nil, length <= Self.reserveLimit {
+            data.reserveCapacity(Int(length))
+            reserved = true
+        }
     }
 
     /// Appends bytes.
@@ -107,7 +116,11 @@ struct BodyAccumulator {
             self.block = nil
             used = 0
         }
-        data.append(start.assumingMemoryBound(to: UInt8.self), count: bytes.count)
+        if data.isEmpty, !reserved {
+            data = Data(bytes: start, count: bytes.count)
+        } else {
+            data.append(start.assumingMemoryBound(to: UInt8.self), count: bytes.count)
+        }
     }
 
     /// Appends bytes.
@@ -121,6 +134,7 @@ struct BodyAccumulator {
             block = nil
             used = 0
             data = Data()
+            reserved = false
         }
         if let block { return BodyBufferPool.shared.data(block, count: used) }
         return data
