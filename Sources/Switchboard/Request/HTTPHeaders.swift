@@ -147,9 +147,23 @@ public struct HTTPHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral, S
     /// A `Content-Length` value: digits, with any spaces or tabs around them (read without Foundation, which costs
     /// more here than the rest of a head); `nil` for anything else.
     static func contentLength(_ text: String) -> Int64? {
-        let digits = trimmingBlanks(text)
-        guard digits.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else { return nil }
-        return Int64(digits)
+        // One pass over the bytes in place: every response's length is read, by each engine more than once.
+        var text = text
+        return text.withUTF8 { bytes -> Int64? in
+            var (start, end) = (0, bytes.count)
+            while start < end, isBlank(bytes[start]) { start += 1 }
+            while end > start, isBlank(bytes[end - 1]) { end -= 1 }
+            guard start < end else { return nil }
+            var length: Int64 = 0
+            for byte in bytes[start..<end] {
+                guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+                let (tens, overflow) = length.multipliedReportingOverflow(by: 10)
+                let (sum, carry) = tens.addingReportingOverflow(Int64(byte - UInt8(ascii: "0")))
+                guard !overflow, !carry else { return nil }
+                length = sum
+            }
+            return length
+        }
     }
 
     /// Whether a `Content-Encoding` value names an encoding other than `identity`: a body the engines decode.

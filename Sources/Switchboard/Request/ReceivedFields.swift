@@ -170,6 +170,17 @@ struct ReceivedFields: @unchecked Sendable {
     /// Reads a length that `write(_:at:)` wrote at `record`, and moves past it.
     @inline(__always)
     private static func readLength(_ record: inout UnsafePointer<UInt8>) -> Int {
+        // One byte, for nearly every length: a lookup reads two for each field it passes.
+        let first = record.pointee
+        if first < 0x80 {
+            record += 1
+            return Int(first)
+        }
+        return readLongLength(&record)
+    }
+
+    @inline(never)
+    private static func readLongLength(_ record: inout UnsafePointer<UInt8>) -> Int {
         var length = 0
         var shift = 0
         while true {

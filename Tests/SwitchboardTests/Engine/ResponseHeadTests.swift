@@ -202,6 +202,19 @@ import SwitchboardTestSupport
         #expect(text([]) == "")
     }
 
+    /// A `Content-Length` value is digits with blanks around them, and a number an `Int64` holds; anything else is
+    /// none.
+    @Test func aContentLengthIsDigitsAndNothingElse() {
+        let lengths: [(String, Int64?)] = [
+            ("54", 54), (" 12 ", 12), ("\t7\t", 7), ("0005", 5), ("0", 0), ("9223372036854775807", .max),
+            ("9223372036854775808", nil), ("99999999999999999999", nil), ("", nil), (" ", nil), ("5 6", nil),
+            ("+5", nil), ("-1", nil), ("1a", nil), ("5,5", nil), ("\u{0665}", nil),
+        ]
+        for (text, length) in lengths {
+            #expect(HTTPHeaders.contentLength(text) == length, "\(text.debugDescription)")
+        }
+    }
+
     /// Fields kept as received bytes read as the fields made from them: a repeated name joined in arrival order,
     /// names without case, a folded line as one space, text by `receivedText`'s rule; a change makes them fields.
     @Test func receivedFieldsReadAsTheFieldsMadeFromThem() {
