@@ -60,9 +60,10 @@ final class CurlTransfer: @unchecked Sendable {
     @exclusivity(unchecked) private var handedOver: Int64 = 0
     /// Bumped whenever a byte goes either way; the idle check reads it (the callbacks need no clock).
     @exclusivity(unchecked) private var activity = 0
-    /// The `activity` the last idle check saw, and when it first saw it (or when the exchange started).
+    /// The `activity` the last idle check saw, and when it first saw it (or when the exchange started: set by
+    /// `configure`, the clock read once for each transfer).
     @exclusivity(unchecked) private var checkedActivity = 0
-    @exclusivity(unchecked) private var lastActivity = ContinuousClock.now
+    @exclusivity(unchecked) private var lastActivity: ContinuousClock.Instant?
     /// Whether the transfer waits for its own body stream, which is not the server being idle.
     @exclusivity(unchecked) private var waitingForBody = false
     /// Whether the body of the response goes to the request's stream receiver, and whether the transfer is paused
@@ -692,6 +693,7 @@ final class CurlTransfer: @unchecked Sendable {
             lastActivity = now
             return false
         }
+        guard let lastActivity else { return false }
         return now - lastActivity > idleLimit
     }
 
