@@ -355,7 +355,7 @@ final class CurlWorker: @unchecked Sendable {
     /// Takes a finished transfer's handle (out of the multi handle), resets it when the transfer says so, and keeps
     /// it for the next transfer.
     private func recycle(_ transfer: CurlTransfer) {
-        guard var handle = transfer.releaseHandle() else { return }
+        guard let handle = transfer.releaseHandle() else { return }
         paced[handle.easy] = nil
         guard spareHandles.count < CurlWorker.spareLimit else {
             handle.destroy()

@@ -283,7 +283,7 @@ final class CurlTransfer: @unchecked Sendable {
             sb_easy_setopt_pointer(easy, CurlLibrary.Option.httpHeader.rawValue, list)
             kept.headerList = list
         }
-        self.handle?.settings = kept
+        handle.settings = kept
         plainGet =
             method == .get && request.body == .none && request.receiver == nil && pacer == nil && !freshConnection
             && request.maxSendBytesPerSecond == nil && trustPolicy == nil
@@ -940,12 +940,18 @@ private let curlProgress: SBProgressCallback = { context, _, _, uploadTotal, upl
 }
 
 /// A libcurl easy handle and the buffer it writes its error text into, made and kept together: the worker keeps spare
-/// ones for later transfers, so neither is allocated again for every request.
-struct CurlHandle {
+/// ones for later transfers, so neither is allocated again for every request. A class: a transfer holds its handle,
+/// and passing a reference cost less than copying the settings' strings and URL in and out of each transfer.
+final class CurlHandle {
     let easy: UnsafeMutableRawPointer
     let errorBuffer: UnsafeMutablePointer<CChar>
     /// What `CurlTransfer.configure` set on the handle since it was made or last reset.
     var settings = Settings()
+
+    private init(easy: UnsafeMutableRawPointer, errorBuffer: UnsafeMutablePointer<CChar>) {
+        self.easy = easy
+        self.errorBuffer = errorBuffer
+    }
 
     /// Options a transfer set on the handle, which the next transfer need not set again when it wants the same: kept
     /// only while the handle is not reset (after a plain GET that completed; see `CurlTransfer.handleNeedsReset`),
@@ -968,7 +974,7 @@ struct CurlHandle {
     }
 
     /// Resets every option to libcurl's default, and forgets what was set.
-    mutating func reset() {
+    func reset() {
         sb_easy_reset(easy)
         settings = Settings()
     }
