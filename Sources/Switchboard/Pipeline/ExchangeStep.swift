@@ -89,7 +89,7 @@ extension Pipeline {
             exchange.download?.interrupted()
             throw HTTPError(.cancelled, "the request was cancelled before it was sent", request: request)
         }
-        let start = ContinuousClock.now
+        let start = Moment.now
         let engineResponse: EngineResponse
         if !plugins.sending.isEmpty { await plugins.willSend(engineRequest, for: request) }
         events?.post(RequestEvent(id: context.id, kind: .sent(engineRequest), request: request))
@@ -121,7 +121,7 @@ extension Pipeline {
             if !plugins.receiving.isEmpty { await plugins.didReceive(.failure(failure), for: request) }
             throw failure
         }
-        let response = Response(engine: consume engineResponse, request: request, duration: .now - start)
+        let response = Response(engine: consume engineResponse, request: request, duration: Moment.now - start)
         if !plugins.receiving.isEmpty { await plugins.didReceive(.success(response), for: request) }
         return response
     }
@@ -149,7 +149,7 @@ extension Pipeline {
         guard let limit = context.configuration.maxRequestsInFlight else {
             return try await send(&exchange, request, context)
         }
-        let (began, admission) = (ContinuousClock.now, registry.admission)
+        let (began, admission) = (Moment.now, registry.admission)
         do {
             try await engineRequest.withCancellationHandler {
                 try await admission.admit(id, priority: request.priority, limit: limit) { engineRequest.isCancelled }
@@ -160,7 +160,7 @@ extension Pipeline {
             exchange.download?.interrupted()
             throw HTTPError(.cancelled, "the request was cancelled while it waited to be sent", request: request)
         }
-        let queued = ContinuousClock.now - began
+        let queued = Moment.now - began
         defer { admission.release(limit: limit) }
         var response = try await send(&exchange, request, context)
         if var metrics = response.metrics {
