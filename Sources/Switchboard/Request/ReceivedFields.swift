@@ -83,7 +83,9 @@ struct ReceivedFields: @unchecked Sendable {
                     let valueLength = Self.readLength(&record)
                     let value = record + nameLength
                     defer { record = value + valueLength }
-                    guard nameLength == wanted.count, Self.equalIgnoringASCIICase(record, wanted) else { continue }
+                    guard nameLength == wanted.count,
+                        String.equalIgnoringASCIICase(UnsafeBufferPointer(start: record, count: nameLength), wanted)
+                    else { continue }
                     let text = HTTPHeaders.receivedText(UnsafeRawBufferPointer(start: value, count: valueLength))
                     if let earlier = found {
                         found = earlier + ", " + text
@@ -94,19 +96,6 @@ struct ReceivedFields: @unchecked Sendable {
                 return found
             }
         }
-    }
-
-    /// Whether the `name.count` bytes at `bytes` are `name`, ASCII letters compared without case.
-    private static func equalIgnoringASCIICase(_ bytes: UnsafePointer<UInt8>, _ name: UnsafeBufferPointer<UInt8>)
-        -> Bool
-    {
-        for index in name.indices where bytes[index] != name[index] {
-            let folded = bytes[index] | 0x20
-            guard folded == name[index] | 0x20, folded >= UInt8(ascii: "a"), folded <= UInt8(ascii: "z") else {
-                return false
-            }
-        }
-        return true
     }
 
     /// The fields as strings, a repeated name's values joined.
