@@ -32,13 +32,15 @@ extension EngineRequest {
         guard method.isValidToken else { throw refusal(.method) }
         if method == .get || method == .head, !body.isEmpty { throw refusal(.bodyWithoutOne) }
         let found = headers.sendingCheck
-        if let field = found.unsendable { throw HTTPError.unsendable(field) }
-        if let declared = found.contentLength {
+        if let index = found.unsendable { throw HTTPError.unsendable(headers.field(at: index)) }
+        if let index = found.contentLength {
+            let declared = headers.field(at: index).value
             guard let length = body.count, HTTPHeaders.contentLength(declared) == length else {
                 throw refusal(.contentLength(declared))
             }
         }
-        if let coding = found.transferEncoding {
+        if let index = found.transferEncoding {
+            let coding = headers.field(at: index).value
             let chunked = HTTPHeaders.trimmingBlanks(coding).lowercased() == "chunked"
             guard chunked, case .stream(let stream) = body, stream.length == nil else {
                 throw refusal(.transferEncoding(coding))

@@ -109,29 +109,33 @@ public struct HTTPHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral, S
 
     /// What a request's check before sending reads (`EngineRequest.checkBeforeSending`), in one pass over the fields:
     /// the first that cannot be sent as it is (see `isSendable(name:value:)`), and the values of `Content-Length` and
-    /// `Transfer-Encoding`, which an engine sets.
-    var sendingCheck: (unsendable: Field?, contentLength: String?, transferEncoding: String?) {
-        var found: (unsendable: Field?, contentLength: String?, transferEncoding: String?) = (nil, nil, nil)
+    /// `Transfer-Encoding`, which an engine sets. Positions, not fields: they are plain integers to hand back, where a
+    /// tuple of optional strings was copied by the runtime's generic code.
+    var sendingCheck: (unsendable: Int?, contentLength: Int?, transferEncoding: Int?) {
+        var found: (unsendable: Int?, contentLength: Int?, transferEncoding: Int?) = (nil, nil, nil)
         let sendablePrefix = isReceived ? 0 : sendablePrefix
         allFields.withUnsafeBufferPointer { fields in
             for index in fields.indices {
                 // The first of each; a name of another length costs a comparison of lengths.
                 if found.contentLength == nil, fields[index].name.equalsIgnoringASCIICase("Content-Length") {
-                    found.contentLength = fields[index].value
+                    found.contentLength = index
                 } else if found.transferEncoding == nil,
                     fields[index].name.equalsIgnoringASCIICase("Transfer-Encoding")
                 {
-                    found.transferEncoding = fields[index].value
+                    found.transferEncoding = index
                 }
                 if index >= sendablePrefix, found.unsendable == nil,
                     !Self.isSendable(name: fields[index].name, value: fields[index].value)
                 {
-                    found.unsendable = fields[index]
+                    found.unsendable = index
                 }
             }
         }
         return found
     }
+
+    /// The field at a position `sendingCheck` gave.
+    func field(at index: Int) -> Field { allFields[index] }
 
     /// Checks the fields now, so that `sendingCheck` reads only those set later: all of them when every one is
     /// sendable, else those before the first that is not.

@@ -116,26 +116,26 @@ import SwitchboardTestSupport
         #expect(headers.sendingCheck.unsendable == nil)
         var changed = headers
         changed["b"] = "x\ny"
-        #expect(changed.sendingCheck.unsendable?.name == "B")
+        #expect(changed.sendingCheck.unsendable.map { changed.field(at: $0).name } == "B")
         changed = headers
         changed["D"] = "x\ry"
-        #expect(changed.sendingCheck.unsendable?.name == "D")
+        #expect(changed.sendingCheck.unsendable.map { changed.field(at: $0).name } == "D")
         changed = headers
         changed["A"] = nil
         changed["C"] = "\0"
-        #expect(changed.sendingCheck.unsendable?.name == "C")
+        #expect(changed.sendingCheck.unsendable.map { changed.field(at: $0).name } == "C")
         changed = headers
         changed.append(receivedName: "a", value: "\n")
-        #expect(changed.sendingCheck.unsendable?.name == "A")
+        #expect(changed.sendingCheck.unsendable.map { changed.field(at: $0).name } == "A")
         changed = headers
         changed.appendSendable("E", "5")
         changed["F"] = "x\ny"
-        #expect(changed.sendingCheck.unsendable?.name == "F")
+        #expect(changed.sendingCheck.unsendable.map { changed.field(at: $0).name } == "F")
         var broken: HTTPHeaders = ["A": "1", "B": "\n", "C": "3"]
         broken.markSendable()
-        #expect(broken.sendingCheck.unsendable?.name == "B")
+        #expect(broken.sendingCheck.unsendable.map { broken.field(at: $0).name } == "B")
         broken.appendSendable("D", "4")
-        #expect(broken.sendingCheck.unsendable?.name == "B")
+        #expect(broken.sendingCheck.unsendable.map { broken.field(at: $0).name } == "B")
     }
 
     /// A request the center checked is not checked again by its engine, unless something the check reads was set
@@ -174,9 +174,9 @@ import SwitchboardTestSupport
         var headers: HTTPHeaders = ["Accept": "*/*", "content-LENGTH": " 12 ", "X-Bad": "a\r\nb"]
         headers.append(receivedName: "TRANSFER-encoding", value: "chunked")
         let found = headers.sendingCheck
-        #expect(found.contentLength == " 12 ")
-        #expect(found.transferEncoding == "chunked")
-        #expect(found.unsendable?.name == "X-Bad")
+        #expect(found.contentLength.map { headers.field(at: $0).value } == " 12 ")
+        #expect(found.transferEncoding.map { headers.field(at: $0).value } == "chunked")
+        #expect(found.unsendable.map { headers.field(at: $0).name } == "X-Bad")
         // Names of those lengths that are not the two fields.
         let others: HTTPHeaders = ["Content-Lengtx": "1", "Transfer-Encodinx": "2", "Content-Type": "text/plain"]
         let none = others.sendingCheck
