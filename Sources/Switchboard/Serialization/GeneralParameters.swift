@@ -25,40 +25,60 @@ final class GeneralParameters: Sendable {
     /// A request's parameters with its center's under them, converted and sorted by key.
     ///
     /// - Throws: `.encoding`, naming the key path of a value that is not JSON-compatible.
-    static func members(of request: Request) throws(HTTPError) -> [(key: String, value: ParameterValue)] {
+    static func layers(of request: Request) throws(HTTPError) -> ParameterLayers {
         let own = request.fields.parameters
-        guard let general = request.fields.generalParameters else { return try ParameterValue.object(from: own) }
-        guard let generalMembers = general.members else { return try ParameterValue.object(from: request.parameters) }
-        if own.isEmpty { return generalMembers }
-        return merged(try ParameterValue.object(from: own), over: generalMembers)
+        guard let general = request.fields.generalParameters else {
+            return ParameterLayers(own: try ParameterValue.object(from: own))
+        }
+        guard let generalMembers = general.members else {
+            return ParameterLayers(own: try ParameterValue.object(from: request.parameters))
+        }
+        if own.isEmpty { return ParameterLayers(own: generalMembers) }
+        return ParameterLayers(own: try ParameterValue.object(from: own), general: generalMembers)
+    }
+}
+
+/// A request's parameters over its center's: two lists sorted by key, read in the order of their merge (for a key in
+/// both, the request's member), without making the merged list: a query is written straight from them.
+struct ParameterLayers: Sequence {
+    var own: [(key: String, value: ParameterValue)]
+    var general: [(key: String, value: ParameterValue)] = []
+
+    var isEmpty: Bool { own.isEmpty && general.isEmpty }
+
+    /// The merged list, for the encodings that need one.
+    var merged: [(key: String, value: ParameterValue)] {
+        general.isEmpty ? own : own.isEmpty ? general : Array(self)
     }
 
-    /// Two lists sorted by key, merged in order; for a key in both, `own`'s member.
-    static func merged(
-        _ own: [(key: String, value: ParameterValue)], over general: [(key: String, value: ParameterValue)]
-    ) -> [(key: String, value: ParameterValue)] {
-        var result: [(key: String, value: ParameterValue)] = []
-        result.reserveCapacity(own.count + general.count)
+    func makeIterator() -> Iterator { Iterator(own: own, general: general) }
+
+    struct Iterator: IteratorProtocol {
+        let own: [(key: String, value: ParameterValue)]
+        let general: [(key: String, value: ParameterValue)]
         var ownIndex = 0
         var generalIndex = 0
-        while ownIndex < own.count, generalIndex < general.count {
-            let ownKey = own[ownIndex].key
-            let generalKey = general[generalIndex].key
-            if ownKey < generalKey {
-                result.append(own[ownIndex])
-                ownIndex += 1
-            } else if generalKey < ownKey {
-                result.append(general[generalIndex])
-                generalIndex += 1
-            } else {
-                result.append(own[ownIndex])
-                ownIndex += 1
-                generalIndex += 1
-            }
+
+        init(own: [(key: String, value: ParameterValue)], general: [(key: String, value: ParameterValue)]) {
+            (self.own, self.general) = (own, general)
         }
-        // Member by member: `append(contentsOf:)` of a slice took longer than the merge.
-        for member in own[ownIndex...] { result.append(member) }
-        for member in general[generalIndex...] { result.append(member) }
-        return result
+
+        mutating func next() -> (key: String, value: ParameterValue)? {
+            if ownIndex < own.count {
+                if generalIndex < general.count {
+                    let (ownKey, generalKey) = (own[ownIndex].key, general[generalIndex].key)
+                    if generalKey < ownKey {
+                        defer { generalIndex += 1 }
+                        return general[generalIndex]
+                    }
+                    if generalKey == ownKey { generalIndex += 1 }
+                }
+                defer { ownIndex += 1 }
+                return own[ownIndex]
+            }
+            guard generalIndex < general.count else { return nil }
+            defer { generalIndex += 1 }
+            return general[generalIndex]
+        }
     }
 }

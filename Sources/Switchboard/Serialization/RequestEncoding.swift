@@ -12,8 +12,8 @@ enum RequestEncoding {
     static func encode(_ request: Request, urlIsPlain: Bool = false) throws(HTTPError) -> EngineRequest {
         let text = request.url ?? ""
         if let failure = request.fields.cold?.value.parameterFailure { throw failure.with(request: request) }
-        let converted = Result { () throws(HTTPError) in try GeneralParameters.members(of: request) }
-        let parameters = (try? converted.get()) ?? []
+        let converted = Result { () throws(HTTPError) in try GeneralParameters.layers(of: request) }
+        let parameters = (try? converted.get()) ?? ParameterLayers(own: [])
         let isMultipart = request.kind == .upload && !request.form.isEmpty
         let style = request.formStyle ?? FormStyle()
         // The URL is checked once, with its query when the parameters travel there: as the request places them, else
@@ -48,7 +48,8 @@ enum RequestEncoding {
         // A body only when there is one to make: most requests have none, and its code stays apart from theirs.
         var body = EngineRequest.Body.none
         if isMultipart || request.body != nil || (!inQuery && !parameters.isEmpty) {
-            body = try encodedBody(request, inQuery ? [] : parameters, isMultipart: isMultipart, headers: &headers)
+            body = try encodedBody(
+                request, inQuery ? [] : parameters.merged, isMultipart: isMultipart, headers: &headers)
         }
         if headers["User-Agent"] == nil {
             headers.appendSendable("User-Agent", EngineRequest.defaultUserAgent)
@@ -175,7 +176,7 @@ enum RequestEncoding {
     /// The URL, checked as `URLComposition.validate` does, with the parameters added to its query (after any query
     /// it has, before any fragment).
     private static func appendingQuery(
-        _ parameters: [(key: String, value: ParameterValue)], to text: String, request: Request, style: FormStyle
+        _ parameters: ParameterLayers, to text: String, request: Request, style: FormStyle
     ) throws(HTTPError) -> URLAddress {
         // One pass over the bytes: where the fragment starts, whether there is a query, and its last byte.
         var text = text
@@ -213,7 +214,21 @@ enum RequestEncoding {
 enum FormEncoding {
     /// The members as form text (`a=1&b=2`).
     static func encode(_ members: [(key: String, value: ParameterValue)], style: FormStyle = FormStyle()) -> String {
-        written(members, style: style)
+        written(ParameterLayers(own: members), style: style)
+    }
+
+    /// The most bytes the members take as form text, every byte escaped; `nil` when one of them is nested.
+    private static func bound(_ members: [(key: String, value: ParameterValue)]) -> Int? {
+        var bound = 0
+        for member in members {
+            switch member.value {
+            case .array, .object: return nil
+            case .string(let text), .literal(let text): bound += 3 * (member.key.utf8.count + text.utf8.count) + 2
+            // A number's text is at most 24 bytes (`-2.2250738585072014e-308`), each escaped at most to 3.
+            case .int, .uint, .double, .bool, .null: bound += 3 * (member.key.utf8.count + 24) + 2
+            }
+        }
+        return bound
     }
 
     /// `prefix` and `separator`, then the members as form text, then `suffix`, made as one string: the text of a URL
@@ -223,24 +238,18 @@ enum FormEncoding {
     /// escaped): appending the pieces one by one (a name, `=`, a value, `&`) checked and grew the string at each,
     /// the largest part of encoding a small request.
     static func written(
-        _ members: [(key: String, value: ParameterValue)], prefix: String = "", separator: UInt8? = nil,
-        suffix: String = "", style: FormStyle = FormStyle()
+        _ members: ParameterLayers, prefix: String = "", separator: UInt8? = nil, suffix: String = "",
+        style: FormStyle = FormStyle()
     ) -> String {
         var flattened: [(name: String, value: String)]?
         let fixed = prefix.utf8.count + 1 + suffix.utf8.count
+        // Bounded over both lists as they are (a key in both is counted twice), without merging them.
         var capacity = fixed
-        for member in members {
-            switch member.value {
-            case .array, .object:
-                // Nested values become several pairs (`list[]`, `map[key]`): the pairs path, for every member.
-                flattened = pairs(members, style: style)
-            case .string(let text), .literal(let text):
-                capacity += 3 * (member.key.utf8.count + text.utf8.count) + 2
-            case .int, .uint, .double, .bool, .null:
-                // A number's text is at most 24 bytes (`-2.2250738585072014e-308`), each escaped at most to 3.
-                capacity += 3 * (member.key.utf8.count + 24) + 2
-            }
-            if flattened != nil { break }
+        if let own = bound(members.own), let general = bound(members.general) {
+            capacity += own + general
+        } else {
+            // Nested values become several pairs (`list[]`, `map[key]`): the pairs path, for every member.
+            flattened = pairs(members.merged, style: style)
         }
         if let flattened {
             capacity = fixed

@@ -30,15 +30,34 @@ import SwitchboardTestSupport
 
     @Test func theFormStyleWritesArraysAndBooleansAsAsked() throws {
         let members = try ParameterValue.object(from: ["tag": ["a", "b"], "on": true, "n": 1])
-        #expect(FormEncoding.written(members) == "n=1&on=true&tag%5B%5D=a&tag%5B%5D=b")
+        #expect(FormEncoding.written(ParameterLayers(own: members)) == "n=1&on=true&tag%5B%5D=a&tag%5B%5D=b")
         let repeated = FormStyle(arrays: .repeatedKeys, booleans: .numbers)
-        #expect(FormEncoding.written(members, style: repeated) == "n=1&on=1&tag=a&tag=b")
+        #expect(FormEncoding.written(ParameterLayers(own: members), style: repeated) == "n=1&on=1&tag=a&tag=b")
         #expect(
-            FormEncoding.written(members, style: FormStyle(arrays: .indexed)) == "n=1&on=true&tag%5B0%5D=a&tag%5B1%5D=b"
-        )
+            FormEncoding.written(ParameterLayers(own: members), style: FormStyle(arrays: .indexed))
+                == "n=1&on=true&tag%5B0%5D=a&tag%5B1%5D=b")
         // Only arrays and members of arrays: an object's members keep `key[member]`.
         let nested = try ParameterValue.object(from: ["m": ["k": [false]]])
-        #expect(FormEncoding.written(nested, style: repeated) == "m%5Bk%5D=0")
+        #expect(FormEncoding.written(ParameterLayers(own: nested), style: repeated) == "m%5Bk%5D=0")
+    }
+
+    /// A request's parameters over its center's are read in key order, the request's member for a key in both, from
+    /// either list's end; the query written from them is the same, and a nested member of either takes the pairs path.
+    @Test func layeredParametersReadAsTheirMergeWithTheRequestsWinning() throws {
+        let general = try ParameterValue.object(from: ["a": 1, "c": "center", "e": 5, "z": 26])
+        let own = try ParameterValue.object(from: ["b": 2, "c": "own", "d": 4])
+        let layers = ParameterLayers(own: own, general: general)
+        let read = layers.map { "\($0.key)=\($0.value.formText(FormStyle()))" }
+        #expect(read == ["a=1", "b=2", "c=own", "d=4", "e=5", "z=26"])
+        #expect(layers.merged.map(\.key) == ["a", "b", "c", "d", "e", "z"])
+        #expect(ParameterLayers(own: general, general: own).map(\.key) == ["a", "b", "c", "d", "e", "z"])
+        #expect(ParameterLayers(own: [], general: general).merged.map(\.key) == ["a", "c", "e", "z"])
+        #expect(ParameterLayers(own: own, general: []).merged.map(\.key) == ["b", "c", "d"])
+        #expect(Array(ParameterLayers(own: [])).isEmpty && ParameterLayers(own: []).isEmpty)
+        #expect(
+            FormEncoding.written(layers, prefix: "/x", separator: UInt8(ascii: "?")) == "/x?a=1&b=2&c=own&d=4&e=5&z=26")
+        let nested = ParameterLayers(own: own, general: try ParameterValue.object(from: ["c": ["x"], "y": ["k": 1]]))
+        #expect(FormEncoding.written(nested) == "b=2&c=own&d=4&y%5Bk%5D=1")
     }
 
     @Test func anEncodableValueBecomesTheParametersWithEveryDigit() throws {
