@@ -19,8 +19,8 @@ public enum JSON: Sendable, Hashable, Codable, CustomStringConvertible {
     case string(String)
     /// An array.
     case array([JSON])
-    /// An object.
-    case object([String: JSON])
+    /// An object: its members in the order they were read or added (see `JSON.Object`).
+    case object(Object)
 
     // MARK: - Reading
 
@@ -80,7 +80,7 @@ public enum JSON: Sendable, Hashable, Codable, CustomStringConvertible {
     }
 
     /// The members, if this is an object.
-    public var object: [String: JSON]? {
+    public var object: Object? {
         if case .object(let value) = self { value } else { nil }
     }
 
@@ -159,9 +159,11 @@ public enum JSON: Sendable, Hashable, Codable, CustomStringConvertible {
             for element in array { elements.append(try JSON(foundation: element)) }
             self = .array(elements)
         case let dictionary as [String: Any]:
-            var members: [String: JSON] = [:]
-            members.reserveCapacity(dictionary.count)
-            for (key, value) in dictionary { members[key] = try JSON(foundation: value) }
+            // In name order: a Foundation dictionary does not keep the order of its text.
+            var members = Object()
+            for key in dictionary.keys.sorted() {
+                members.updateValue(try JSON(foundation: dictionary[key]!), forKey: key)
+            }
             self = .object(members)
         case let date as Date:
             self = .string(date.formatted(.iso8601))
@@ -234,7 +236,7 @@ public enum JSON: Sendable, Hashable, Codable, CustomStringConvertible {
         } else if let value = try? container.decode([JSON].self) {
             self = .array(value)
         } else {
-            self = .object(try container.decode([String: JSON].self))
+            self = .object(try container.decode(Object.self))
         }
     }
 
@@ -281,9 +283,11 @@ extension JSON: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, Expressibl
     public init(stringLiteral value: String) { self = .string(value) }
     /// An array.
     public init(arrayLiteral elements: JSON...) { self = .array(elements) }
-    /// An object; a later duplicate key wins.
+    /// An object, in the literal's order; a later duplicate key's value wins.
     public init(dictionaryLiteral elements: (String, JSON)...) {
-        self = .object(Dictionary(elements, uniquingKeysWith: { _, last in last }))
+        var members = Object()
+        for (key, value) in elements { members.updateValue(value, forKey: key) }
+        self = .object(members)
     }
 }
 

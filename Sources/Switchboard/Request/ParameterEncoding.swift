@@ -70,7 +70,7 @@ extension Request {
         do {
             let json = try JSON(data: try encoder.encode(value))
             if case .object(let members) = json {
-                parameters = members
+                parameters = Dictionary(uniqueKeysWithValues: members.map { ($0.key, $0.value as any Sendable) })
             } else {
                 parameters = [:]
                 let kind =

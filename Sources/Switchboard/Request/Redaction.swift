@@ -74,9 +74,9 @@ struct Redaction: Sendable {
     func json(_ json: JSON) -> JSON {
         switch json {
         case .object(let members):
-            var copy: [String: JSON] = [:]
+            var copy = JSON.Object()
             for (key, value) in members {
-                copy[key] = isSecret(key) ? .string(Redaction.placeholder) : self.json(value)
+                copy.updateValue(isSecret(key) ? .string(Redaction.placeholder) : self.json(value), forKey: key)
             }
             return .object(copy)
         case .array(let elements):

@@ -158,8 +158,7 @@ struct JSONParser {
     private mutating func parseObject() throws(Failure) -> JSON {
         try enter()
         index += 1
-        // Room for a small object at once: growing from empty reallocates at the first few keys.
-        var members = Self.emptyObject
+        var members = JSON.Object()
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
             index += 1
@@ -188,12 +187,6 @@ struct JSONParser {
             }
         }
     }
-
-    /// An empty object's members, with room for four: an object starts as a copy of it, and its first member copies
-    /// the storage (at that size) in code compiled here for these types. `Dictionary(minimumCapacity:)` is not
-    /// compiled here, and looked its storage's type up in the runtime's table at every object (a tenth of parsing a
-    /// small one).
-    private static let emptyObject = [String: JSON](minimumCapacity: 4)
 
     private mutating func parseArray() throws(Failure) -> JSON {
         try enter()

@@ -443,7 +443,7 @@ extension JSONValueDecoder: SingleValueDecodingContainer {
 
 /// An object's members, by key.
 private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
-    let members: [String: JSON]
+    let members: JSON.Object
     /// The path of the object's decoder, in two parts as the decoder holds it: made whole only when a member needs a
     /// decoder of its own or an error names it, not for every object (most have members that are read in place).
     let parentPath: [any CodingKey]
@@ -659,13 +659,13 @@ protocol NameConversion: AnyObject {
 
     /// The members of the object at `path` under their converted names, or `nil` (and `refused` set) when they
     /// cannot be converted as `JSONDecoder` converts them.
-    func converted(_ members: [String: JSON], at path: @autoclosure () -> [any CodingKey]) -> [String: JSON]?
+    func converted(_ members: JSON.Object, at path: @autoclosure () -> [any CodingKey]) -> JSON.Object?
 }
 
 /// `JSONDecoder`'s `.custom` key strategy: every name of every object is given to the closure, with its container's
 /// path and then itself as a key (`JSONDecoder`'s path, which its closures may read), and the object's members are
 /// looked up by the names it returns. Two names of one object that become one are refused (`JSONDecoder` keeps the
-/// first in the text, which a parsed object no longer knows).
+/// first in the text; that case is left to it).
 final class CustomNames: NameConversion {
     private let convert: @Sendable ([any CodingKey]) -> any CodingKey
     private(set) var refused = false
@@ -674,8 +674,8 @@ final class CustomNames: NameConversion {
         self.convert = convert
     }
 
-    func converted(_ members: [String: JSON], at path: @autoclosure () -> [any CodingKey]) -> [String: JSON]? {
-        var result = [String: JSON](minimumCapacity: members.count)
+    func converted(_ members: JSON.Object, at path: @autoclosure () -> [any CodingKey]) -> JSON.Object? {
+        var result = JSON.Object()
         var keyPath = path()
         keyPath.append(NameKey(stringValue: ""))
         for (name, value) in members {
@@ -696,8 +696,8 @@ final class CustomNames: NameConversion {
 /// first word and capitalizes the others (`Foundation`'s `capitalized`: a letter after a letter in lower case, any
 /// other letter in upper case), then joins them. That is done here for names of ASCII letters, digits and
 /// underscores; a name that needs no change (no underscore between two other characters) is kept whatever it holds.
-/// Any other name, or two names of one object that become the same (`JSONDecoder` keeps the first in the text,
-/// which a parsed object no longer knows), is refused: the decoding then ends as `Unsupported`, even when the type's
+/// Any other name, or two names of one object that become the same (`JSONDecoder` keeps the first in the text; that
+/// case is left to it), is refused: the decoding then ends as `Unsupported`, even when the type's
 /// own decoding caught the error.
 final class SnakeCase: NameConversion {
     /// Converted names, by the name in the text (only names that change).
@@ -772,14 +772,14 @@ final class SnakeCase: NameConversion {
 
     /// An object's members under their converted names, or `nil` (and `refused` set) when a name is refused or two
     /// become one.
-    func converted(_ members: [String: JSON], at path: @autoclosure () -> [any CodingKey]) -> [String: JSON]? {
-        var result: [String: JSON]?
+    func converted(_ members: JSON.Object, at path: @autoclosure () -> [any CodingKey]) -> JSON.Object? {
+        var result: JSON.Object?
         for (name, value) in members {
             guard let converted = converted(name) else { return nil }
             if result == nil {
                 guard converted != name else { continue }
                 // The first name that changes: the names before it stay as they are.
-                result = [String: JSON](minimumCapacity: members.count)
+                result = JSON.Object()
                 for (earlier, earlierValue) in members {
                     if earlier == name { break }
                     result![earlier] = earlierValue

@@ -11,7 +11,7 @@ import SwitchboardTestSupport
         try loopbackCenter("CurlEngine")
     }
 
-    private func echo(_ response: Response) -> (method: String?, headers: [String: JSON], data: String?) {
+    private func echo(_ response: Response) -> (method: String?, headers: JSON.Object, data: String?) {
         let json = response.json
         return (json?["method"]?.string, json?["headers"]?.object ?? [:], json?["data"]?.string)
     }

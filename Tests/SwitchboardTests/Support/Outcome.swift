@@ -109,7 +109,7 @@ func stubCenter(
 
 /// An echo route: answers with the request's method, URL, headers and body as JSON.
 func echoReply(_ request: EngineRequest) -> StubReply {
-    var headers: [String: JSON] = [:]
+    var headers = JSON.Object()
     for (name, value) in request.urlRequest.allHTTPHeaderFields ?? [:] { headers[name] = .string(value) }
     var body = ""
     if case .data(let data) = request.body { body = String(decoding: data, as: UTF8.self) }
