@@ -28,56 +28,61 @@ struct RegistryState {
         let tag: String?
         let owner: WeakOwner?
 
-        init(work: AnyRequest) {
+        init(work: AnyRequest, stop: Stop? = nil) {
             self.work = work
+            self.stop = stop
             let scope = work.scope
             tag = scope.tag
             owner = scope.owner
         }
     }
 
-    private(set) var entries: [RequestID: Entry] = [:]
+    private(set) var entries = IDTable<Entry>()
 
     /// Records work that is about to start, with its way to stop when it is known already; returns whether it has an
     /// owner (whose deallocation must then be watched for).
     mutating func insert(_ id: RequestID, _ work: AnyRequest, stop: Stop? = nil) -> Bool {
-        var entry = Entry(work: work)
-        entry.stop = stop
+        let entry = Entry(work: work, stop: stop)
         let hasOwner = entry.owner != nil
-        entries[id] = entry
+        entries.set(entry, for: id)
         return hasOwner
     }
 
     /// Attaches the way to stop the work; returns whether to stop it at once (a cancel came first).
     mutating func attach(_ stop: @escaping @Sendable () -> Void, to id: RequestID) -> Bool {
-        guard entries[id] != nil else { return false }
-        entries[id]!.stop = .action(stop)
-        return entries[id]!.cancelled
+        entries.modify(id) { entry in
+            entry.stop = .action(stop)
+            return entry.cancelled
+        } ?? false
     }
 
     /// Replaces the description on record, so that lookups see it as merged, hooked or progressed; returns the one
     /// it replaced, so that the caller releases it after the lock (the last reference to a request's storage frees
     /// it, which takes the allocator's own lock).
     mutating func update(_ id: RequestID, _ work: AnyRequest) -> AnyRequest? {
-        guard let index = entries.index(forKey: id) else { return nil }
         var replaced = work
-        swap(&entries.values[index].work, &replaced)
-        return replaced
+        return entries.modify(id) { entry in
+            swap(&entry.work, &replaced)
+            return replaced
+        }
     }
 
     /// Marks running work cancelled; returns it and its way to stop (to call outside the lock), or `nil` when it is
     /// not running or was cancelled already.
     mutating func cancel(_ id: RequestID) -> (work: AnyRequest, stop: Stop?)? {
-        guard let entry = entries[id], !entry.cancelled, !entry.committed else { return nil }
-        entries[id]!.cancelled = true
-        return (entry.work, entry.stop)
+        entries.modify(id) { entry in
+            guard !entry.cancelled, !entry.committed else { return nil }
+            entry.cancelled = true
+            return (entry.work, entry.stop)
+        } ?? nil
     }
 
     /// Marks the running entries that match cancelled; returns them and their ways to stop.
     mutating func cancel(where matches: (Entry) -> Bool) -> [(work: AnyRequest, stop: Stop?)] {
         var found: [(work: AnyRequest, stop: Stop?)] = []
-        for (id, entry) in entries where !entry.cancelled && !entry.committed && matches(entry) {
-            entries[id]!.cancelled = true
+        entries.modifyAll { entry in
+            guard !entry.cancelled, !entry.committed, matches(entry) else { return }
+            entry.cancelled = true
             found.append((entry.work, entry.stop))
         }
         return found
@@ -85,7 +90,7 @@ struct RegistryState {
 
     /// Whether running work that is not cancelled has an owner, so that owners must still be watched.
     var hasOwners: Bool {
-        entries.values.contains { $0.owner != nil && !$0.cancelled && !$0.committed }
+        entries.contains { $0.owner != nil && !$0.cancelled && !$0.committed }
     }
 
     /// Marks running work past the point of no return, unless a cancel came first; returns whether it did. From then
@@ -93,17 +98,17 @@ struct RegistryState {
     /// download's file replaced the one at its destination), so it must not be reported as cancelled. Work that is
     /// not running has nothing to refuse.
     mutating func commit(_ id: RequestID) -> Bool {
-        guard let index = entries.index(forKey: id) else { return true }
-        if entries.values[index].cancelled { return false }
-        entries.values[index].committed = true
-        return true
+        entries.modify(id) { entry in
+            if entry.cancelled { return false }
+            entry.committed = true
+            return true
+        } ?? true
     }
 
     /// Removes finished work; returns its entry (for the caller to release after the lock, as with `update`), or
     /// `nil` when none was running.
     mutating func finish(_ id: RequestID) -> Entry? {
-        guard let index = entries.index(forKey: id) else { return nil }
-        return entries.remove(at: index).value
+        entries.remove(id)
     }
 
     /// The running work with this identifier, unless it was cancelled.
@@ -117,7 +122,7 @@ struct RegistryState {
     mutating func takeForRetry(
         _ id: RequestID, from memory: inout RetryMemory
     ) -> (RetryMemory.Lookup, hasOwner: Bool) {
-        if entries[id] != nil { return (.running, false) }
+        if entries.contains(id) { return (.running, false) }
         if let record = memory.takeFailure(id) {
             return (.failed(record), insert(id, record.work))
         }

@@ -250,3 +250,51 @@ import Testing
         }
     }
 }
+
+/// The registry's table against a dictionary: the same values after any sequence of sets, changes and removals,
+/// with identifiers in sequence (as one stripe gets them: every sixteenth), scattered, and colliding at one home.
+@Suite struct IDTableTests {
+    static let sequences: [[UInt64]] = [
+        (0..<600).map { (index: UInt64) in index * 16 + 3 },
+        (0..<600).map { (index: UInt64) in index &* 0x2545_F491_4F6C_DD1D },
+        (0..<600).map { (index: UInt64) in index << 58 },
+    ]
+
+    @Test(arguments: sequences)
+    func theTableReadsAsADictionaryDoes(ids: [UInt64]) {
+        var table = IDTable<String>()
+        var model: [UInt64: String] = [:]
+        var generator = SystemRandomNumberGenerator()
+        func check() {
+            #expect(table.count == model.count)
+            for raw in ids {
+                #expect(table[RequestID(rawValue: raw)] == model[raw])
+                #expect(table.contains(RequestID(rawValue: raw)) == (model[raw] != nil))
+            }
+        }
+        for (step, raw) in ids.enumerated() {
+            table.set("v\(raw)", for: RequestID(rawValue: raw))
+            model[raw] = "v\(raw)"
+            // Remove about a third as it goes, some at once and some later, and change some in place.
+            if step % 3 == 2, let victim = model.keys.randomElement(using: &generator) {
+                #expect(table.remove(RequestID(rawValue: victim)) == model.removeValue(forKey: victim))
+            }
+            if step % 5 == 0, let changed = model.keys.randomElement(using: &generator) {
+                #expect(table.modify(RequestID(rawValue: changed)) { $0 += "!" } != nil)
+                model[changed]! += "!"
+            }
+            if step % 97 == 0 { check() }
+        }
+        check()
+        #expect(table.remove(RequestID(rawValue: UInt64.max)) == nil)
+        #expect(table.modify(RequestID(rawValue: UInt64.max)) { _ in 1 } == nil)
+        table.modifyAll { $0 += "*" }
+        for key in model.keys { model[key]! += "*" }
+        #expect(table.contains { $0.hasSuffix("!*") } == model.values.contains { $0.hasSuffix("!*") })
+        for raw in ids.shuffled() where model[raw] != nil {
+            #expect(table.remove(RequestID(rawValue: raw)) == model.removeValue(forKey: raw))
+        }
+        check()
+        #expect(table.count == 0)
+    }
+}
