@@ -43,17 +43,38 @@ import Testing
     }
 
     /// Invalid sequences (a broken pair, a truncated one, an overlong `/`, a surrogate, a lone continuation byte,
-    /// past U+10FFFF), in a plain string and in one with an escape; and a replacement character sent as such is kept.
+    /// past U+10FFFF), in a plain string (within its first eight bytes and past them) and in one with an escape; and a
+    /// replacement character sent as such is kept.
     @Test(arguments: [
         [0xC3, 0x28], [0xE5, 0xBC], [0xC0, 0xAF], [0xED, 0xA0, 0x80], [0x80], [0xF4, 0x90, 0x80, 0x80],
     ])
     func invalidUTF8InAStringIsRefused(sequence: [UInt8]) throws {
-        for prefix in [#"{"a":"x"#, #"{"a":"x\n"#] {
+        for prefix in [#"{"a":"x"#, #"{"a":"x\n"#, #"{"a":"eight or more bytes "#] {
             let bytes = Array(prefix.utf8) + sequence + Array(#""}"#.utf8)
             #expect(throws: HTTPError.self) { try JSON(data: Data(bytes)) }
         }
         let replacement = Array(#"{"a":"x\#u{FFFD}y"}"#.utf8)
         #expect(try JSON(data: Data(replacement))["a"]?.string == "x\u{FFFD}y")
+    }
+
+    /// A string's end, an escape, a control character, a byte of 0x7F and a letter of two, three and four bytes at
+    /// every place of the eight-byte words a string is scanned in, and past them: each is read as it is bytewise.
+    @Test func everyPlaceInAScannedWordIsRead() throws {
+        for length in 0..<20 {
+            let lead = String(repeating: "a", count: length)
+            #expect(try JSON(data: Data(#""\#(lead)""#.utf8)) == .string(lead))
+            #expect(try JSON(data: Data(#""\#(lead)\"q\\""#.utf8)) == .string(lead + "\"q\\"))
+            for letter in ["\u{7F}", "é", "张", "🎉", "~ "] {
+                let text = lead + letter + "bcdefghij"
+                #expect(try JSON(data: Data(#""\#(text)""#.utf8)) == .string(text))
+            }
+            for control: UInt8 in [0x00, 0x0A, 0x1F] {
+                let bytes = Array(#""\#(lead)"#.utf8) + [control] + Array(#"bcdefghij""#.utf8)
+                #expect(throws: HTTPError.self) { try JSON(data: Data(bytes)) }
+            }
+            // Not a string's end: the scan stops at the quote, not before or after it.
+            #expect(throws: HTTPError.self) { try JSON(data: Data(#""\#(lead)"x""#.utf8)) }
+        }
     }
 
     @Test func deepNestingFailsInsteadOfOverflowingTheStack() {
