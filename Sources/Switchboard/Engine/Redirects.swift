@@ -252,8 +252,7 @@ struct Origin: Hashable, Sendable {
 
     /// The origin of a plain `http` or `https` URL (see `init(text:)`), or `nil` for any other text.
     private static func plain(_ text: String) -> Origin? {
-        var text = text
-        return text.withUTF8 { bytes -> Origin? in
+        return text.withUTF8Bytes { bytes -> Origin? in
             let https = bytes.starts(with: "https://".utf8)
             guard https || bytes.starts(with: "http://".utf8) else { return nil }
             func ends(_ byte: UInt8) -> Bool {

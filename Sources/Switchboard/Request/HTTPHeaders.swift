@@ -152,8 +152,7 @@ public struct HTTPHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral, S
     /// more here than the rest of a head); `nil` for anything else.
     static func contentLength(_ text: String) -> Int64? {
         // One pass over the bytes in place: every response's length is read, by each engine more than once.
-        var text = text
-        return text.withUTF8 { bytes -> Int64? in
+        return text.withUTF8Bytes { bytes -> Int64? in
             var (start, end) = (0, bytes.count)
             while start < end, isBlank(bytes[start]) { start += 1 }
             while end > start, isBlank(bytes[end - 1]) { end -= 1 }
@@ -188,7 +187,8 @@ public struct HTTPHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral, S
 
     /// The value of the field with this name, compared case-insensitively; setting `nil` removes the field.
     public subscript(name: String) -> String? {
-        get {
+        // Inlined: a center's request reads a few fields by name (one search each, over few fields).
+        @inline(__always) get {
             if case .received(let received) = lookup { return received.value(of: name) }
             return index(of: name).map { fields[$0].value }
         }

@@ -70,8 +70,7 @@ struct ReceivedFields: @unchecked Sendable {
     /// arrival order; `nil` when there is none.
     func value(of name: String) -> String? {
         guard let buffer else { return nil }
-        var name = name
-        return name.withUTF8 { wanted in
+        return name.withUTF8Bytes { wanted in
             buffer.withUnsafeMutablePointers { header, bytes -> String? in
                 // A loop of its own over the bytes, not `forEach`: a field's name is compared for every lookup, and
                 // a response has several.

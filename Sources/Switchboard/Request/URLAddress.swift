@@ -40,8 +40,7 @@ enum URLAddress: Sendable {
 
     /// The address of a text: kept as text when it is plain, else parsed (`nil` when Foundation refuses it).
     init(parsing text: String) {
-        var text = text
-        if text.withUTF8(Self.isPlain) {
+        if text.withUTF8Bytes(Self.isPlain) {
             self = .text(text)
         } else {
             // Escapes in it are kept (see `URLComposition.keepingEscapes`).

@@ -57,8 +57,7 @@ enum URLComposition {
     /// Whether `server` is in the plain form (`URLAddress.isPlain`) and a directory (`isPlainDirectory`): a plain
     /// `api` under it makes a URL in the plain form, and a query that encoding escapes keeps it so.
     static func isPlainServer(_ server: String) -> Bool {
-        var text = server
-        return isPlainDirectory(server) && text.withUTF8(URLAddress.isPlain)
+        return isPlainDirectory(server) && server.withUTF8Bytes(URLAddress.isPlain)
     }
 
     /// Whether `api` is a relative path of plain segments: unreserved characters and `/`, not starting with `/`,
@@ -66,8 +65,7 @@ enum URLComposition {
     private static func isPlainPath(_ api: String) -> Bool {
         // Read through the string's contiguous bytes: stepping through `utf8` checked the string's form at every
         // byte, and these two checks took as long as the rest of composing.
-        var api = api
-        return api.withUTF8 { bytes in
+        return api.withUTF8Bytes { bytes in
             guard bytes.first != UInt8(ascii: "/") else { return false }
             var segmentDots = 0
             var segmentLength = 0
@@ -93,8 +91,7 @@ enum URLComposition {
 
     /// Whether `server` ends with `/` and has no query, fragment or dot segment (nothing resolution would change).
     private static func isPlainDirectory(_ server: String) -> Bool {
-        var server = server
-        return server.withUTF8 { bytes in
+        return server.withUTF8Bytes { bytes in
             var previous: UInt8 = 0
             for byte in bytes {
                 if byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#") { return false }
@@ -151,8 +148,7 @@ enum URLComposition {
         let utf8 = text.utf8
         guard let colon = utf8.firstIndex(of: UInt8(ascii: ":")) else { return nil }
         let upperScheme = utf8[..<colon].contains { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }
-        var mutable = text
-        let host = mutable.withUTF8 { bytes -> (Range<Int>, String)? in
+        let host = text.withUTF8Bytes { bytes -> (Range<Int>, String)? in
             guard let (start, end) = authorityBounds(bytes) else { return nil }
             var hostEnd = start
             while hostEnd < end, bytes[hostEnd] != UInt8(ascii: ":") { hostEnd += 1 }
@@ -229,8 +225,7 @@ enum URLComposition {
 
     /// Whether the URL's host is an IP literal in brackets (`http://[::1]:8080/`, RFC 3986 section 3.2.2).
     static func hasIPLiteralHost(_ url: URL) -> Bool {
-        var text = url.absoluteString
-        return text.withUTF8 { text in
+        return url.absoluteString.withUTF8Bytes { text in
             guard let (hostStart, end) = authorityBounds(text) else { return false }
             return hostStart < end && text[hostStart] == UInt8(ascii: "[")
         }
@@ -344,8 +339,7 @@ enum URLComposition {
     /// escape ends as Foundation would make it. The scheme and the authority are left to Foundation (a host in
     /// another script goes as punycode).
     static func keepingEscapes(_ text: String) -> String {
-        var text = text
-        let escaped = text.withUTF8 { bytes -> String? in
+        let escaped = text.withUTF8Bytes { bytes -> String? in
             let start = pathStart(bytes)
             // Made at the first byte to encode, with everything before it: a text with none allocates nothing.
             var result: [UInt8]?

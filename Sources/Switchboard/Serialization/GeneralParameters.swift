@@ -63,6 +63,7 @@ struct ParameterLayers: Sequence {
             (self.own, self.general) = (own, general)
         }
 
+        @inline(__always)  // read in the query writer's loop: a call per member cost more than the merge
         mutating func next() -> (key: String, value: ParameterValue)? {
             if ownIndex < own.count {
                 if generalIndex < general.count {

@@ -34,8 +34,7 @@ struct JSONParser {
 
     /// Whether the text is one JSON number and nothing else.
     static func isNumber(_ text: String) -> Bool {
-        var text = text
-        return text.withUTF8 { buffer in
+        return text.withUTF8Bytes { buffer in
             guard let first = buffer.first,
                 first == UInt8(ascii: "-") || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(first)
             else { return false }

@@ -714,8 +714,7 @@ final class SnakeCase: NameConversion {
 
     /// What `JSONDecoder` makes of `name`, when it is converted here.
     static func conversion(_ name: String) -> Conversion {
-        var name = name
-        return name.withUTF8 { bytes -> Conversion in
+        return name.withUTF8Bytes { bytes -> Conversion in
             let underscore = UInt8(ascii: "_")
             guard let first = bytes.firstIndex(where: { $0 != underscore }) else { return .same }
             let last = bytes.lastIndex(where: { $0 != underscore })!

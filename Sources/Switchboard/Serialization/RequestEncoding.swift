@@ -179,8 +179,7 @@ enum RequestEncoding {
         _ parameters: ParameterLayers, to text: String, request: Request, style: FormStyle
     ) throws(HTTPError) -> URLAddress {
         // One pass over the bytes: where the fragment starts, whether there is a query, and its last byte.
-        var text = text
-        let (headLength, hasQuery, last) = text.withUTF8 { bytes -> (Int, Bool, UInt8?) in
+        let (headLength, hasQuery, last) = text.withUTF8Bytes { bytes -> (Int, Bool, UInt8?) in
             var hasQuery = false
             for (offset, byte) in bytes.enumerated() {
                 if byte == UInt8(ascii: "#") { return (offset, hasQuery, offset > 0 ? bytes[offset - 1] : nil) }
@@ -307,8 +306,7 @@ enum FormEncoding {
 
         mutating func write(_ string: String) {
             guard !string.isEmpty else { return }
-            var string = string
-            string.withUTF8 { bytes in
+            string.withUTF8Bytes { bytes in
                 guard let source = bytes.baseAddress, !bytes.isEmpty else { return }
                 precondition(count + bytes.count <= buffer.count)
                 (buffer.baseAddress! + count).update(from: source, count: bytes.count)
@@ -318,8 +316,7 @@ enum FormEncoding {
 
         /// `string`'s bytes, escaped as `FormEncoding.escape` escapes them.
         mutating func writeEscaped(_ string: String) {
-            var string = string
-            string.withUTF8 { bytes in
+            string.withUTF8Bytes { bytes in
                 // Room for every byte escaped, checked once.
                 precondition(count + 3 * bytes.count <= buffer.count)
                 var out = buffer.baseAddress! + count
