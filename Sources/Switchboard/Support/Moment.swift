@@ -1,28 +1,47 @@
-/// A reading of `ContinuousClock`, as the time since a fixed earlier reading.
+#if canImport(Darwin)
+import Darwin
+#elseif canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// A reading of the clock `ContinuousClock` reads (time that goes on while the machine sleeps), in nanoseconds.
 ///
 /// `ContinuousClock.Instant` is not frozen: its size is unknown where Switchboard is compiled, so each one an `async`
-/// function holds takes an allocation from its task (six in every CurlEngine exchange). A `Duration` is frozen, and
-/// sits in the function's frame.
+/// function holds takes an allocation from its task (six in every CurlEngine exchange). An integer sits in the
+/// function's frame, and is read from the system's clock without the `Duration` arithmetic of an instant.
 struct Moment: Comparable, Sendable {
-    private let sinceOrigin: Duration
+    private let nanoseconds: Int64
 
-    private static let origin = ContinuousClock.now
-
-    /// The clock's reading now. Never inlined: in an `async` function, the clock's instants it reads would take
-    /// allocations from the task again.
+    /// The clock's reading now. Never inlined: one call for every reading, wherever it is taken.
     static var now: Moment {
-        @inline(never) get { Moment(sinceOrigin: origin.duration(to: .now)) }
+        @inline(never) get {
+            var time = timespec()
+            // The clocks `ContinuousClock` reads on each platform.
+            #if canImport(Darwin)
+            clock_gettime(CLOCK_MONOTONIC_RAW, &time)
+            #else
+            clock_gettime(CLOCK_BOOTTIME, &time)
+            #endif
+            return Moment(nanoseconds: Int64(time.tv_sec) &* 1_000_000_000 &+ Int64(time.tv_nsec))
+        }
     }
 
     static func + (moment: Moment, duration: Duration) -> Moment {
-        Moment(sinceOrigin: moment.sinceOrigin + duration)
+        let (seconds, attoseconds) = duration.components
+        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        // A deadline past what the clock can reach (`.seconds(Int64.max)`, "never") stays at the end of its range.
+        guard !overflow else { return Moment(nanoseconds: seconds < 0 ? .min : .max) }
+        let (sum, carry) = moment.nanoseconds.addingReportingOverflow(whole &+ attoseconds / 1_000_000_000)
+        return carry ? Moment(nanoseconds: whole < 0 ? .min : .max) : Moment(nanoseconds: sum)
     }
 
     static func - (later: Moment, earlier: Moment) -> Duration {
-        later.sinceOrigin - earlier.sinceOrigin
+        .nanoseconds(later.nanoseconds &- earlier.nanoseconds)
     }
 
     static func < (lhs: Moment, rhs: Moment) -> Bool {
-        lhs.sinceOrigin < rhs.sinceOrigin
+        lhs.nanoseconds < rhs.nanoseconds
     }
 }

@@ -132,3 +132,26 @@ import SwitchboardTestSupport
         #expect(try await Self.peak(key, window: 10).count == 2)
     }
 }
+
+/// The clock readings deadlines and durations are made of: they follow `ContinuousClock`, and a deadline past the
+/// clock's range ("never") stays at its end instead of wrapping round to the past.
+@Suite struct MomentTests {
+    @Test func readingsFollowTheContinuousClock() async throws {
+        let (clockStart, start) = (ContinuousClock.now, Moment.now)
+        try await Task.sleep(for: .milliseconds(30))
+        let (elapsed, clockElapsed) = (Moment.now - start, ContinuousClock.now - clockStart)
+        #expect(elapsed >= .milliseconds(30))
+        #expect(abs((elapsed - clockElapsed) / .milliseconds(1)) < 5, "\(elapsed) against \(clockElapsed)")
+        #expect(start + .milliseconds(1500) - start == .milliseconds(1500))
+        #expect(start + .seconds(-2) - start == .seconds(-2))
+    }
+
+    @Test func aDeadlinePastTheClocksRangeStaysAtItsEnd() {
+        let now = Moment.now
+        let never = now + .seconds(Int64.max)
+        #expect(now < never && now < now + .seconds(Int64.max / 1_000_000_000 - 1_000_000_000))
+        #expect(HostQueue.remaining(until: never) > .seconds(100 * 365 * 86_400))
+        #expect(now + .seconds(Int64.min) < now)
+        #expect(HostQueue.remaining(until: now + .seconds(-5)) == .milliseconds(1))
+    }
+}
