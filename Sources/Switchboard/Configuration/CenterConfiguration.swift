@@ -276,10 +276,13 @@ public struct CenterConfiguration: Sendable {
     }
     /// Status codes that count as success. 200 to 299 by default.
     public var acceptableStatusCodes: Set<Int> {
-        get { fields.acceptableStatusCodes }
-        set { storage.unique().value.acceptableStatusCodes = newValue }
-        _modify { yield &storage.unique().value.acceptableStatusCodes }
+        get { fields.acceptableStatusCodes ?? Self.successCodes }
+        set { storage.unique().value.acceptableStatusCodes = newValue == Self.successCodes ? nil : newValue }
     }
+    /// `acceptableStatusCodes` when it is not 200 to 299: a request then asks the set; otherwise it checks the
+    /// status's range, without hashing it.
+    var unusualAcceptableStatusCodes: Set<Int>? { fields.acceptableStatusCodes }
+    private static let successCodes = Set(200...299)
     /// Keeps a credential on every request and refreshes it once when it is refused. `nil` by default.
     public var authenticator: Authenticator? {
         get { fields.authenticator }
@@ -403,7 +406,8 @@ public struct CenterConfiguration: Sendable {
         var timeout: Duration = .seconds(60)
         var totalTimeout: Duration?
         var maxResponseBytes: Int64? = CenterConfiguration.defaultMaxResponseBytes
-        var acceptableStatusCodes: Set<Int> = Set(200...299)
+        /// `nil` for 200 to 299.
+        var acceptableStatusCodes: Set<Int>?
         var authenticator: Authenticator?
         var deduplicatesGETs: Bool = false
         var retryPolicy: RetryPolicy = .never

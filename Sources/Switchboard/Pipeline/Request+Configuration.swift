@@ -28,7 +28,6 @@ extension Request {
         merged.server = server(in: configuration)
         merged.timeout = timeout ?? configuration.timeout
         merged.totalTimeout = totalTimeout ?? configuration.totalTimeout
-        merged.acceptableStatusCodes = acceptableStatusCodes ?? configuration.acceptableStatusCodes
         merged.requestSerializer = requestSerializer ?? configuration.requestSerializer
         merged.responseSerializer = responseSerializer ?? configuration.responseSerializer
         // Only a center's own style is put on (a request's cold fields are made only when something sets one).

@@ -32,10 +32,12 @@ extension Pipeline {
         return response
     }
 
-    /// Whether the status is one the request accepts: its `acceptableStatusCodes` (a `2xx` unless set), or, under a
-    /// redirect policy other than `.follow`, a redirect that came back unfollowed: the answer the policy asked for.
+    /// Whether the status is one the request accepts: its `acceptableStatusCodes`, else the center's (a `2xx` unless
+    /// set), or, under a redirect policy other than `.follow`, a redirect that came back unfollowed: the answer the
+    /// policy asked for.
     func acceptable(_ response: Response, for request: Request, _ configuration: CenterConfiguration) -> Bool {
-        if request.acceptableStatusCodes?.contains(response.status) ?? response.isSuccessful { return true }
+        let codes = request.acceptableStatusCodes ?? configuration.unusualAcceptableStatusCodes
+        if codes?.contains(response.status) ?? response.isSuccessful { return true }
         return Redirects.follows(status: response.status) && !request.redirectPolicy(in: configuration).isDefault
     }
 }

@@ -167,6 +167,31 @@ import Testing
         }
     }
 
+    /// The request's own codes, else the center's, else a `2xx`: the center's are not copied into the request (a
+    /// center at its default is checked by range), and whichever applies is the only one asked.
+    @Test func theStatusIsJudgedByTheRequestsCodesElseTheCenters() {
+        func accepts(_ status: Int, own: Set<Int>?, center: Set<Int>?) -> Bool {
+            var configuration = CenterConfiguration()
+            if let center { configuration.acceptableStatusCodes = center }
+            var request = Request()
+            request.acceptableStatusCodes = own
+            let merged = request.merged(with: configuration)
+            #expect(merged.acceptableStatusCodes == own, "the merge leaves the request's own codes as they are")
+            return pipeline.acceptable(Response(request: merged, status: status), for: merged, configuration)
+        }
+        #expect(accepts(204, own: nil, center: nil) && !accepts(304, own: nil, center: nil))
+        #expect(accepts(304, own: nil, center: Set(200...299).union([304])))
+        #expect(!accepts(201, own: nil, center: [200]))
+        #expect(accepts(404, own: [404], center: [200]) && !accepts(200, own: [404], center: [200]))
+        #expect(!accepts(500, own: nil, center: Set(200...299)))
+        var configuration = CenterConfiguration()
+        #expect(configuration.acceptableStatusCodes == Set(200...299))
+        configuration.acceptableStatusCodes.insert(304)
+        #expect(configuration.acceptableStatusCodes == Set(200...299).union([304]))
+        configuration.acceptableStatusCodes.remove(304)
+        #expect(configuration.unusualAcceptableStatusCodes == nil)
+    }
+
     @Test func respondTurnsAValidationFailureIntoABusinessError() async {
         struct Refused: Error {}
         var request = Request()
