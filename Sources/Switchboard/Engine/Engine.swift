@@ -497,11 +497,22 @@ public struct EngineResponse: Sendable {
         }
     }
 
-    /// The header fields for a `Response`: as parsed, or left in the Foundation response until first read.
-    var responseHeaders: ResponseHeaders {
-        if let fields { return .fields(fields) }
-        if let base { return .unread(base) }
-        return .fields(HTTPHeaders())
+    /// The parts a `Response` is made of, moved out of this one (left empty); the header fields as parsed, or left in
+    /// the Foundation response until first read. Copies of each, then the release of this one's, counted every
+    /// reference up and down once more for every response.
+    mutating func take() -> (headers: ResponseHeaders, address: URLAddress, body: Data, metrics: MetricsBox?) {
+        var (address, body) = (URLAddress.url(nil), Data())
+        swap(&address, &self.address)
+        swap(&body, &self.body)
+        let headers: ResponseHeaders
+        if let fields = fields.take() {
+            headers = .fields(fields)
+        } else if let base = base.take() {
+            headers = .unread(base)
+        } else {
+            headers = .fields(HTTPHeaders())
+        }
+        return (headers, address, body, metricsBox.take())
     }
 
     /// One header field's value, by case-insensitive name, without converting the whole head.

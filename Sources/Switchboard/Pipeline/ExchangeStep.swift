@@ -233,8 +233,8 @@ extension Response {
     /// Builds a response from what an engine returned, before decoding. The engine's response is taken over: its
     /// fields move here rather than being copied.
     init(engine: consuming EngineResponse, request: consuming Request, duration: Duration) {
-        let (status, headers, address, data, metrics) =
-            (engine.status, engine.responseHeaders, engine.address, engine.body, engine.metricsBox)
+        let status = engine.status
+        let (headers, address, data, metrics) = engine.take()
         self.init(
             request: request, status: status, headers: headers, address: address, data: data, duration: duration,
             metrics: metrics)
