@@ -180,7 +180,10 @@ import Testing
         }
     }
 
-    @Test(arguments: ["plain", "a b&c=d", "ümlaut/ß?", "emoji 🎉", "reserved :#[]@!$&'()*+,;=", "~-._/?", "%41", ""])
+    @Test(arguments: [
+        "plain", "a b&c=d", "ümlaut/ß?", "emoji 🎉", "reserved :#[]@!$&'()*+,;=", "~-._/?", "%41", "",
+        String((0...127).map { Character(Unicode.Scalar(UInt8($0))) }),
+    ])
     func queryEscapingMatchesFoundation(text: String) {
         var allowed = CharacterSet.urlQueryAllowed
         allowed.remove(charactersIn: ":#[]@!$&'()*+,;=")
