@@ -9,7 +9,7 @@ final class GeneralParameters: Sendable {
     let values: [String: any Sendable]
     /// The same, converted and sorted by key; `nil` when one of them cannot be sent (a request then converts its
     /// merged parameters, so that its error names the key, unless its own value for that key replaces it).
-    let members: [(key: String, value: ParameterValue)]?
+    let members: [ParameterValue.Member]?
 
     /// The keys with a secret name (`access_token`): they go only to the center's own origins (`CredentialScope`).
     let secretKeys: [String]
@@ -41,30 +41,30 @@ final class GeneralParameters: Sendable {
 /// A request's parameters over its center's: two lists sorted by key, read in the order of their merge (for a key in
 /// both, the request's member), without making the merged list: a query is written straight from them.
 struct ParameterLayers: Sequence {
-    var own: [(key: String, value: ParameterValue)]
-    var general: [(key: String, value: ParameterValue)] = []
+    var own: [ParameterValue.Member]
+    var general: [ParameterValue.Member] = []
 
     var isEmpty: Bool { own.isEmpty && general.isEmpty }
 
     /// The merged list, for the encodings that need one.
-    var merged: [(key: String, value: ParameterValue)] {
+    var merged: [ParameterValue.Member] {
         general.isEmpty ? own : own.isEmpty ? general : Array(self)
     }
 
     func makeIterator() -> Iterator { Iterator(own: own, general: general) }
 
     struct Iterator: IteratorProtocol {
-        let own: [(key: String, value: ParameterValue)]
-        let general: [(key: String, value: ParameterValue)]
+        let own: [ParameterValue.Member]
+        let general: [ParameterValue.Member]
         var ownIndex = 0
         var generalIndex = 0
 
-        init(own: [(key: String, value: ParameterValue)], general: [(key: String, value: ParameterValue)]) {
+        init(own: [ParameterValue.Member], general: [ParameterValue.Member]) {
             (self.own, self.general) = (own, general)
         }
 
         @inline(__always)  // read in the query writer's loop: a call per member cost more than the merge
-        mutating func next() -> (key: String, value: ParameterValue)? {
+        mutating func next() -> ParameterValue.Member? {
             if ownIndex < own.count {
                 if generalIndex < general.count {
                     let (ownKey, generalKey) = (own[ownIndex].key, general[generalIndex].key)

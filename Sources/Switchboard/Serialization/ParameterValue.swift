@@ -14,7 +14,18 @@ enum ParameterValue: Sendable, Equatable {
     case bool(Bool)
     case null
     case array([ParameterValue])
-    case object([(key: String, value: ParameterValue)])
+    case object([Member])
+
+    /// A member of an object: a named type, not a tuple, whose arrays the runtime copies and destroys member by
+    /// member with generic code.
+    struct Member: Sendable, Equatable {
+        var key: String
+        var value: ParameterValue
+
+        init(_ key: String, _ value: ParameterValue) {
+            (self.key, self.value) = (key, value)
+        }
+    }
 
     static func == (lhs: ParameterValue, rhs: ParameterValue) -> Bool {
         switch (lhs, rhs) {
@@ -26,7 +37,7 @@ enum ParameterValue: Sendable, Equatable {
         case let (.bool(a), .bool(b)): a == b
         case (.null, .null): true
         case let (.array(a), .array(b)): a == b
-        case let (.object(a), .object(b)): a.map(\.key) == b.map(\.key) && a.map(\.value) == b.map(\.value)
+        case let (.object(a), .object(b)): a == b
         default: false
         }
     }
@@ -34,13 +45,11 @@ enum ParameterValue: Sendable, Equatable {
     /// Checks a parameter dictionary, sorting keys so that every encoding is deterministic.
     ///
     /// - Throws: `.encoding`, naming the key path of the first value that is not JSON-compatible.
-    static func object(from parameters: [String: any Sendable]) throws(HTTPError) -> [(
-        key: String, value: ParameterValue
-    )] {
-        var members: [(key: String, value: ParameterValue)] = []
+    static func object(from parameters: [String: any Sendable]) throws(HTTPError) -> [Member] {
+        var members: [Member] = []
         members.reserveCapacity(parameters.count)
         for (key, value) in parameters {
-            members.append((key, try ParameterValue(value, path: key)))
+            members.append(Member(key, try ParameterValue(value, path: key)))
         }
         // Sorted in place (one array, not a sorted copy of the keys besides): keys are unique, so the order is total.
         members.sort { $0.key < $1.key }
@@ -82,9 +91,9 @@ enum ParameterValue: Sendable, Equatable {
         case let value as Decimal: self = ParameterValue(decimal: value)
         case let value as JSON: self = ParameterValue(value)
         case let value as [String: any Sendable]:
-            var members: [(key: String, value: ParameterValue)] = []
+            var members: [Member] = []
             for key in value.keys.sorted() {
-                members.append((key, try ParameterValue(value[key]!, path: "\(path).\(key)")))
+                members.append(Member(key, try ParameterValue(value[key]!, path: "\(path).\(key)")))
             }
             self = .object(members)
         case let value as [any Sendable]:
@@ -139,7 +148,7 @@ enum ParameterValue: Sendable, Equatable {
             }
         case .string(let value): self = .string(value)
         case .array(let value): self = .array(value.map(ParameterValue.init))
-        case .object(let value): self = .object(value.keys.sorted().map { ($0, ParameterValue(value[$0]!)) })
+        case .object(let value): self = .object(value.keys.sorted().map { Member($0, ParameterValue(value[$0]!)) })
         }
     }
 
@@ -299,7 +308,7 @@ extension ParameterValue {
     /// - Throws: `.encoding`, naming the parameter: `null` (a property list has no such value), a number a double
     ///   cannot hold exactly, a character XML cannot hold (a control character other than tab, line feed and
     ///   carriage return; U+FFFE; U+FFFF).
-    static func propertyList(_ members: [(key: String, value: ParameterValue)]) throws(HTTPError) -> Data {
+    static func propertyList(_ members: [Member]) throws(HTTPError) -> Data {
         var out = """
             <?xml version="1.0" encoding="UTF-8"?>
             <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">

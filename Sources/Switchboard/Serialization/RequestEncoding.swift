@@ -93,7 +93,7 @@ enum RequestEncoding {
     /// with its `Content-Type` set in `headers` unless the request's own type wins.
     @inline(never)
     private static func encodedBody(
-        _ request: Request, _ parameters: [(key: String, value: ParameterValue)], isMultipart: Bool,
+        _ request: Request, _ parameters: [ParameterValue.Member], isMultipart: Bool,
         headers: inout HTTPHeaders
     ) throws(HTTPError) -> EngineRequest.Body {
         let streamsBody = request.body?.file != nil || request.body?.stream != nil
@@ -212,12 +212,12 @@ enum RequestEncoding {
 /// `application/x-www-form-urlencoded` text, with nested values as `key[]` and `key[member]`.
 enum FormEncoding {
     /// The members as form text (`a=1&b=2`).
-    static func encode(_ members: [(key: String, value: ParameterValue)], style: FormStyle = FormStyle()) -> String {
+    static func encode(_ members: [ParameterValue.Member], style: FormStyle = FormStyle()) -> String {
         written(ParameterLayers(own: members), style: style)
     }
 
     /// The most bytes the members take as form text, every byte escaped; `nil` when one of them is nested.
-    private static func bound(_ members: [(key: String, value: ParameterValue)]) -> Int? {
+    private static func bound(_ members: [ParameterValue.Member]) -> Int? {
         var bound = 0
         for member in members {
             switch member.value {
@@ -360,7 +360,7 @@ enum FormEncoding {
 
     /// The parameters as flat name-value pairs (`list[]`, `map[key]`), unescaped: for forms and multipart fields.
     static func pairs(
-        _ members: [(key: String, value: ParameterValue)], style: FormStyle = FormStyle()
+        _ members: [ParameterValue.Member], style: FormStyle = FormStyle()
     ) -> [(name: String, value: String)] {
         var pairs: [(name: String, value: String)] = []
         pairs.reserveCapacity(members.count)

@@ -226,7 +226,7 @@ public struct RequestSerializer: Sendable, Hashable {
 
     /// The body for these parameters (the request's, already checked and converted as `members`), and its type.
     func encode(
-        _ members: [(key: String, value: ParameterValue)], of request: Request
+        _ members: [ParameterValue.Member], of request: Request
     ) throws(HTTPError) -> (body: Data, contentType: String) {
         switch kind {
         case .form:
