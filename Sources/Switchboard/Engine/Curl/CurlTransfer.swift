@@ -155,21 +155,21 @@ final class CurlTransfer: @unchecked Sendable {
         let context = Unmanaged.passUnretained(self).toOpaque()
         // What the handle holds from its last transfer, when that was a plain GET it kept without a reset: options
         // already at the value this transfer wants are not set again (a string option is copied by libcurl, and the
-        // content encodings' list is built anew, each time it is set).
+        // content encodings' list is built anew, each time it is set). Noted in place as each is set, so that the
+        // settings say what the handle holds even when configuring stops at an error.
         let reused = handle.settings.primed
-        var kept = handle.settings
         // libcurl follows no redirect (the engine does), so the response is the request URL's (as libcurl sends it,
         // and as URLSessionEngine's response has it: see `URLComposition.canonical`), kept as text when the request's
         // is.
-        if kept.url != address {
+        if handle.settings.url != address {
             set(easy, .url, address)
-            kept.url = address
+            handle.settings.url = address
             // Worked out when the handle's URL changes, not for every request: reading a host such as `127.0.0.1`
             // and the scheme took more instructions than the rest of setting up a reused handle.
-            kept.canonicalURL = URLComposition.canonical(address)
-            kept.secure = address.utf8.prefix(6).lazy.map({ $0 | 0x20 }).elementsEqual("https:".utf8)
+            handle.settings.canonicalURL = URLComposition.canonical(address)
+            handle.settings.secure = address.utf8.prefix(6).lazy.map({ $0 | 0x20 }).elementsEqual("https:".utf8)
         }
-        responseAddress = kept.canonicalURL.map { .url($0) } ?? requested
+        responseAddress = handle.settings.canonicalURL.map { .url($0) } ?? requested
         if !reused {
             set(easy, .noSignal, 1)
             set(easy, .followLocation, 0)
@@ -182,7 +182,7 @@ final class CurlTransfer: @unchecked Sendable {
             set(easy, .acceptEncoding, "")
             sb_easy_setopt_data_callback(easy, CurlLibrary.Option.writeFunction.rawValue, curlWrite)
             sb_easy_setopt_data_callback(easy, CurlLibrary.Option.headerFunction.rawValue, curlHeader)
-            kept.primed = true
+            handle.settings.primed = true
         }
         // A larger receive buffer than libcurl's 16 KiB: a 1 MiB body then takes 16 reads and callbacks, not 64, which
         // cut the CPU of a 1 MiB GET by about a sixth. Paced and streamed bodies keep 16 KiB chunks (a chunk is what
@@ -190,9 +190,9 @@ final class CurlTransfer: @unchecked Sendable {
         // the other size.
         let buffered = request.maxReceiveBytesPerSecond == nil && request.receiver == nil
         let bufferSize = buffered ? Self.receiveBufferSize : Self.streamedChunkSize
-        if kept.bufferSize != bufferSize {
+        if handle.settings.bufferSize != bufferSize {
             set(easy, .bufferSize, bufferSize)
-            kept.bufferSize = bufferSize
+            handle.settings.bufferSize = bufferSize
         }
         sb_easy_setopt_pointer(easy, CurlLibrary.Option.writeData.rawValue, context)
         sb_easy_setopt_pointer(easy, CurlLibrary.Option.headerData.rawValue, context)
@@ -204,9 +204,9 @@ final class CurlTransfer: @unchecked Sendable {
         // already: a handle that served a plain GET is reused without a reset (see `handleNeedsReset`), and may still
         // hold that GET's values.
         let timeout = request.totalTimeout.map { max(1, Int($0.seconds * 1000)) } ?? 0
-        if kept.timeout != timeout {
+        if handle.settings.timeout != timeout {
             set(easy, .timeoutMilliseconds, timeout)
-            kept.timeout = timeout
+            handle.settings.timeout = timeout
         }
         // The receive limit is kept here, chunk by chunk (see `ReceivePacer`); the send limit by libcurl, whose check
         // between sends is fine-grained enough.
@@ -250,10 +250,10 @@ final class CurlTransfer: @unchecked Sendable {
             setUploadCallbacks(easy, length: stream.length, context: context)
         }
         // Wait for a connection that may multiplex (HTTP/2) rather than open one per request.
-        let pipeWait = kept.secure ? 1 : 0
-        if kept.pipeWait != pipeWait {
+        let pipeWait = handle.settings.secure ? 1 : 0
+        if handle.settings.pipeWait != pipeWait {
             set(easy, .pipeWait, pipeWait)
-            kept.pipeWait = pipeWait
+            handle.settings.pipeWait = pipeWait
         }
         if method != .get && method != .head && !(method == .post && request.body != .none && !request.body.isStreamed)
         {
@@ -279,11 +279,10 @@ final class CurlTransfer: @unchecked Sendable {
         }
         // The same list as the handle's last transfer sent (`lastHeaders`) is still set on it.
         let list = headerList?.list.map { UnsafeRawPointer($0) }
-        if !reused || kept.headerList != list {
+        if !reused || handle.settings.headerList != list {
             sb_easy_setopt_pointer(easy, CurlLibrary.Option.httpHeader.rawValue, list)
-            kept.headerList = list
+            handle.settings.headerList = list
         }
-        handle.settings = kept
         plainGet =
             method == .get && request.body == .none && request.receiver == nil && pacer == nil && !freshConnection
             && request.maxSendBytesPerSecond == nil && trustPolicy == nil
