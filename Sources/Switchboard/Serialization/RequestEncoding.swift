@@ -24,11 +24,7 @@ enum RequestEncoding {
             && (placement == .query
                 || (placement == nil && !isMultipart
                     && (request.body != nil || request.method.encodesParametersInQuery)))
-        if placement == .body, request.body != nil, !parameters.isEmpty {
-            throw HTTPError(
-                .encoding, "parameters placed in the body cannot go beside an explicit body; nothing was sent",
-                request: request)
-        }
+        if placement == .body, request.body != nil, !parameters.isEmpty { throw bodyBesideParameters(request) }
         let address: URLAddress
         if urlIsPlain {
             // No query or fragment yet; the query's bytes are unreserved characters, `=`, `&` and escapes.
@@ -37,10 +33,7 @@ enum RequestEncoding {
                     ? FormEncoding.written(parameters, prefix: text, separator: UInt8(ascii: "?"), style: style)
                     : text)
         } else {
-            address =
-                inQuery
-                ? try appendingQuery(parameters, to: text, request: request, style: style)
-                : try URLComposition.validate(text, for: request)
+            address = try checkedAddress(text, inQuery ? parameters : nil, request: request, style: style)
         }
         if case .failure(let error) = converted { throw error.with(request: request) }
         var headers = request.headers
@@ -68,16 +61,10 @@ enum RequestEncoding {
         if let timeout = request.timeout {
             engineRequest.timeout = timeout > .zero ? max(.milliseconds(1), timeout) : timeout
         }
-        engineRequest.maxReceiveBytesPerSecond = try checkedLimit(
-            request.maxBytesPerSecond, "maxBytesPerSecond", request)
-        engineRequest.maxSendBytesPerSecond = try checkedLimit(
-            request.maxUploadBytesPerSecond, "maxUploadBytesPerSecond", request)
-        if let limit = request.maxResponseBytes {
-            guard limit >= 0 else {
-                throw HTTPError(
-                    .encoding, "maxResponseBytes is \(limit); a limit must not be below zero", request: request)
-            }
-            engineRequest.maxResponseBytes = limit
+        if request.maxBytesPerSecond != nil || request.maxUploadBytesPerSecond != nil
+            || request.maxResponseBytes != nil
+        {
+            try applyLimits(request, to: &engineRequest)
         }
         engineRequest.id = request.id
         do {
@@ -165,6 +152,40 @@ enum RequestEncoding {
             headers["Content-Type"] = contentType
         }
         return body
+    }
+
+    // The paths most requests do not take, apart from the one they do: its code then spans fewer cache lines.
+
+    @inline(never)
+    private static func bodyBesideParameters(_ request: Request) -> HTTPError {
+        HTTPError(
+            .encoding, "parameters placed in the body cannot go beside an explicit body; nothing was sent",
+            request: request)
+    }
+
+    /// The URL as `URLComposition.validate` checks it, with the parameters in its query when they go there.
+    @inline(never)
+    private static func checkedAddress(
+        _ text: String, _ query: ParameterLayers?, request: Request, style: FormStyle
+    ) throws(HTTPError) -> URLAddress {
+        guard let query else { return try URLComposition.validate(text, for: request) }
+        return try appendingQuery(query, to: text, request: request, style: style)
+    }
+
+    /// The request's speed and size limits, checked, on the engine request.
+    @inline(never)
+    private static func applyLimits(_ request: Request, to engineRequest: inout EngineRequest) throws(HTTPError) {
+        engineRequest.maxReceiveBytesPerSecond = try checkedLimit(
+            request.maxBytesPerSecond, "maxBytesPerSecond", request)
+        engineRequest.maxSendBytesPerSecond = try checkedLimit(
+            request.maxUploadBytesPerSecond, "maxUploadBytesPerSecond", request)
+        if let limit = request.maxResponseBytes {
+            guard limit >= 0 else {
+                throw HTTPError(
+                    .encoding, "maxResponseBytes is \(limit); a limit must not be below zero", request: request)
+            }
+            engineRequest.maxResponseBytes = limit
+        }
     }
 
     /// A speed limit as set, or `.encoding` when it is below 1 byte a second.
