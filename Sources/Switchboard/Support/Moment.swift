@@ -33,8 +33,9 @@ struct Moment: Comparable, Sendable {
         let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
         // A deadline past what the clock can reach (`.seconds(Int64.max)`, "never") stays at the end of its range.
         guard !overflow else { return Moment(nanoseconds: seconds < 0 ? .min : .max) }
-        let (sum, carry) = moment.nanoseconds.addingReportingOverflow(whole &+ attoseconds / 1_000_000_000)
-        return carry ? Moment(nanoseconds: whole < 0 ? .min : .max) : Moment(nanoseconds: sum)
+        let (span, spanCarry) = whole.addingReportingOverflow(attoseconds / 1_000_000_000)
+        let (sum, carry) = moment.nanoseconds.addingReportingOverflow(span)
+        return spanCarry || carry ? Moment(nanoseconds: seconds < 0 ? .min : .max) : Moment(nanoseconds: sum)
     }
 
     static func - (later: Moment, earlier: Moment) -> Duration {

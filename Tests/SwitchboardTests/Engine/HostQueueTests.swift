@@ -152,6 +152,9 @@ import SwitchboardTestSupport
         #expect(now < never && now < now + .seconds(Int64.max / 1_000_000_000 - 1_000_000_000))
         #expect(HostQueue.remaining(until: never) > .seconds(100 * 365 * 86_400))
         #expect(now + .seconds(Int64.min) < now)
+        // Seconds that fit as nanoseconds, whose fraction then passes the end of the range.
+        #expect(now + (.seconds(Int64.max / 1_000_000_000) + .milliseconds(999)) > now)
+        #expect(now + (.seconds(Int64.min / 1_000_000_000) - .milliseconds(999)) < now)
         #expect(HostQueue.remaining(until: now + .seconds(-5)) == .milliseconds(1))
     }
 }
