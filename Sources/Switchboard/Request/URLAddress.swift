@@ -31,7 +31,7 @@ enum URLAddress: Sendable {
     /// The address of a URL: its text when that is plain (what an engine reads, once, instead of asking the URL for
     /// it at every step), else the URL as it is.
     init(_ url: URL?) {
-        if var text = url?.absoluteString, text.withUTF8(Self.isPlain) {
+        if let text = url?.absoluteString, text.withUTF8Bytes(Self.isPlain) {
             self = .text(text)
         } else {
             self = .url(url)
