@@ -1,8 +1,8 @@
 /// A center's `parameters`, converted to parameter values once, when the configuration sets them.
 ///
 /// A request merged with its center keeps them apart from its own (`Request.Fields.generalParameters`) until
-/// something reads or changes `Request.parameters`; encoding then merges the two sorted lists, the request's own
-/// winning. Merging the center's dictionary into each request's, then converting and sorting the result, built and
+/// something reads or changes `Request.parameters`; encoding then reads the two sorted lists in merge order, the
+/// request's own winning (`ParameterLayers`). Merging the center's dictionary into each request's, then converting and sorting the result, built and
 /// hashed a dictionary and converted the center's values again for every request.
 final class GeneralParameters: Sendable {
     /// The parameters as the configuration holds them.
@@ -58,10 +58,6 @@ struct ParameterLayers: Sequence {
         let general: [ParameterValue.Member]
         var ownIndex = 0
         var generalIndex = 0
-
-        init(own: [ParameterValue.Member], general: [ParameterValue.Member]) {
-            (self.own, self.general) = (own, general)
-        }
 
         @inline(__always)  // read in the query writer's loop: a call per member cost more than the merge
         mutating func next() -> ParameterValue.Member? {

@@ -16,8 +16,8 @@ enum ParameterValue: Sendable, Equatable {
     case array([ParameterValue])
     case object([Member])
 
-    /// A member of an object: a named type, not a tuple, whose arrays the runtime copies and destroys member by
-    /// member with generic code.
+    /// A member of an object. A named type, not a tuple: an array of tuples is copied and destroyed by the runtime's
+    /// generic code, member by member.
     struct Member: Sendable, Equatable {
         var key: String
         var value: ParameterValue
