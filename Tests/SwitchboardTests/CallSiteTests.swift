@@ -57,6 +57,18 @@ final class CallSiteModel {
         statuses.append(page.status)
     }
 
+    /// A JSON object read from a response, changed and iterated as the model's own value, and one made from a
+    /// dictionary.
+    func profileFieldNames() async throws -> [String] {
+        let response = try await center.send { $0.api = "users/\(userID)" }
+        var profile = response.json?.object ?? [:]
+        profile["seen"] = true
+        var names: [String] = []
+        for (key, _) in profile { names.append(key) }
+        let made = JSON.object(JSON.Object(["b": 2, "a": 1]))
+        return names + (made.object?.keys ?? [])
+    }
+
     /// A model of the app's own, made by its serializer, checked by its plugin, from a request and from an endpoint.
     func loadNameCards() async throws -> [String] {
         let response = try await center.send {
@@ -201,6 +213,11 @@ nonisolated func sendFromAPlainAsyncFunction(_ center: Center, id: Int) async th
     @Test @MainActor func aMainActorModelUsesItsOwnSerializerAndPlugin() async throws {
         let model = CallSiteModel(center: callSiteCenter())
         #expect(try await model.loadNameCards() == ["Ada", "Ada"])
+    }
+
+    @Test @MainActor func aMainActorModelReadsAndChangesAJSONObject() async throws {
+        let model = CallSiteModel(center: callSiteCenter())
+        #expect(try await model.profileFieldNames() == ["id", "name", "seen", "a", "b"])
     }
 
     @Test @MainActor func aMainActorModelListensToEventsBothWays() async throws {
