@@ -144,7 +144,8 @@ extension Center {
     /// - Throws: `HTTPError`, after the `onError` hook mapped it.
     @discardableResult
     nonisolated(nonsending) public func send(_ configure: (inout Request) -> Void) async throws(HTTPError) -> Response {
-        let (request, configuration) = configured(configure)
+        var (request, configuration) = configured(configure)
+        Pipeline.prepareEarly(&request, configuration)
         // In the caller's task when the engine stops on the request's signal; otherwise in a task of its own, so that
         // `cancel(id)` cancels it and not the caller.
         let plan = Launcher.Plan(waits: true, bySignal: Center.stopsBySignal(request, configuration))

@@ -7,7 +7,8 @@ import Foundation
 /// 1. **Prepare** (`PrepareStep.swift`): merge with the configuration, compose the URL, the plugins' `prepare`, the
 ///    `onRequest` hook, compose again; then the center's credentials, judged on that final URL (`CredentialScope`):
 ///    the authenticator's (`CredentialPlugin`) for its own origins, its origin-bound headers and secret parameters
-///    withheld elsewhere.
+///    withheld elsewhere. An `async` send whose request no plugin, hook, credential or log needs as written has it
+///    merged and composed before it is registered (`prepareEarly`), in its own box, which the later steps share.
 /// 2. **Encode** (`ExchangeStep.swift`): URL with query, method, headers and body as an `EngineRequest`; a
 ///    download's partial file and range.
 /// 3. **Cache** (`CacheStep`): answer from the cache, or for `.cacheThenNetwork` send the cached response out first
@@ -121,7 +122,7 @@ extension Pipeline {
     ) async throws(HTTPError) -> Response {
         let (configuration, stream) = (context.configuration, context.stream)
         let prepared = try await prepare(&request, context, idempotencyKey: &idempotencyKey)
-        registry.update(prepared.id, .single(request))
+        if prepared.changed { registry.update(prepared.id, .single(request)) }
         // A partial file that turns out not to match (a 416 short of the end) is dropped once, and the download
         // starts again from zero; `settle` never asks twice.
         var mayStartOver = true

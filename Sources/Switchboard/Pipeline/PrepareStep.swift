@@ -10,6 +10,9 @@ struct PreparedRequest: Sendable {
     let request: Request
     /// Whether the request's `url` is in the plain form by construction (see `URLComposition.compose`).
     let urlIsPlain: Bool
+    /// Whether `request` differs from the request the registry holds (it was not prepared early, or it got an
+    /// idempotency key).
+    let changed: Bool
 }
 
 extension Pipeline {
@@ -17,6 +20,7 @@ extension Pipeline {
     /// method, parameters or body, and the URL is composed after it. Then the center's credentials, judged on that
     /// final URL (`CredentialScope`): to another origin, its origin-bound headers and secret parameters stay behind
     /// and the authenticator is not asked; to its own, the credential's plugin puts the credential on the request.
+    /// A request merged and composed before it was registered (`prepareEarly`) has had all of that.
     ///
     /// Last, a `POST` or `PATCH` gets its idempotency key when the context names the header for one (see
     /// `RetryPolicy.idempotencyKey`) and the request has no such header: `idempotencyKey`, made here at the first
@@ -27,15 +31,38 @@ extension Pipeline {
     nonisolated(nonsending) func prepare(
         _ request: inout Request, _ context: RequestContext, idempotencyKey: inout String?
     ) async throws(HTTPError) -> PreparedRequest {
+        let id = context.id
+        var isPlain: Bool
+        var changed = true
+        if let early = request.fields.early, early.id == id {
+            if let urlIsPlain = early.urlIsPlain {
+                isPlain = urlIsPlain
+            } else {
+                // A URL that did not compose then is composed again, to throw its error.
+                isPlain = try request.compose(context.configuration).isPlain
+            }
+            changed = false
+        } else {
+            isPlain = try await mergeAndCompose(&request, context)
+        }
+        if let keyHeader = context.keyHeader, RetryPolicy.keys(request.method), request.headers[keyHeader] == nil {
+            let key = idempotencyKey ?? UUID().uuidString
+            idempotencyKey = key
+            request.headers[keyHeader] = key
+            changed = true
+        }
+        return PreparedRequest(id: id, request: request, urlIsPlain: isPlain, changed: changed)
+    }
+
+    /// The merge, the URL, the plugins and the credentials, for a request not prepared early; returns whether the
+    /// URL is plain by construction.
+    nonisolated(nonsending) private func mergeAndCompose(
+        _ request: inout Request, _ context: RequestContext
+    ) async throws(HTTPError) -> Bool {
         let (id, configuration, plugins) = (context.id, context.configuration, context.plugins)
         let own = request
-        request = request.merged(with: configuration)
-        if request.kind == .upload && request.method == .get {
-            // An upload carries a body, which a GET cannot: left at the default, the method becomes POST.
-            request.method = .post
-        }
-        var (composed, isPlain) = try URLComposition.compose(request, plainServer: configuration.plainServer)
-        request.url = composed
+        request.merge(with: configuration)
+        var (composed, isPlain) = try request.compose(configuration)
         if !plugins.preparing.isEmpty {
             let before = request
             do throws(HTTPError) {
@@ -57,8 +84,7 @@ extension Pipeline {
                 }
                 if request.api != before.api || request.server != before.server { request.url = own.url }
             }
-            (composed, isPlain) = try URLComposition.compose(request, plainServer: configuration.plainServer)
-            request.url = composed
+            (composed, isPlain) = try request.compose(configuration)
         }
         if plugins.credential != nil || CredentialScope.mayCarry(own, configuration) {
             if configuration.credentialScope.covers(request.url) {
@@ -67,12 +93,38 @@ extension Pipeline {
                 CredentialScope.withhold(from: &request, own: own, configuration)
             }
         }
-        if let keyHeader = context.keyHeader, RetryPolicy.keys(request.method), request.headers[keyHeader] == nil {
-            let key = idempotencyKey ?? UUID().uuidString
-            idempotencyKey = key
-            request.headers[keyHeader] = key
-        }
         // Plain by construction, unless the authenticator set a URL of its own.
-        return PreparedRequest(id: id, request: request, urlIsPlain: isPlain && request.url == composed)
+        return isPlain && request.url == composed
+    }
+
+    /// The prepare step's first part (the merge and the URL), done in the request's own box before it is
+    /// registered, when no later part needs the request as written: no plugin or hook prepares it (a changed `api`
+    /// or server is composed again from the request as written), no credential is judged (what it did not set
+    /// itself stays behind elsewhere), no console log describes it as written, and it is not remembered for
+    /// `retry` (sent again with the configuration of that time). The registry, the steps and the response then
+    /// share that one box; otherwise the merge copies the request. A URL that does not compose is composed again
+    /// by `prepare`, which reports it.
+    static func prepareEarly(_ request: inout Request, _ configuration: CenterConfiguration) {
+        let authenticated = request.usesAuthenticator && configuration.authenticator != nil
+        guard configuration.pluginChain.preparing.isEmpty, configuration.nodePlugins.isEmpty,
+            request.plugins.isEmpty, !authenticated, !configuration.consoleLog,
+            !CredentialScope.mayCarry(request, configuration)
+        else { return }
+        request.merge(with: configuration)
+        let isPlain = try? request.compose(configuration).isPlain
+        request.fields.early = Request.EarlyPreparation(id: request.id, urlIsPlain: isPlain)
+    }
+}
+
+extension Request {
+    /// Composes the URL of a merged request (an upload left at `GET` becomes a `POST` first, as it carries a body),
+    /// and sets it; returns it and whether it is plain by construction.
+    fileprivate mutating func compose(
+        _ configuration: CenterConfiguration
+    ) throws(HTTPError) -> (text: String, isPlain: Bool) {
+        if kind == .upload && method == .get { method = .post }
+        let composed = try URLComposition.compose(self, plainServer: configuration.plainServer)
+        url = composed.text
+        return composed
     }
 }

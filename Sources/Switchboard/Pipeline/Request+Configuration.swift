@@ -4,35 +4,33 @@ import Foundation
 // against, which retry policy applies. Values know nothing of the center; the pipeline brings the two together.
 
 extension Request {
-    /// The request as the center sends it: the center's values merged in, the defaults filled.
+    /// Makes this the request as the center sends it: the center's values merged in, the defaults filled.
     ///
     /// The center's headers, parameters and user info go first and the request's own win; each `useGeneral*` flag
     /// opts out of one of them. Which of the center's credentials stay behind is decided once the URL is final
     /// (`CredentialScope`).
-    func merged(with configuration: CenterConfiguration) -> Request {
-        var merged = self
+    mutating func merge(with configuration: CenterConfiguration) {
         if useGeneralHeaders && !configuration.headers.isEmpty {
-            var headers = configuration.headers
-            headers.merge(self.headers)
-            merged.headers = headers
-            if self.headers["Content-Type"] == nil, let general = configuration.headers["Content-Type"] {
-                merged.fields.centerContentType = general
+            if headers["Content-Type"] == nil, let general = configuration.headers["Content-Type"] {
+                fields.centerContentType = general
             }
+            var merged = configuration.headers
+            merged.merge(headers)
+            headers = merged
         }
         if useGeneralParameters, let general = configuration.generalParameters {
-            merged.fields.generalParameters = general
+            fields.generalParameters = general
         }
         if !configuration.userInfo.isEmpty {
-            merged.userInfo = Self.overlaying(userInfo, on: configuration.userInfo)
+            userInfo = Self.overlaying(userInfo, on: configuration.userInfo)
         }
-        merged.server = server(in: configuration)
-        merged.timeout = timeout ?? configuration.timeout
-        merged.totalTimeout = totalTimeout ?? configuration.totalTimeout
-        merged.requestSerializer = requestSerializer ?? configuration.requestSerializer
-        merged.responseSerializer = responseSerializer ?? configuration.responseSerializer
+        server = server(in: configuration)
+        timeout = timeout ?? configuration.timeout
+        totalTimeout = totalTimeout ?? configuration.totalTimeout
+        requestSerializer = requestSerializer ?? configuration.requestSerializer
+        responseSerializer = responseSerializer ?? configuration.responseSerializer
         // Only a center's own style is put on (a request's cold fields are made only when something sets one).
-        if formStyle == nil, configuration.formStyle != FormStyle() { merged.formStyle = configuration.formStyle }
-        return merged
+        if formStyle == nil, configuration.formStyle != FormStyle() { formStyle = configuration.formStyle }
     }
 
     /// The server `api` resolves against: the request's own, else its node's, else the center's (unless

@@ -400,9 +400,11 @@ public struct Request: Sendable {
         var usesAuthenticator = true
         var cachesPOST = false
         var cachesAcrossCredentials = false
-        /// The `Content-Type` the center's headers gave the request when it set none itself (see `merged(with:)`):
+        /// The `Content-Type` the center's headers gave the request when it set none itself (see `merge(with:)`):
         /// the type of a body the center encodes replaces it.
         var centerContentType: String?
+        /// Set when the request was merged and composed before it was registered (see `Pipeline.prepareEarly`).
+        var early: EarlyPreparation?
 
         /// The fields the pipeline reads but does not change, in a box of their own: merging a request with its
         /// center changes the others, and the copy that makes then costs one reference for all of these. `nil`
@@ -415,6 +417,13 @@ public struct Request: Sendable {
             if cold == nil { cold = CopyOnWrite(Cold()) }
             return cold!.unique()
         }
+    }
+
+    /// A request merged and composed before it was registered, for the identifier it was sent under (a saved copy
+    /// sent again gets another identifier, and is prepared again); `urlIsPlain` is `nil` when the URL did not compose.
+    struct EarlyPreparation: Sendable {
+        let id: RequestID
+        let urlIsPlain: Bool?
     }
 
     /// What `Fields.cold` holds.

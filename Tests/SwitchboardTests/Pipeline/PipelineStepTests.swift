@@ -88,6 +88,105 @@ import Testing
         #expect(get.request.headers["Idempotency-Key"] == nil && none == nil)
     }
 
+    /// A center without credentials of its general headers or parameters, whose requests can be prepared early.
+    static func plainConfiguration(
+        _ configure: (inout CenterConfiguration) -> Void = { _ in }
+    ) -> CenterConfiguration {
+        configuration {
+            $0.headers["Authorization"] = nil
+            $0.parameters = ["app": "demo"]
+            configure(&$0)
+        }
+    }
+
+    @Test func aRequestPreparedEarlyIsTheRequestThePrepareStepMakes() async throws {
+        let configuration = Self.plainConfiguration { $0.timeout = .seconds(7) }
+        let written = Request {
+            $0.api = "users"; $0.headers["X-Client"] = "watch"; $0.parameters = ["page": 2]
+        }
+        var early = written
+        Pipeline.prepareEarly(&early, configuration)
+        #expect(early.fields.early?.id == written.id && early.fields.early?.urlIsPlain == true)
+        let (fromEarly, _) = try await prepared(early, configuration)
+        let (inStep, _) = try await prepared(written, configuration)
+        #expect(!fromEarly.changed && inStep.changed)
+        for request in [fromEarly.request, inStep.request] {
+            #expect(request.url == "https://api.example.com/v1/users")
+            #expect(request.headers["X-Client"] == "watch")
+            #expect(request.parameters["app"] as? String == "demo")
+            #expect(request.parameters["page"] as? Int == 2)
+            #expect(request.timeout == .seconds(7) && request.responseSerializer == .json)
+        }
+        #expect(fromEarly.urlIsPlain == inStep.urlIsPlain)
+        // A POST that gets an idempotency key differs from the request registered.
+        let keyed = Self.plainConfiguration { $0.retryPolicy.idempotencyKey = "Idempotency-Key" }
+        var post = Request {
+            $0.api = "payments"; $0.method = .post
+        }
+        Pipeline.prepareEarly(&post, keyed)
+        let (withKey, key) = try await prepared(post, keyed)
+        #expect(withKey.changed && key != nil && withKey.request.headers["Idempotency-Key"] == key)
+    }
+
+    @Test func aRequestIsPreparedEarlyOnlyWhenNothingLaterNeedsItAsWritten() {
+        struct Versioned: Plugin {}
+        func isEarly(_ configuration: CenterConfiguration, _ configure: (inout Request) -> Void = { _ in }) -> Bool {
+            var request = Request {
+                $0.api = "users"
+                configure(&$0)
+            }
+            Pipeline.prepareEarly(&request, configuration)
+            return request.fields.early != nil
+        }
+        #expect(isEarly(Self.plainConfiguration()))
+        // The center's credentials are judged on the final URL, against what the request set itself.
+        #expect(!isEarly(Self.configuration()))
+        #expect(!isEarly(Self.plainConfiguration { $0.parameters = ["access_token": "secret"] }))
+        #expect(
+            isEarly(Self.configuration()) {
+                $0.useGeneralHeaders = false; $0.useGeneralParameters = false
+            })
+        // Plugins and hooks may change what the URL is composed from.
+        #expect(!isEarly(Self.plainConfiguration { $0.plugins = [Versioned()] }))
+        #expect(!isEarly(Self.plainConfiguration { $0.onRequest = { _ in } }))
+        #expect(!isEarly(Self.plainConfiguration { $0.nodePlugins[.default] = [Versioned()] }))
+        #expect(!isEarly(Self.plainConfiguration()) { $0.plugins = [Versioned()] })
+        let authenticator = Authenticator(credential: "token") { token, request in
+            request.headers["Authorization"] = "Bearer \(token)"
+        } refresh: { _, _ in
+            "fresh"
+        }
+        #expect(!isEarly(Self.plainConfiguration { $0.authenticator = authenticator }))
+        #expect(isEarly(Self.plainConfiguration { $0.authenticator = authenticator }) { $0.usesAuthenticator = false })
+        #expect(!isEarly(Self.plainConfiguration { $0.consoleLog = true }))
+    }
+
+    @Test func anEarlyPreparationHoldsOnlyForTheIdentifierItWasMadeFor() async throws {
+        var first = Request { $0.api = "users" }
+        Pipeline.prepareEarly(&first, Self.plainConfiguration())
+        // Sent again (`$0 = saved` gives it an identifier of its own) through a center with other headers: merged
+        // with that center's.
+        var again = first
+        again.id = RequestID.next()
+        let other = Self.plainConfiguration { $0.headers["X-Other"] = "yes" }
+        let (prepared, _) = try await prepared(again, other)
+        #expect(prepared.changed && prepared.request.headers["X-Other"] == "yes")
+        #expect(prepared.request.url == "https://api.example.com/v1/users")
+    }
+
+    @Test func aURLThatDoesNotComposeEarlyFailsInThePrepareStep() async {
+        let configuration = Self.plainConfiguration { $0.server = nil }
+        var request = Request { $0.api = "users" }
+        Pipeline.prepareEarly(&request, configuration)
+        #expect(request.fields.early != nil && request.fields.early?.urlIsPlain == nil)
+        do {
+            _ = try await prepared(request, configuration)
+            Issue.record("a request without a server was prepared")
+        } catch {
+            #expect(error.code == .invalidURL)
+        }
+    }
+
     @Test func prepareReportsAHookRefusalAsVetoed() async {
         struct Offline: Error {}
         let configuration = Self.configuration { $0.onRequest = { _ in throw Offline() } }
@@ -140,7 +239,8 @@ import Testing
     func processed(
         _ response: Response, _ configuration: CenterConfiguration
     ) async throws(HTTPError) -> Response {
-        let request = response.request.merged(with: configuration)
+        var request = response.request
+        request.merge(with: configuration)
         let context = context(request, configuration)
         return try await pipeline.postProcess(response, request, context)
     }
@@ -175,9 +275,9 @@ import Testing
             if let center { configuration.acceptableStatusCodes = center }
             var request = Request()
             request.acceptableStatusCodes = own
-            let merged = request.merged(with: configuration)
-            #expect(merged.acceptableStatusCodes == own, "the merge leaves the request's own codes as they are")
-            return pipeline.acceptable(Response(request: merged, status: status), for: merged, configuration)
+            request.merge(with: configuration)
+            #expect(request.acceptableStatusCodes == own, "the merge leaves the request's own codes as they are")
+            return pipeline.acceptable(Response(request: request, status: status), for: request, configuration)
         }
         #expect(accepts(204, own: nil, center: nil) && !accepts(304, own: nil, center: nil))
         #expect(accepts(304, own: nil, center: Set(200...299).union([304])))
@@ -215,7 +315,8 @@ import Testing
         let configuration = Self.configuration { $0.cache = cache }
         var request = Request {
             $0.api = "users"; $0.cachePolicy = .http
-        }.merged(with: configuration)
+        }
+        request.merge(with: configuration)
         request.url = try URLComposition.compose(request).text
         let engineRequest = try RequestEncoding.encode(request)
         let first = try #require(
