@@ -43,9 +43,8 @@ extension Pipeline {
     /// `interim` as soon as the cache step finds it, and the network's outcome is returned.
     ///
     /// It runs where its caller runs (`nonisolated(nonsending)`): every caller is already off any actor (a task of
-    /// the launcher's, `Launched.value()` in its caller's task, a group's member runner), and calling a `@concurrent` function switches executors
-    /// once more per request, which costs most in a task with an executor preference (the callback forms run on the
-    /// center's private queue), where each switch looks the preference up under the task's lock.
+    /// the launcher's, `Launched.value()` in its caller's task, a group's member runner), and a `@concurrent`
+    /// function would switch executors once more per request.
     nonisolated(nonsending) func run(
         _ request: Request,
         _ configuration: CenterConfiguration,
