@@ -117,12 +117,10 @@ extension Pipeline {
 }
 
 extension Request {
-    /// Composes the URL of a merged request (an upload left at `GET` becomes a `POST` first, as it carries a body),
-    /// and sets it; returns it and whether it is plain by construction.
+    /// Composes the URL of a merged request, and sets it; returns it and whether it is plain by construction.
     fileprivate mutating func compose(
         _ configuration: CenterConfiguration
     ) throws(HTTPError) -> (text: String, isPlain: Bool) {
-        if kind == .upload && method == .get { method = .post }
         let composed = try URLComposition.compose(self, plainServer: configuration.plainServer)
         url = composed.text
         return composed

@@ -31,6 +31,8 @@ extension Request {
         responseSerializer = responseSerializer ?? configuration.responseSerializer
         // Only a center's own style is put on (a request's cold fields are made only when something sets one).
         if formStyle == nil, configuration.formStyle != FormStyle() { formStyle = configuration.formStyle }
+        // An upload carries a body, which a GET cannot: left at the default, the method becomes POST.
+        if kind == .upload && method == .get { method = .post }
     }
 
     /// The server `api` resolves against: the request's own, else its node's, else the center's (unless

@@ -187,6 +187,19 @@ import Testing
         }
     }
 
+    @Test func anUploadLeftAtGETIsSentAsAPOSTUnlessAPluginChoseGET() async throws {
+        struct AsGET: Plugin {
+            func prepare(_ request: inout Request) async throws { request.method = .get }
+        }
+        var upload = Request { $0.api = "files" }
+        upload.kind = .upload
+        let (left, _) = try await prepared(upload, Self.plainConfiguration())
+        #expect(left.request.method == .post)
+        // The rule is for a method left at its default, once: a plugin's choice after it stands.
+        let (chosen, _) = try await prepared(upload, Self.plainConfiguration { $0.plugins = [AsGET()] })
+        #expect(chosen.request.method == .get)
+    }
+
     @Test func prepareReportsAHookRefusalAsVetoed() async {
         struct Offline: Error {}
         let configuration = Self.configuration { $0.onRequest = { _ in throw Offline() } }
