@@ -159,10 +159,10 @@ enum Redirects {
     /// Refuses a request an engine is asked to perform unless its URL is `http` or `https`, with a host and a port
     /// in range.
     static func check(_ request: EngineRequest) throws(HTTPError) {
-        if case .text(var text) = request.address {
+        if case .text(let text) = request.address {
             // The plain form (`URLAddress.isPlain`, what the center composes) is an http or https URL with a host:
             // only its port can be out of range.
-            if let port = text.withUTF8(URLComposition.plainPort), !(1...65535).contains(port) {
+            if let port = text.withUTF8Bytes(URLComposition.plainPort), !(1...65535).contains(port) {
                 throw HTTPError(.invalidURL, "the port \(port) is outside 1-65535")
             }
             return
@@ -171,8 +171,9 @@ enum Redirects {
         // Foundation's answers by their tests): asking the URL for them makes a string of each, or parses it again,
         // on every request an engine performs (and the center's URL may be text, unparsed).
         let address = request.urlText
-        var text = address ?? ""
-        let (authority, port) = text.withUTF8 { (URLComposition.authority($0), URLComposition.port($0)) }
+        let (authority, port) = (address ?? "").withUTF8Bytes {
+            (URLComposition.authority($0), URLComposition.port($0))
+        }
         guard address != nil, authority != .notHTTP else {
             throw HTTPError(.invalidURL, "only http and https URLs can be sent, not \(request.url?.scheme ?? "none")")
         }

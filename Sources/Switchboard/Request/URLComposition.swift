@@ -111,11 +111,10 @@ enum URLComposition {
         guard let url = parsed else {
             throw HTTPError(.invalidURL, "\"\(Redaction.standard.url(string))\" is not a valid URL", request: request)
         }
-        var text = string
         // Scheme and host are read off the text Foundation accepted, which costs less than asking the URL for them
         // (each answer a new string): the same answers, since an accepted text's scheme is what precedes its first
         // `:`, and its host what its authority holds between any user info and any port.
-        switch text.withUTF8(Self.authority) {
+        switch string.withUTF8Bytes(Self.authority) {
         case .notHTTP:
             throw HTTPError(
                 .invalidURL, "\"\(Redaction.standard.url(string))\" is not an http or https URL", request: request)

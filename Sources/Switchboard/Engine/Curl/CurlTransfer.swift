@@ -291,15 +291,14 @@ final class CurlTransfer: @unchecked Sendable {
     /// Appends `Name: value` to a libcurl header list (which copies it), composed in a buffer on the stack: a string
     /// and a C copy of it per field cost two allocations each.
     private static func append(_ field: HTTPHeaders.Field, to list: OpaquePointer?) -> OpaquePointer? {
-        var name = field.name
-        var value = field.value
+        let (name, value) = (field.name, field.value)
         if value.utf8.allSatisfy(HTTPHeaders.isBlank) {
             // `Name:` with nothing after it would remove the field (libcurl's rule, for its own fields); `Name;`
             // sends it with an empty value, as URLSession does.
             return sb_slist_append(list, name + ";")
         }
-        return name.withUTF8 { name in
-            value.withUTF8 { value in
+        return name.withUTF8Bytes { name in
+            value.withUTF8Bytes { value in
                 withUnsafeTemporaryAllocation(of: CChar.self, capacity: name.count + value.count + 3) { line in
                     let bytes = UnsafeMutableRawBufferPointer(line)
                     bytes.copyMemory(from: UnsafeRawBufferPointer(name))
