@@ -2,8 +2,8 @@
 ///
 /// A request merged with its center keeps them apart from its own (`Request.Fields.generalParameters`) until
 /// something reads or changes `Request.parameters`; encoding then reads the two sorted lists in merge order, the
-/// request's own winning (`ParameterLayers`). Merging the center's dictionary into each request's, then converting and sorting the result, built and
-/// hashed a dictionary and converted the center's values again for every request.
+/// request's own winning (`ParameterLayers`). Merging the center's dictionary into each request's, then converting
+/// and sorting the result, built and hashed a dictionary and converted the center's values again for every request.
 final class GeneralParameters: Sendable {
     /// The parameters as the configuration holds them.
     let values: [String: any Sendable]
