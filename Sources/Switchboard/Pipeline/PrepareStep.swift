@@ -105,9 +105,7 @@ extension Pipeline {
     /// share that one box; otherwise the merge copies the request. A URL that does not compose is composed again
     /// by `prepare`, which reports it.
     static func prepareEarly(_ request: inout Request, _ configuration: CenterConfiguration) {
-        let authenticated = request.usesAuthenticator && configuration.authenticator != nil
-        guard configuration.pluginChain.preparing.isEmpty, configuration.nodePlugins.isEmpty,
-            request.plugins.isEmpty, !authenticated, !configuration.consoleLog,
+        guard PluginChain.takesCentersChain(request, configuration), configuration.pluginChain.preparing.isEmpty,
             !CredentialScope.mayCarry(request, configuration)
         else { return }
         request.merge(with: configuration)

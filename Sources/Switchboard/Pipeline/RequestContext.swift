@@ -40,12 +40,9 @@ extension PluginChain {
     static func of(
         _ request: Request, _ configuration: CenterConfiguration, owner: any AnyObject & Sendable
     ) -> PluginChain {
-        // No node's plugins, no lookup (hashing the node's name is most of what an empty chain costs).
-        let forNode = configuration.nodePlugins.isEmpty ? nil : configuration.nodePlugins[request.node ?? .default]
+        guard !takesCentersChain(request, configuration) else { return configuration.pluginChain }
+        let forNode = nodePlugins(of: request, configuration)
         let authenticator = request.usesAuthenticator ? configuration.authenticator : nil
-        guard forNode != nil || !request.plugins.isEmpty || authenticator != nil || configuration.consoleLog else {
-            return configuration.pluginChain
-        }
         var plugins = configuration.plugins
         if let forNode { plugins += forNode }
         plugins += request.plugins
@@ -60,5 +57,18 @@ extension PluginChain {
         return PluginChain(
             plugins, hooks: configuration.hooks, credential: credential,
             retry: RetryDecision(policy: configuration.retryPolicy), log: log)
+    }
+
+    /// Whether the request's chain is the center's as it was made: no node's plugins, none of its own, no credential
+    /// and no console log.
+    static func takesCentersChain(_ request: Request, _ configuration: CenterConfiguration) -> Bool {
+        nodePlugins(of: request, configuration) == nil && request.plugins.isEmpty
+            && !(request.usesAuthenticator && configuration.authenticator != nil) && !configuration.consoleLog
+    }
+
+    /// The plugins of the request's node, if it has any. No node's plugins, no lookup (hashing the node's name is
+    /// most of what an empty chain costs).
+    private static func nodePlugins(of request: Request, _ configuration: CenterConfiguration) -> [any Plugin]? {
+        configuration.nodePlugins.isEmpty ? nil : configuration.nodePlugins[request.node ?? .default]
     }
 }
