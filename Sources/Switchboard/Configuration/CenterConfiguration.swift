@@ -106,6 +106,8 @@ public struct CenterConfiguration: Sendable {
     /// secret-named, found when the headers were set: a request to another origin leaves them behind
     /// (`CredentialScope`), and a center without any has nothing to leave behind.
     var credentialHeaderNames: [String] { fields.credentialHeaderNames }
+    /// The headers with the fields every request adds, for requests that send them as they are.
+    var sendingHeaders: SendingHeaders { fields.sendingHeaders }
     /// Parameters sent with every request (unless it turns `useGeneralParameters` off); the request's own win.
     ///
     /// Those with a secret name (`access_token`, `api_key`) go only to the center's own origins, as its
@@ -385,6 +387,7 @@ public struct CenterConfiguration: Sendable {
         var cache: ResponseCache?
         var headers: HTTPHeaders = [:]
         var credentialHeaderNames: [String] = []
+        var sendingHeaders = SendingHeaders([:])
         var parameters: [String: any Sendable] = [:]
         var generalParameters: GeneralParameters?
         var userInfo: [String: any Sendable] = [:]
@@ -429,6 +432,7 @@ public struct CenterConfiguration: Sendable {
         mutating func headersSet() {
             credentialHeaderNames = Redirects.credentialFields(in: headers)
             headers.markSendable()
+            sendingHeaders = SendingHeaders(headers)
         }
 
         /// Makes `hooks` and `pluginChain` again, after `plugins`, a hook or the retry policy changed.

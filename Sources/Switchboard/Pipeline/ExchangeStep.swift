@@ -10,7 +10,8 @@ extension Pipeline {
     /// The encode step: the prepared request as an engine sends it; a download gets its partial file and range.
     func encode(_ prepared: PreparedRequest, _ context: RequestContext) throws(HTTPError) -> Exchange {
         let (request, configuration, cancellation) = (prepared.request, context.configuration, context.cancellation)
-        var engineRequest = try RequestEncoding.encode(request, urlIsPlain: prepared.urlIsPlain)
+        var engineRequest = try RequestEncoding.encode(
+            request, urlIsPlain: prepared.urlIsPlain, defaults: configuration.sendingHeaders)
         // The center's limit, for a request that sets none (set here, not on the request: a limit of its own gives a
         // request a box for its rarely set fields).
         if engineRequest.maxResponseBytes == nil, let limit = configuration.maxResponseBytes {

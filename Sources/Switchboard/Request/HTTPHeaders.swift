@@ -137,6 +137,15 @@ public struct HTTPHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral, S
     /// The field at a position `sendingCheck` gave.
     func field(at index: Int) -> Field { allFields[index] }
 
+    /// Whether both are the same stored fields (one was copied from the other, and neither changed since), which
+    /// means the same fields in the same order: asked without reading them.
+    func isSameStorage(as other: HTTPHeaders) -> Bool {
+        guard lookup == nil, other.lookup == nil, sendablePrefix == other.sendablePrefix else { return false }
+        return fields.withUnsafeBufferPointer { mine in
+            other.fields.withUnsafeBufferPointer { $0.baseAddress == mine.baseAddress && $0.count == mine.count }
+        }
+    }
+
     /// Checks the fields now, so that `sendingCheck` reads only those set later: all of them when every one is
     /// sendable, else those before the first that is not.
     mutating func markSendable() {

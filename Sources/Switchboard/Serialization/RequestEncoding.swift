@@ -8,8 +8,12 @@ enum RequestEncoding {
     /// Encodes the request: URL with query, method, headers, body. `urlIsPlain` says the request's `url` is in the
     /// plain form by construction (see `URLComposition.compose`): it, and it with the query, are not checked again.
     ///
+    /// `defaults` are the center's headers with the fields every request adds, made once (see `SendingHeaders`).
+    ///
     /// - Throws: `.invalidURL` or `.encoding`, naming what could not be sent.
-    static func encode(_ request: Request, urlIsPlain: Bool = false) throws(HTTPError) -> EngineRequest {
+    static func encode(
+        _ request: Request, urlIsPlain: Bool = false, defaults: SendingHeaders? = nil
+    ) throws(HTTPError) -> EngineRequest {
         let text = request.url ?? ""
         if let failure = request.fields.cold?.value.parameterFailure { throw failure.with(request: request) }
         let converted = Result { () throws(HTTPError) in try GeneralParameters.layers(of: request) }
@@ -36,25 +40,18 @@ enum RequestEncoding {
             address = try checkedAddress(text, inQuery ? parameters : nil, request: request, style: style)
         }
         if case .failure(let error) = converted { throw error.with(request: request) }
-        var headers = request.headers
-        headers.reserveCapacity(headers.count + 3)  // Content-Type, User-Agent, Accept
         // A body only when there is one to make: most requests have none, and its code stays apart from theirs.
         var body = EngineRequest.Body.none
+        let headers: HTTPHeaders
         if isMultipart || request.body != nil || (!inQuery && !parameters.isEmpty) {
+            var withBody = request.headers
+            withBody.reserveCapacity(withBody.count + 3)  // Content-Type, User-Agent, Accept
             body = try encodedBody(
-                request, inQuery ? [] : parameters.merged, isMultipart: isMultipart, headers: &headers)
-        }
-        if headers["User-Agent"] == nil {
-            headers.appendSendable("User-Agent", EngineRequest.defaultUserAgent)
-        }
-        let serializer = request.responseSerializer ?? .json
-        if headers["Accept"] == nil, let accept = serializer.accept {
-            // A built-in serializer's field is a constant; an app's is checked with the request's own.
-            if case .custom = serializer.kind {
-                headers["Accept"] = accept
-            } else {
-                headers.appendSendable("Accept", accept)
-            }
+                request, inQuery ? [] : parameters.merged, isMultipart: isMultipart, headers: &withBody)
+            addDefaultFields(to: &withBody, for: request.responseSerializer ?? .json)
+            headers = withBody
+        } else {
+            headers = defaults?.headers(for: request) ?? headersWithDefaultFields(request)
         }
         var engineRequest = EngineRequest(
             method: request.method, address: address, headers: headers, body: body, totalTimeout: request.totalTimeout)
@@ -74,6 +71,31 @@ enum RequestEncoding {
         }
         engineRequest.checked = true
         return engineRequest
+    }
+
+    /// The request's headers with the fields every request adds (a request without a body).
+    @inline(never)
+    private static func headersWithDefaultFields(_ request: Request) -> HTTPHeaders {
+        var headers = request.headers
+        headers.reserveCapacity(headers.count + 2)
+        addDefaultFields(to: &headers, for: request.responseSerializer ?? .json)
+        return headers
+    }
+
+    /// Adds the fields every request sends unless it set them itself: `User-Agent`, and the `Accept` of the
+    /// serializer that reads its response.
+    static func addDefaultFields(to headers: inout HTTPHeaders, for serializer: ResponseSerializer) {
+        if headers["User-Agent"] == nil {
+            headers.appendSendable("User-Agent", EngineRequest.defaultUserAgent)
+        }
+        if headers["Accept"] == nil, let accept = serializer.accept {
+            // A built-in serializer's field is a constant; an app's is checked with the request's own.
+            if case .custom = serializer.kind {
+                headers["Accept"] = accept
+            } else {
+                headers.appendSendable("Accept", accept)
+            }
+        }
     }
 
     /// The body of a request that has one (form parts, an explicit body, or parameters a method sends in its body),
@@ -439,5 +461,33 @@ extension Duration {
     var seconds: TimeInterval {
         let (seconds, attoseconds) = components
         return TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18
+    }
+}
+
+/// A center's headers with the fields every request adds to them (`RequestEncoding.addDefaultFields`) for the
+/// default serializer, made and checked once when the headers are set: a request that sends the center's headers as
+/// they are sends these, without copying, searching or checking them again.
+struct SendingHeaders: Sendable {
+    private let general: HTTPHeaders
+    private let sending: HTTPHeaders
+    /// Whether the general headers set `Accept`, which the serializer then does not change.
+    private let setsAccept: Bool
+
+    init(_ general: HTTPHeaders) {
+        var sending = general
+        sending.reserveCapacity(sending.count + 2)
+        RequestEncoding.addDefaultFields(to: &sending, for: .json)
+        sending.markSendable()
+        (self.general, self.sending, setsAccept) = (general, sending, general["Accept"] != nil)
+    }
+
+    /// The headers `request` sends, when they are the general ones as they are and its serializer's `Accept` is the
+    /// one these hold; `nil` otherwise.
+    func headers(for request: Request) -> HTTPHeaders? {
+        guard request.headers.isSameStorage(as: general) else { return nil }
+        if !setsAccept, let serializer = request.responseSerializer {
+            guard case .json = serializer.kind else { return nil }
+        }
+        return sending
     }
 }

@@ -247,6 +247,51 @@ import Testing
         #expect(throws: HTTPError.self) { try pipeline.encode(prepared, context) }
     }
 
+    /// The fields a request sends, in order, made once for a center's headers (`SendingHeaders`) or for the request:
+    /// the same, and made once only where they can be.
+    @Test func theCentersHeadersMadeOnceAreTheFieldsTheRequestWouldSend() throws {
+        func lines(_ headers: HTTPHeaders) -> [String] { headers.map { "\($0.name): \($0.value)" } }
+        let avatar = ResponseSerializer("avatar", accept: "image/png") { _ in .empty }
+        let cases: [(center: HTTPHeaders, configure: (inout Request) -> Void, once: Bool)] = [
+            (["X-Client": "ios"], { _ in }, true),
+            ([:], { _ in }, true),
+            (["X-Client": "ios"], { $0.responseSerializer = .json }, true),
+            (["X-Client": "ios"], { $0.responseSerializer = .raw }, false),
+            (["X-Client": "ios"], { $0.responseSerializer = avatar }, false),
+            (["X-Client": "ios", "Accept": "text/csv"], { $0.responseSerializer = .raw }, true),
+            (["X-Client": "ios", "User-Agent": "App/1"], { _ in }, true),
+            (["X-Client": "ios"], { $0.headers["X-Trace"] = "1" }, false),
+            (["X-Client": "ios"], { $0.headers["Accept"] = "text/plain" }, false),
+            (["X-Client": "ios"], { $0.useGeneralHeaders = false }, false),
+        ]
+        for (index, (center, configure, once)) in cases.enumerated() {
+            let configuration = Self.configuration {
+                $0.headers = center
+                $0.responseSerializer = .json
+            }
+            var request = Request(configure)
+            request.url = "https://api.example.com/v1/users"
+            request.merge(with: configuration)
+            let made = try RequestEncoding.encode(request, defaults: configuration.sendingHeaders)
+            let each = try RequestEncoding.encode(request)
+            #expect(lines(made.headers) == lines(each.headers), "case \(index)")
+            #expect((configuration.sendingHeaders.headers(for: request) != nil) == once, "case \(index)")
+        }
+        // A field of the center's that cannot be sent is refused the same way, made once or not.
+        let broken = Self.configuration { $0.headers = ["X-Client": "ios", "X-Note": "a\r\nX-Injected: 1"] }
+        var request = Request { $0.url = "https://api.example.com/v1/users" }
+        request.merge(with: broken)
+        #expect(broken.sendingHeaders.headers(for: request) != nil)
+        let refusals = [
+            Result { () throws(HTTPError) in try RequestEncoding.encode(request, defaults: broken.sendingHeaders) },
+            Result { () throws(HTTPError) in try RequestEncoding.encode(request) },
+        ].map { result -> String? in
+            guard case .failure(let error) = result else { return nil }
+            return "\(error.code): \(error.message)"
+        }
+        #expect(refusals[0] != nil && refusals[0] == refusals[1], "\(refusals)")
+    }
+
     // MARK: - Validate, decode, hook
 
     func processed(
