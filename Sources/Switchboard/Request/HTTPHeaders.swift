@@ -24,8 +24,9 @@ public struct HTTPHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral, S
     }
 
     private var fields: [Field] = []
-    /// How many leading fields are known to be sendable (`markSendable()`), unchanged since: a center checks its
-    /// headers once, when they are set, and each request it sends starts from them.
+    /// How many leading fields are known to be sendable and not `Content-Length` or `Transfer-Encoding`, which the
+    /// check before sending reads (`markSendable()`), unchanged since: a center checks its headers once, when they
+    /// are set, and each request it sends starts from them.
     private var sendablePrefix = 0
     /// Where fields are found besides `fields`, for the few headers that need it: one stored property for both, so
     /// that every copy of the others counts one reference less.
@@ -115,7 +116,7 @@ public struct HTTPHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral, S
         var found: (unsendable: Int?, contentLength: Int?, transferEncoding: Int?) = (nil, nil, nil)
         let sendablePrefix = isReceived ? 0 : sendablePrefix
         allFields.withUnsafeBufferPointer { fields in
-            for index in fields.indices {
+            for index in sendablePrefix..<fields.count {
                 // The first of each; a name of another length costs a comparison of lengths.
                 if found.contentLength == nil, fields[index].name.equalsIgnoringASCIICase("Content-Length") {
                     found.contentLength = index
@@ -124,7 +125,7 @@ public struct HTTPHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral, S
                 {
                     found.transferEncoding = index
                 }
-                if index >= sendablePrefix, found.unsendable == nil,
+                if found.unsendable == nil,
                     !Self.isSendable(name: fields[index].name, value: fields[index].value)
                 {
                     found.unsendable = index
@@ -132,6 +133,11 @@ public struct HTTPHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral, S
             }
         }
         return found
+    }
+
+    /// Whether the check before sending reads a field of this name, wherever it stands.
+    private static func isChecked(byName name: String) -> Bool {
+        name.equalsIgnoringASCIICase("Content-Length") || name.equalsIgnoringASCIICase("Transfer-Encoding")
     }
 
     /// The field at a position `sendingCheck` gave.
@@ -147,10 +153,13 @@ public struct HTTPHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral, S
     }
 
     /// Checks the fields now, so that `sendingCheck` reads only those set later: all of them when every one is
-    /// sendable, else those before the first that is not.
+    /// sendable, else those before the first that is not, or that the check reads by name.
     mutating func markSendable() {
         makeFields()
-        sendablePrefix = fields.firstIndex { !Self.isSendable(name: $0.name, value: $0.value) } ?? fields.count
+        sendablePrefix =
+            fields.firstIndex {
+                !Self.isSendable(name: $0.name, value: $0.value) || Self.isChecked(byName: $0.name)
+            } ?? fields.count
     }
 
     /// Whether a byte is a blank of HTTP's grammar (a space or a tab), which does not belong to a field's value at
@@ -244,6 +253,7 @@ public struct HTTPHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral, S
     /// Adds a field whose name is not there yet (the caller looked) and whose name and value are sendable (a
     /// constant of the library's own), without looking again or checking it later.
     mutating func appendSendable(_ name: String, _ value: String) {
+        assert(!Self.isChecked(byName: name), "\(name) is read by the check before sending")
         makeFields()
         let allSendable = sendablePrefix == fields.count
         appendNew(name, value)

@@ -136,6 +136,14 @@ import SwitchboardTestSupport
         #expect(broken.sendingCheck.unsendable.map { broken.field(at: $0).name } == "B")
         broken.appendSendable("D", "4")
         #expect(broken.sendingCheck.unsendable.map { broken.field(at: $0).name } == "B")
+        // `Content-Length` and `Transfer-Encoding` are found wherever they stand, checked or not.
+        var framed: HTTPHeaders = ["A": "1", "content-length": "3", "B": "2", "Transfer-Encoding": "chunked"]
+        framed.markSendable()
+        framed.appendSendable("C", "4")
+        let found = framed.sendingCheck
+        #expect(found.unsendable == nil)
+        #expect(found.contentLength.map { framed.field(at: $0).name } == "content-length")
+        #expect(found.transferEncoding.map { framed.field(at: $0).name } == "Transfer-Encoding")
     }
 
     /// A request the center checked is not checked again by its engine, unless something the check reads was set
