@@ -157,7 +157,7 @@ extension Center {
     /// stops when cancelled by identifier, and it is not shared with identical requests (a shared exchange is
     /// cancelled through its waiters' tasks).
     static func stopsBySignal(_ request: Request, _ configuration: Configuration) -> Bool {
-        configuration.engine.honoursCancellation && request.deduplicate != true
+        configuration.engineHonoursCancellation && request.deduplicate != true
             && !(request.deduplicate == nil && configuration.deduplicatesGETs)
     }
 

@@ -154,9 +154,19 @@ public struct CenterConfiguration: Sendable {
     /// The transport. `URLSessionEngine.shared` by default.
     public var engine: any Engine {
         get { fields.engine }
-        set { storage.unique().value.engine = newValue }
-        _modify { yield &storage.unique().value.engine }
+        set {
+            let box = storage.unique()
+            box.value.engine = newValue
+            box.value.engineSet()
+        }
+        _modify {
+            let box = storage.unique()
+            defer { box.value.engineSet() }
+            yield &box.value.engine
+        }
     }
+    /// The engine's `honoursCancellation`, read once when it was set: every request asks.
+    var engineHonoursCancellation: Bool { fields.engineHonoursCancellation }
     /// Whether to print request, response and error banners, with secrets redacted. `false` by default.
     public var consoleLog: Bool {
         get { fields.consoleLog }
@@ -395,6 +405,7 @@ public struct CenterConfiguration: Sendable {
         var responseSerializer = ResponseSerializer.json
         var callbackQueue: DispatchQueue?
         var engine: any Engine = URLSessionEngine.shared
+        var engineHonoursCancellation = URLSessionEngine.shared.honoursCancellation
         var consoleLog: Bool = false
         var consoleLogHandler: @Sendable (String) -> Void = { print($0) }
         var consoleLogSecretNames: Set<String> = []
@@ -426,6 +437,11 @@ public struct CenterConfiguration: Sendable {
         mutating func serverSet() {
             credentialScope = CredentialScope(server: server, nodes: nodes)
             plainServer = server.flatMap { URLComposition.isPlainServer($0) ? $0 : nil }
+        }
+
+        /// What every request asks of the engine, read once.
+        mutating func engineSet() {
+            engineHonoursCancellation = engine.honoursCancellation
         }
 
         /// What every request finds from the headers, found once: their credential names, and which are sendable.

@@ -39,7 +39,7 @@ public protocol Engine: Sendable {
 
     /// Whether `perform` stops when `EngineRequest.cancellation` fires, as it does for task cancellation. The center
     /// then runs an `async` request in the caller's task instead of a task of its own, which saves two thread hops a
-    /// request. `false` by default; the built-in engines honour it.
+    /// request. `false` by default; the built-in engines honour it. A center reads it once, when the engine is set.
     var honoursCancellation: Bool { get }
 
     /// Whether `perform` keeps `EngineRequest.maxReceiveBytesPerSecond` and `maxSendBytesPerSecond` (or fails with
