@@ -10,29 +10,37 @@ extension Request {
     /// opts out of one of them. Which of the center's credentials stay behind is decided once the URL is final
     /// (`CredentialScope`).
     mutating func merge(with configuration: CenterConfiguration) {
-        if useGeneralHeaders && !configuration.headers.isEmpty {
-            if headers["Content-Type"] == nil, let general = configuration.headers["Content-Type"] {
+        let server = server(in: configuration)
+        // Through the fields at once: each property's setter would ask whether the storage is shared again.
+        Self.merge(&fields, configuration, server: server)
+    }
+
+    private static func merge(_ fields: inout Fields, _ configuration: CenterConfiguration, server: String?) {
+        if fields.useGeneralHeaders && !configuration.headers.isEmpty {
+            if fields.headers["Content-Type"] == nil, let general = configuration.headers["Content-Type"] {
                 fields.centerContentType = general
             }
             var merged = configuration.headers
-            merged.merge(headers)
-            headers = merged
+            merged.merge(fields.headers)
+            fields.headers = merged
         }
-        if useGeneralParameters, let general = configuration.generalParameters {
+        if fields.useGeneralParameters, let general = configuration.generalParameters {
             fields.generalParameters = general
         }
         if !configuration.userInfo.isEmpty {
-            userInfo = Self.overlaying(userInfo, on: configuration.userInfo)
+            fields.userInfo = Self.overlaying(fields.userInfo, on: configuration.userInfo)
         }
-        server = server(in: configuration)
-        timeout = timeout ?? configuration.timeout
-        totalTimeout = totalTimeout ?? configuration.totalTimeout
-        requestSerializer = requestSerializer ?? configuration.requestSerializer
-        responseSerializer = responseSerializer ?? configuration.responseSerializer
+        fields.server = server
+        if fields.timeout == nil { fields.timeout = configuration.timeout }
+        if fields.totalTimeout == nil { fields.totalTimeout = configuration.totalTimeout }
+        if fields.requestSerializer == nil { fields.requestSerializer = configuration.requestSerializer }
+        if fields.responseSerializer == nil { fields.responseSerializer = configuration.responseSerializer }
         // Only a center's own style is put on (a request's cold fields are made only when something sets one).
-        if formStyle == nil, configuration.formStyle != FormStyle() { formStyle = configuration.formStyle }
+        if fields.cold?.value.formStyle == nil, configuration.formStyle != FormStyle() {
+            fields.coldBox().value.formStyle = configuration.formStyle
+        }
         // An upload carries a body, which a GET cannot: left at the default, the method becomes POST.
-        if kind == .upload && method == .get { method = .post }
+        if fields.kind == .upload && fields.method == .get { fields.method = .post }
     }
 
     /// The server `api` resolves against: the request's own, else its node's, else the center's (unless
