@@ -32,7 +32,7 @@ enum URLComposition {
             // What RFC 3986 resolution gives for a relative path of plain segments under a directory, without
             // parsing either (`validate` parses the result, unless the server is a plain one).
             let serverIsPlain = server == plainServer
-            if serverIsPlain || isPlainDirectory(server) { return (server + api, serverIsPlain) }
+            if serverIsPlain || isPlainDirectory(server) { return (joined(server, api), serverIsPlain) }
         }
         // Escapes the caller wrote stay as they are (`keepingEscapes`).
         let escapedAPI = keepingEscapes(api)
@@ -52,6 +52,19 @@ enum URLComposition {
             throw HTTPError(.invalidURL, "api \"\(api)\" is not a valid URL reference", request: request)
         }
         return (resolved.absoluteString, false)
+    }
+
+    /// Two strings as one, written once into a string of their joint length (`+` copies the first, then grows the
+    /// copy for the second).
+    private static func joined(_ first: String, _ second: String) -> String {
+        first.withUTF8Bytes { first in
+            second.withUTF8Bytes { second in
+                String(unsafeUninitializedCapacity: first.count + second.count) { buffer in
+                    let end = buffer.initialize(fromContentsOf: first)
+                    return buffer[end...].initialize(fromContentsOf: second)
+                }
+            }
+        }
     }
 
     /// Whether `server` is in the plain form (`URLAddress.isPlain`) and a directory (`isPlainDirectory`): a plain
