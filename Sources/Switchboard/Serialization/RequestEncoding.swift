@@ -464,30 +464,39 @@ extension Duration {
     }
 }
 
-/// A center's headers with the fields every request adds to them (`RequestEncoding.addDefaultFields`) for the
-/// default serializer, made and checked once when the headers are set: a request that sends the center's headers as
-/// they are sends these, without copying, searching or checking them again.
+/// A center's headers with the fields every request adds to them (`RequestEncoding.addDefaultFields`), made and
+/// checked once when the headers are set: for the default serializer (JSON's `Accept`) and for those that ask for no
+/// type (`.raw`, `.string`). A request that sends the center's headers as they are, with one of those serializers,
+/// sends these, without copying, searching or checking them again.
 struct SendingHeaders: Sendable {
     private let general: HTTPHeaders
-    private let sending: HTTPHeaders
-    /// Whether the general headers set `Accept`, which the serializer then does not change.
+    private let forJSON: HTTPHeaders
+    private let forAnyType: HTTPHeaders
+    /// Whether the general headers set `Accept`, which then no serializer changes.
     private let setsAccept: Bool
 
     init(_ general: HTTPHeaders) {
-        var sending = general
-        sending.reserveCapacity(sending.count + 2)
-        RequestEncoding.addDefaultFields(to: &sending, for: .json)
-        sending.markSendable()
-        (self.general, self.sending, setsAccept) = (general, sending, general["Accept"] != nil)
+        func adding(for serializer: ResponseSerializer) -> HTTPHeaders {
+            var headers = general
+            headers.reserveCapacity(headers.count + 2)
+            RequestEncoding.addDefaultFields(to: &headers, for: serializer)
+            headers.markSendable()
+            return headers
+        }
+        self.general = general
+        forJSON = adding(for: .json)
+        setsAccept = general["Accept"] != nil
+        forAnyType = setsAccept ? forJSON : adding(for: .raw)
     }
 
-    /// The headers `request` sends, when they are the general ones as they are and its serializer's `Accept` is the
-    /// one these hold; `nil` otherwise.
+    /// The headers `request` sends, when they are the general ones as they are and its serializer is one of those
+    /// these were made for; `nil` otherwise.
     func headers(for request: Request) -> HTTPHeaders? {
         guard request.headers.isSameStorage(as: general) else { return nil }
-        if !setsAccept, let serializer = request.responseSerializer {
-            guard case .json = serializer.kind else { return nil }
+        switch request.responseSerializer?.kind {
+        case nil, .json: return forJSON
+        case .raw, .string: return forAnyType
+        case .plist, .xml, .custom: return setsAccept ? forJSON : nil
         }
-        return sending
     }
 }
