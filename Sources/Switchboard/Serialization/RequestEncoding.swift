@@ -475,12 +475,13 @@ struct SendingHeaders: Sendable {
     /// Whether the general headers set `Accept`, which then no serializer changes.
     private let setsAccept: Bool
 
+    /// `general` as the configuration holds them, checked already (`markSendable()`): the two fields added here
+    /// extend what is checked.
     init(_ general: HTTPHeaders) {
         func adding(for serializer: ResponseSerializer) -> HTTPHeaders {
             var headers = general
             headers.reserveCapacity(headers.count + 2)
             RequestEncoding.addDefaultFields(to: &headers, for: serializer)
-            headers.markSendable()
             return headers
         }
         self.general = general
