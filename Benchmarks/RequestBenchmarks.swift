@@ -55,6 +55,9 @@ struct RequestBenchmarks {
     /// over every contender.
     static let roundSplit = 3
 
+    /// The requests of one sample of the chained callback row.
+    static let chainedCallbacks = 8
+
     static let body = Data(#"{"ok":true,"message":"hello from the loopback server"}"#.utf8)
     static let rawCurlName = "raw libcurl (shim, reused handles)"
     static let rawCurlKeptName = "raw libcurl, body kept (shim, reused handles and buffers)"
@@ -189,6 +192,32 @@ struct RequestBenchmarks {
                             guard let response, response.status == 200, response.data.count == size else {
                                 throw URLError(.badServerResponse)
                             }
+                        }
+                    ))
+                // For a profiler only (`--bare`; `.ci/engine-count` divides by the chain's length): the callback
+                // form as apps use it, each request sent from the previous one's callback, with one bridge back to
+                // the measuring loop for `chainedCallbacks` requests instead of one for each. A sample of this row
+                // counts chains, not requests, so it stays out of the timing tables.
+                guard bare else { continue }
+                contenders.append(
+                    (
+                        "Center + \(name), callbacks chained",
+                        { _ in
+                            let passed = await withCheckedContinuation {
+                                (continuation: CheckedContinuation<Bool, Never>) in
+                                @Sendable func send(_ left: Int) {
+                                    center.send {
+                                        $0.api = path; $0.responseSerializer = .raw
+                                    } onFinished: { result in
+                                        guard let response = try? result.get(), response.status == 200,
+                                            response.data.count == size
+                                        else { return continuation.resume(returning: false) }
+                                        if left > 1 { send(left - 1) } else { continuation.resume(returning: true) }
+                                    }
+                                }
+                                send(Self.chainedCallbacks)
+                            }
+                            guard passed else { throw URLError(.badServerResponse) }
                         }
                     ))
             }
