@@ -79,7 +79,6 @@ extension Center {
         _ request: Request, callbacks: SingleCallbacks, registration: Launcher.Registration,
         then: (@Sendable (Result<Response, HTTPError>) -> Void)? = nil
     ) {
-        let id = request.id
         let configuration = configuration
         // `.cacheThenNetwork`: the cached response reaches `onSuccess` first (an error it throws is ignored: the
         // outcome is the network's), in order, on a serial queue even when the callback queue is concurrent.
@@ -92,23 +91,12 @@ extension Center {
         }
         // Stopped through a signal of its own when the engine honours one (as an `async` request in its caller's task
         // is), else through its task, attached to the registry.
-        let body: @Sendable (EngineCancellation?) async -> Void = { [self, queue, interim] cancellation in
-            let result = await pipeline.run(
-                request, configuration, progress: relay?.report, interim: interim, cancellation: cancellation)
-            relay?.finish()
-            // Remembered with the idempotency key its attempts sent, if one was made: a retry is the same operation.
-            let key = result.sentIdempotencyKey(configuration)
-            registry.remember(
-                id, failure: result.isSuccess ? nil : .single(request.carrying(key)),
-                limit: configuration.retainedFailures)
-            queue.async {
-                let outcome = callbacks.deliver(result)
-                then?(outcome)
-            }
-        }
         let plan = Launcher.Plan(
             waits: false, bySignal: Center.stopsBySignal(request, configuration), registration: registration,
             detached: true)
+        let body = CallbackRun(
+            pipeline: pipeline, request: request, configuration: configuration, callbacks: callbacks, queue: queue,
+            relay: relay, interim: interim, then: then)
         _ = launcher.launch(.single(request), plan, body)
     }
 
@@ -212,5 +200,34 @@ struct PipelineRun: WorkBody {
 
     nonisolated(nonsending) func run(_ signal: EngineCancellation?) async -> Result<Response, HTTPError> {
         await pipeline.run(request, configuration, progress: nil, cancellation: signal)
+    }
+}
+
+/// One request through the pipeline, its outcome delivered to callbacks on `queue`: what the callback forms launch.
+/// A value, so that the task's operation is the one closure made for it.
+struct CallbackRun: WorkBody {
+    let pipeline: Pipeline
+    let request: Request
+    let configuration: CenterConfiguration
+    let callbacks: SingleCallbacks
+    let queue: DispatchQueue
+    let relay: ProgressRelay?
+    let interim: (@Sendable (Response) -> Void)?
+    /// Hears the outcome after the callbacks (a retry's caller).
+    let then: (@Sendable (Result<Response, HTTPError>) -> Void)?
+
+    nonisolated(nonsending) func run(_ signal: EngineCancellation?) async {
+        let result = await pipeline.run(
+            request, configuration, progress: relay?.report, interim: interim, cancellation: signal)
+        relay?.finish()
+        // Remembered with the idempotency key its attempts sent, if one was made: a retry is the same operation.
+        let key = result.sentIdempotencyKey(configuration)
+        pipeline.registry.remember(
+            request.id, failure: result.isSuccess ? nil : .single(request.carrying(key)),
+            limit: configuration.retainedFailures)
+        queue.async { [callbacks, then] in
+            let outcome = callbacks.deliver(result)
+            then?(outcome)
+        }
     }
 }
