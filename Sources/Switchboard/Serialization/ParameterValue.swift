@@ -52,7 +52,7 @@ enum ParameterValue: Sendable, Equatable {
             members.append(Member(key, try ParameterValue(value, path: key)))
         }
         // Sorted in place (one array, not a sorted copy of the keys besides): keys are unique, so the order is total.
-        members.sort { $0.key < $1.key }
+        if members.count > 1 { members.sort { $0.key < $1.key } }
         return members
     }
 

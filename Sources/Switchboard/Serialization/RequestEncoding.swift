@@ -467,8 +467,8 @@ extension Duration {
 /// A center's headers with the fields every request adds to them (`RequestEncoding.addDefaultFields`), made and
 /// checked once when the headers are set: for the default serializer (JSON's `Accept`) and for those that ask for no
 /// type (`.raw`, `.string`). A request that sends the center's headers as they are, with one of those serializers,
-/// sends these, without copying, searching or checking them again.
-struct SendingHeaders: Sendable {
+/// sends these, without copying, searching or checking them again. A class: a request reads it through one reference.
+final class SendingHeaders: Sendable {
     private let general: HTTPHeaders
     private let forJSON: HTTPHeaders
     private let forAnyType: HTTPHeaders
