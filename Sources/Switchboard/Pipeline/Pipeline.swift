@@ -120,7 +120,12 @@ extension Pipeline {
         interim: (@Sendable (Response) -> Void)?
     ) async throws(HTTPError) -> Response {
         let (configuration, stream) = (context.configuration, context.stream)
-        let prepared = try await prepare(&request, context, idempotencyKey: &idempotencyKey)
+        let prepared: PreparedRequest
+        if let early = try Self.preparedEarly(&request, context, idempotencyKey: &idempotencyKey) {
+            prepared = early
+        } else {
+            prepared = try await prepare(&request, context, idempotencyKey: &idempotencyKey)
+        }
         if prepared.changed { registry.update(prepared.id, .single(request)) }
         // A partial file that turns out not to match (a 416 short of the end) is dropped once, and the download
         // starts again from zero; `settle` never asks twice.
@@ -184,6 +189,7 @@ extension Pipeline {
                 }
                 response = settled
             }
+            if context.plugins.responding.isEmpty { return try processed(consume response, request, context) }
             return try await postProcess(consume response, request, context)
         }
     }

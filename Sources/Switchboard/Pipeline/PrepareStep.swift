@@ -20,7 +20,8 @@ extension Pipeline {
     /// method, parameters or body, and the URL is composed after it. Then the center's credentials, judged on that
     /// final URL (`CredentialScope`): to another origin, its origin-bound headers and secret parameters stay behind
     /// and the authenticator is not asked; to its own, the credential's plugin puts the credential on the request.
-    /// A request merged and composed before it was registered (`prepareEarly`) has had all of that.
+    /// A request merged and composed before it was registered (`prepareEarly`) has had all of that
+    /// (`preparedEarly` finishes it without an async call).
     ///
     /// Last, a `POST` or `PATCH` gets its idempotency key when the context names the header for one (see
     /// `RetryPolicy.idempotencyKey`) and the request has no such header: `idempotencyKey`, made here at the first
@@ -31,27 +32,42 @@ extension Pipeline {
     nonisolated(nonsending) func prepare(
         _ request: inout Request, _ context: RequestContext, idempotencyKey: inout String?
     ) async throws(HTTPError) -> PreparedRequest {
-        let id = context.id
-        var isPlain: Bool
-        var changed = true
-        if let early = request.fields.early, early.id == id {
-            if let urlIsPlain = early.urlIsPlain {
-                isPlain = urlIsPlain
-            } else {
-                // A URL that did not compose then is composed again, to throw its error.
-                isPlain = try request.compose(context.configuration).isPlain
-            }
-            changed = false
-        } else {
-            isPlain = try await mergeAndCompose(&request, context)
+        if let prepared = try Self.preparedEarly(&request, context, idempotencyKey: &idempotencyKey) {
+            return prepared
         }
+        let isPlain = try await mergeAndCompose(&request, context)
+        return Self.keyed(&request, context, urlIsPlain: isPlain, changed: true, idempotencyKey: &idempotencyKey)
+    }
+
+    /// `prepare` for a request prepared early under this identifier: nothing in it waits, so a caller needs no async
+    /// call for it. `nil` for any other request.
+    static func preparedEarly(
+        _ request: inout Request, _ context: RequestContext, idempotencyKey: inout String?
+    ) throws(HTTPError) -> PreparedRequest? {
+        guard let early = request.fields.early, early.id == context.id else { return nil }
+        let isPlain: Bool
+        if let urlIsPlain = early.urlIsPlain {
+            isPlain = urlIsPlain
+        } else {
+            // A URL that did not compose then is composed again, to throw its error.
+            isPlain = try request.compose(context.configuration).isPlain
+        }
+        return keyed(&request, context, urlIsPlain: isPlain, changed: false, idempotencyKey: &idempotencyKey)
+    }
+
+    /// The prepared request, with its idempotency key when it needs one.
+    private static func keyed(
+        _ request: inout Request, _ context: RequestContext, urlIsPlain: Bool, changed: Bool,
+        idempotencyKey: inout String?
+    ) -> PreparedRequest {
+        var changed = changed
         if let keyHeader = context.keyHeader, RetryPolicy.keys(request.method), request.headers[keyHeader] == nil {
             let key = idempotencyKey ?? UUID().uuidString
             idempotencyKey = key
             request.headers[keyHeader] = key
             changed = true
         }
-        return PreparedRequest(id: id, request: request, urlIsPlain: isPlain, changed: changed)
+        return PreparedRequest(id: context.id, request: request, urlIsPlain: urlIsPlain, changed: changed)
     }
 
     /// The merge, the URL, the plugins and the credentials, for a request not prepared early; returns whether the
