@@ -33,6 +33,8 @@ public final class EngineCancellation: Sendable {
     // instead of two. `Mutex` needs macOS 15 / iOS 18, above the Apple platform floor, so Apple platforms keep
     // `Locked`, whose `withLock` has the same shape.
     private let state = Mutex(State())
+    /// `State.cancelled`, read without the lock: a request asks at several of its steps.
+    private let fired = Atomic(false)
     #else
     private let state = Locked(State())
     #endif
@@ -42,7 +44,11 @@ public final class EngineCancellation: Sendable {
 
     /// Whether it has fired.
     public var isCancelled: Bool {
+        #if os(Linux)
+        fired.load(ordering: .acquiring)
+        #else
         state.withLock { $0.cancelled }
+        #endif
     }
 
     /// Fires: runs every handler once, now. Later calls do nothing.
@@ -50,6 +56,9 @@ public final class EngineCancellation: Sendable {
         let handlers = state.withLock { state -> [@Sendable () -> Void] in
             guard !state.cancelled else { return [] }
             state.cancelled = true
+            #if os(Linux)
+            fired.store(true, ordering: .releasing)
+            #endif
             return state.take()
         }
         for handler in handlers { handler() }
