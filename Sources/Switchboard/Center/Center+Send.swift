@@ -94,10 +94,13 @@ extension Center {
         let plan = Launcher.Plan(
             waits: false, bySignal: Center.stopsBySignal(request, configuration), registration: registration,
             detached: true)
+        // Merged and composed before it is registered, when nothing later needs it as written (`prepareEarly`).
+        var sent = request
+        Pipeline.prepareEarly(&sent, configuration)
         let body = CallbackRun(
-            pipeline: pipeline, request: request, configuration: configuration, callbacks: callbacks, queue: queue,
-            relay: relay, interim: interim, then: then)
-        _ = launcher.launch(.single(request), plan, body)
+            pipeline: pipeline, request: sent, written: request, configuration: configuration, callbacks: callbacks,
+            queue: queue, relay: relay, interim: interim, then: then)
+        _ = launcher.launch(.single(sent), plan, body)
     }
 
     /// The queue that delivers a request's or group's callbacks (its own `callbackQueue`, else the configuration's),
@@ -208,6 +211,9 @@ struct PipelineRun: WorkBody {
 struct CallbackRun: WorkBody {
     let pipeline: Pipeline
     let request: Request
+    /// The request as it was written: what a failure leaves for `retry`, to merge again with the configuration of
+    /// that time.
+    let written: Request
     let configuration: CenterConfiguration
     let callbacks: SingleCallbacks
     let queue: DispatchQueue
@@ -223,7 +229,7 @@ struct CallbackRun: WorkBody {
         // Remembered with the idempotency key its attempts sent, if one was made: a retry is the same operation.
         let key = result.sentIdempotencyKey(configuration)
         pipeline.registry.remember(
-            request.id, failure: result.isSuccess ? nil : .single(request.carrying(key)),
+            request.id, failure: result.isSuccess ? nil : .single(written.carrying(key)),
             limit: configuration.retainedFailures)
         queue.async { [callbacks, then] in
             let outcome = callbacks.deliver(result)

@@ -116,10 +116,10 @@ extension Pipeline {
     /// The prepare step's first part (the merge and the URL), done in the request's own box before it is
     /// registered, when no later part needs the request as written: no plugin or hook prepares it (a changed `api`
     /// or server is composed again from the request as written), no credential is judged (what it did not set
-    /// itself stays behind elsewhere), no console log describes it as written, and it is not remembered for
-    /// `retry` (sent again with the configuration of that time). The registry, the steps and the response then
-    /// share that one box; otherwise the merge copies the request. A URL that does not compose is composed again
-    /// by `prepare`, which reports it.
+    /// itself stays behind elsewhere) and no console log describes it as written (a callback send keeps the request
+    /// as written besides, for `retry`, which merges it again with the configuration of its time). The registry, the
+    /// steps and the response then share that one box; otherwise the merge copies the request. A URL that does not
+    /// compose is composed again by `prepare`, which reports it.
     static func prepareEarly(_ request: inout Request, _ configuration: CenterConfiguration) {
         guard PluginChain.takesCentersChain(request, configuration), configuration.pluginChain.preparing.isEmpty,
             !CredentialScope.mayCarry(request, configuration)

@@ -30,6 +30,38 @@ import Testing
         #expect(center.retry(id) { _ in } == .succeeded)
     }
 
+    /// A request sent with callbacks is merged with the configuration of its retry (server, headers, parameters),
+    /// not with that of its first send, though it was merged before it was registered: the failure leaves `retry`
+    /// the request as it was written.
+    @Test func aRetriedRequestIsMergedWithTheConfigurationOfItsRetry() async throws {
+        let stub = StubEngine()
+        stub.on(.get, "/v1/flaky", reply: .status(503))
+        stub.on(.get, "/v2/flaky", reply: .json(["ok": true]))
+        let (center, _) = stubCenter(stub) { config in
+            config.headers["X-Version"] = "1"
+            config.parameters = ["v": 1]
+        }
+        let firstDone = Locked(false)
+        let id = center.send {
+            $0.api = "flaky"; $0.parameters = ["page": 2]
+        } onFinished: { _ in
+            firstDone.withLock { $0 = true }
+        }
+        await waitUntil { firstDone.snapshot }
+        center.setup { config in
+            config.server = "https://api.example.com/v2/"
+            config.headers["X-Version"] = "2"
+            config.parameters = ["v": 2]
+        }
+
+        let outcome = try await center.retry(id)
+        #expect(outcome.response?.status == 200)
+        #expect(
+            stub.requests.map { "\($0.url?.absoluteString ?? "") \($0.headers["X-Version"] ?? "")" } == [
+                "https://api.example.com/v1/flaky?page=2&v=1 1", "https://api.example.com/v2/flaky?page=2&v=2 2",
+            ])
+    }
+
     @Test func aRetriedBatchReturnsEveryMembersResponseInMemberOrder() async throws {
         let stub = StubEngine()
         stub.on(.get, "/v1/a", reply: .json(["member": "a"]))
