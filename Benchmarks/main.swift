@@ -66,7 +66,8 @@ let usage = """
                         a profiler attached to this process sees the client alone
       --rounds N        interleaved rounds per comparison (3 unless set; 5 with --full); each figure is the median
       --requests N      requests per contender per round (1,500 unless set; 500 with --quick, 3,000 with --full);
-                        the request comparisons run each round as 3 of a third
+                        the request comparisons run each round as 3 of a third; the overhead rows run N (20,000
+                        unless set)
     """
 /// The options given a value (`--only TEXT`) and the flags given.
 let (options, flags) = { () -> ([String: String], Set<String>) in
@@ -116,7 +117,7 @@ if !json {
 #endif
 
 let requestCount = options["--requests"].flatMap { Int($0) }.map { max(32, $0) } ?? sized(500, 1_500, 3_000)
-let overheadCount = sized(5_000, 20_000, 50_000)
+let overheadCount = options["--requests"].flatMap { Int($0) } ?? sized(5_000, 20_000, 50_000)
 let rounds = options["--rounds"].flatMap { Int($0) }.map { max(1, $0) } ?? sized(3, 3, 5)
 let transferBytes = sized(256 << 20, 256 << 20, 1 << 30)
 let stabilityCheckpoints = sized([10_000, 30_000], [30_000, 100_000], [100_000, 300_000])
