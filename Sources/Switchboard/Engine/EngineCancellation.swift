@@ -16,7 +16,7 @@ public final class EngineCancellation: Sendable {
         /// The first handler added (most signals have one at a time, the engine's), then any others: a dictionary
         /// only when there are two at once.
         var first: (key: UInt64, handler: @Sendable () -> Void)?
-        var others: [UInt64: @Sendable () -> Void] = [:]
+        var others = [UInt64: @Sendable () -> Void]()
         var next: UInt64 = 0
 
         mutating func take() -> [@Sendable () -> Void] {

@@ -375,11 +375,11 @@ public struct Request: Sendable {
         var api: String?
         var method: HTTPMethod = .get
         /// The request's own parameters; with `generalParameters`, the center's go under them (see `parameters`).
-        var parameters: [String: any Sendable] = [:]
+        var parameters = [String: any Sendable]()
         /// The center's parameters, set by merging: kept apart, and converted once for every request, instead of
         /// merged into a dictionary of the request's own that encoding then converted again.
         var generalParameters: GeneralParameters?
-        var headers: HTTPHeaders = [:]
+        var headers = HTTPHeaders()
         var requestSerializer: RequestSerializer?
         var responseSerializer: ResponseSerializer?
         var timeout: Duration?
@@ -392,7 +392,7 @@ public struct Request: Sendable {
         var kind: Kind = .data
         var deduplicate: Bool?
         var cachePolicy: CachePolicy = .networkOnly
-        var userInfo: [String: any Sendable] = [:]
+        var userInfo = [String: any Sendable]()
         var useGeneralServer = true
         var useGeneralHeaders = true
         var useGeneralParameters = true
