@@ -365,6 +365,32 @@ struct OverheadBenchmarks {
                 Task.detached(priority: Task.currentPriority) { floorQueue.async { continuation.resume() } }
             }
         }
+        // The two above with each request (or task) started from the previous one's callback, `chainedCallbacks` of
+        // them to one bridge back to the loop, as an app sends one request after another: for `.ci/engine-count`
+        // alone (a sample counts chains, not requests).
+        let chained = RequestBenchmarks.chainedCallbacks
+        let callbackChain: @Sendable (Int) async throws -> Void = { index in
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                @Sendable func send(_ left: Int) {
+                    center.send {
+                        $0.api = "items"; $0.parameters = ["page": index]
+                    } onFinished: { _ in
+                        if left > 1 { send(left - 1) } else { continuation.resume() }
+                    }
+                }
+                send(chained)
+            }
+        }
+        let floorChain: @Sendable (Int) async throws -> Void = { _ in
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                @Sendable func hop(_ left: Int) {
+                    Task.detached(priority: Task.currentPriority) {
+                        floorQueue.async { if left > 1 { hop(left - 1) } else { continuation.resume() } }
+                    }
+                }
+                hop(chained)
+            }
+        }
         // The same request sent by the `async` form from a task of its own, whose end the caller hears: what any
         // callback form must do at least (the request's work, in a task apart from the caller's). Beside the
         // callback send, it shows what the callback form costs over that; beside the async send, what running the
@@ -390,6 +416,9 @@ struct OverheadBenchmarks {
             rows += try await batchRows(center)
             rows += try await batchProgressRows(center)
         }
+        let countOnly = [
+            "null engine, callback send, chained", "floor of a callback form, chained", "the measuring loop alone",
+        ]
         let sends = [
             ("null engine, async send", asyncSend),
             ("null engine, async send, 8 general parameters", appSend),
@@ -397,9 +426,11 @@ struct OverheadBenchmarks {
             ("null engine, callback send", callbackSend),
             ("floor of a callback form: a task, then a hop to a queue, no work", callbackFloor),
             ("null engine, async send in a task of its own, caller resumed at its end", asyncInTask),
-            // For `.ci/engine-count` alone (asked for by name): what the rows above count besides their work.
+            // For `.ci/engine-count` alone (asked for by name): chains, and what every row counts besides its work.
+            ("null engine, callback send, chained", callbackChain),
+            ("floor of a callback form, chained", floorChain),
             ("the measuring loop alone", { @Sendable _ in }),
-        ].filter { only == nil ? $0.0 != "the measuring loop alone" : wanted("\($0.0), sequential") }
+        ].filter { only == nil ? !countOnly.contains($0.0) : wanted("\($0.0), sequential") }
         // Rounds interleaved, in alternating order, as the request comparisons are.
         let medians = try await alternatingMedians(of: sends.map(\.1), count: count, rounds: rounds)
         for (index, (name, _)) in sends.enumerated() {
