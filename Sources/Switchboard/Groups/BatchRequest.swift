@@ -149,13 +149,16 @@ public struct ChainRequest: Sendable {
 }
 
 /// A running or finished piece of work at a center: a single request, a batch or a chain.
+///
+/// The groups are boxed (`indirect`), so that a value is one reference wide: the registry copies and moves one for
+/// every request, and with the groups held inline each of those copied a value as large as a chain.
 public enum AnyRequest: Sendable {
     /// A single request.
     case single(Request)
     /// A batch.
-    case batch(BatchRequest)
+    indirect case batch(BatchRequest)
     /// A chain.
-    case chain(ChainRequest)
+    indirect case chain(ChainRequest)
 
     /// Its identifier.
     public var id: RequestID {
