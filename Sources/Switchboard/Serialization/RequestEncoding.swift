@@ -51,7 +51,9 @@ enum RequestEncoding {
             addDefaultFields(to: &withBody, for: request.responseSerializer ?? .json)
             headers = withBody
         } else {
-            headers = defaults?.headers(for: request) ?? headersWithDefaultFields(request)
+            headers =
+                defaults?.headers(for: request)
+                ?? withDefaultFields(request.headers, for: request.responseSerializer ?? .json)
         }
         var engineRequest = EngineRequest(
             method: request.method, address: address, headers: headers, body: body, totalTimeout: request.totalTimeout)
@@ -73,12 +75,12 @@ enum RequestEncoding {
         return engineRequest
     }
 
-    /// The request's headers with the fields every request adds (a request without a body).
+    /// `headers` with the fields every request adds, for a request without a body (`addDefaultFields`).
     @inline(never)
-    private static func headersWithDefaultFields(_ request: Request) -> HTTPHeaders {
-        var headers = request.headers
+    static func withDefaultFields(_ headers: HTTPHeaders, for serializer: ResponseSerializer) -> HTTPHeaders {
+        var headers = headers
         headers.reserveCapacity(headers.count + 2)
-        addDefaultFields(to: &headers, for: request.responseSerializer ?? .json)
+        addDefaultFields(to: &headers, for: serializer)
         return headers
     }
 
@@ -478,16 +480,10 @@ final class SendingHeaders: Sendable {
     /// `general` as the configuration holds them, checked already (`markSendable()`): the two fields added here
     /// extend what is checked.
     init(_ general: HTTPHeaders) {
-        func adding(for serializer: ResponseSerializer) -> HTTPHeaders {
-            var headers = general
-            headers.reserveCapacity(headers.count + 2)
-            RequestEncoding.addDefaultFields(to: &headers, for: serializer)
-            return headers
-        }
         self.general = general
-        forJSON = adding(for: .json)
+        forJSON = RequestEncoding.withDefaultFields(general, for: .json)
         setsAccept = general["Accept"] != nil
-        forAnyType = setsAccept ? forJSON : adding(for: .raw)
+        forAnyType = setsAccept ? forJSON : RequestEncoding.withDefaultFields(general, for: .raw)
     }
 
     /// The headers `request` sends, when they are the general ones as they are and its serializer is one of those
