@@ -165,7 +165,7 @@ extension Center {
         let id = group.id
         let configuration = configuration
         let (queue, relay) = delivery(group.work.scope.callbackQueue, configuration, onProgress: callbacks.onProgress)
-        let plan = Launcher.Plan(waits: false, bySignal: false, registration: registration, detached: true)
+        let plan = Launcher.Plan(bySignal: false, registration: registration, detached: true)
         _ = launcher.launch(group.work, plan) { [self, queue] _ in
             let (results, error) = await runMembers(group, configuration, previous: previous, relay: relay)
             relay?.finish()
@@ -190,9 +190,9 @@ extension Center {
     /// Runs a batch or chain for an `async` caller.
     nonisolated(nonsending) private func runGroup(_ group: GroupRequest) async throws(HTTPError) -> [Response] {
         let configuration = configuration
-        let (results, error) = await launcher.launch(group.work, Launcher.Plan(waits: true, bySignal: false)) {
-            [self] _ in await runMembers(group, configuration, previous: nil, relay: nil)
-        }.value()
+        let (results, error) = await launcher.run(group.work, bySignal: false) { [self] _ in
+            await runMembers(group, configuration, previous: nil, relay: nil)
+        }
         if let error { throw error }
         return results.compactMap { try? $0.get() }
     }

@@ -92,7 +92,7 @@ extension Center {
         // Stopped through a signal of its own when the engine honours one (as an `async` request in its caller's task
         // is), else through its task, attached to the registry.
         let plan = Launcher.Plan(
-            waits: false, bySignal: Center.stopsBySignal(request, configuration), registration: registration,
+            bySignal: Center.stopsBySignal(request, configuration), registration: registration,
             detached: true)
         // Merged and composed before it is registered, when nothing later needs it as written (`prepareEarly`).
         var sent = request
@@ -139,9 +139,9 @@ extension Center {
         Pipeline.prepareEarly(&request, configuration)
         // In the caller's task when the engine stops on the request's signal; otherwise in a task of its own, so that
         // `cancel(id)` cancels it and not the caller.
-        let plan = Launcher.Plan(waits: true, bySignal: Center.stopsBySignal(request, configuration))
         let body = PipelineRun(pipeline: pipeline, request: request, configuration: configuration)
-        return try await launcher.launch(.single(request), plan, body).value().get()
+        return try await launcher.run(.single(request), bySignal: Center.stopsBySignal(request, configuration), body)
+            .get()
     }
 
     /// Whether a request stops on its own signal (so that an `async` one can run in its caller's task): its engine
@@ -164,7 +164,7 @@ extension Center {
         let (request, configuration) = configured(configure)
         let (stream, continuation) = AsyncThrowingStream<Response, any Error>.makeStream()
         let pipeline = pipeline
-        let launched = launcher.launch(.single(request), Launcher.Plan(waits: false, bySignal: false)) { _ in
+        let launched = launcher.launch(.single(request), Launcher.Plan(bySignal: false)) { _ in
             let result = await pipeline.run(request, configuration, progress: nil) { continuation.yield($0) }
             switch result {
             case .success(let response):

@@ -42,7 +42,7 @@ extension Center {
             codes.contains($0)
         }
         let pipeline = pipeline
-        let launched = launcher.launch(.single(request), Launcher.Plan(waits: false, bySignal: false)) { _ in
+        let launched = launcher.launch(.single(request), Launcher.Plan(bySignal: false)) { _ in
             channel.finish(await pipeline.run(request, configuration, progress: nil, stream: channel))
         }
         do {

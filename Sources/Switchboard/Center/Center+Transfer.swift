@@ -7,7 +7,7 @@ extension Center {
         let (stream, continuation) = AsyncStream<TransferProgress>.makeStream(bufferingPolicy: .bufferingNewest(64))
         let relay = ProgressRelay { continuation.yield($0) }
         let pipeline = pipeline
-        let plan = Launcher.Plan(waits: false, bySignal: false, detached: true)
+        let plan = Launcher.Plan(bySignal: false, detached: true)
         let launched = launcher.launch(.single(request), plan) { _ in
             let result = await pipeline.run(request, configuration, progress: relay.report)
             relay.finish()

@@ -1,12 +1,13 @@
 /// The one way work starts on a center.
 ///
 /// Every request, batch, chain, batch member, chain step, transfer, stream and retry is numbered, registered and
-/// started by `launch(_:_:_:)`, which decides once whether it runs in its caller's task or a task of its own, and
-/// owns the cancellation wiring. Rules that hold for all work live here, once:
+/// started here: by `run(_:bySignal:_:)` for a caller that waits for the value, which decides whether the work runs
+/// in the caller's task or a task of its own, else by `launch(_:_:_:)`, in a task of its own. The launcher owns the
+/// cancellation wiring. Rules that hold for all work live here, once:
 /// - Work is registered before it starts, so a cancel that finds it can always reach it (a cancel that comes before
 ///   its task is attached cancels the task as soon as it is).
-/// - Work whose engine stops on its own signal (`EngineCancellation`) needs no task to cancel: an `async` caller runs
-///   it in its own task, and a caller that does not wait in a detached task that the registry does not hold.
+/// - Work whose engine stops on its own signal (`EngineCancellation`) needs no task to cancel: a caller that waits
+///   runs it in its own task, and a caller that does not wait in a task that the registry does not hold.
 /// - Work sent while a token refresh runs (from inside the refresh closure) skips the authenticator: it must not
 ///   wait on the refresh that waits on it. Batch members and chain steps sent by a refresh keep the rule, though
 ///   steps are built later, in the chain's own task.
@@ -26,8 +27,6 @@ struct Launcher: Sendable {
 
     /// How one piece of work is to run.
     struct Plan: Sendable {
-        /// An `async` caller waits for the value; otherwise the caller goes on at once (callbacks, transfers, streams).
-        var waits: Bool
         /// The work stops on its own signal when cancelled by identifier: its engine honours `EngineCancellation`.
         var bySignal: Bool
         var registration: Registration = .new
@@ -77,21 +76,17 @@ struct Launcher: Sendable {
 
     // MARK: - Starting
 
-    /// Registers the work and starts its `body`, which gets the work's signal when it stops by one; returns the
-    /// handle.
-    ///
-    /// Work that stops by its signal and whose caller waits runs when `Launched.value()` is called, in the caller's
-    /// task; any other starts now, in a task of its own.
+    /// Registers the work and starts its `body` in a task of its own, which gets the work's signal when it stops by
+    /// one; returns the handle. For callers that go on at once (callbacks, transfers, streams, a group's members).
     func launch<Body: WorkBody>(_ work: AnyRequest, _ plan: Plan, _ body: Body) -> Launched<Body> {
         let id = work.id
         if plan.bySignal, let signal = signal(for: work, plan.registration) {
-            if plan.waits { return Launched(id: id, registry: registry, run: .here(signal, body)) }
             let operation: @Sendable () async -> Body.Value = { [signal, body] in await body.run(signal) }
             if plan.immediately, #available(macOS 26, iOS 26, tvOS 26, watchOS 26, *) {
-                return Launched(id: id, registry: registry, run: .task(Task.immediate(operation: operation)))
+                return Launched(id: id, registry: registry, task: Task.immediate(operation: operation))
             }
             let task = plan.detached ? Self.detachedTask(operation) : Task(operation: operation)
-            return Launched(id: id, registry: registry, run: .task(task))
+            return Launched(id: id, registry: registry, task: task)
         }
         switch plan.registration {
         case .new: registry.insert(id, work)
@@ -101,7 +96,32 @@ struct Launcher: Sendable {
         let operation: @Sendable () async -> Body.Value = { [body] in await body.run(nil) }
         let task = plan.detached ? Self.detachedTask(operation) : Task(operation: operation)
         registry.attach(task, to: id)
-        return Launched(id: id, registry: registry, run: .task(task))
+        return Launched(id: id, registry: registry, task: task)
+    }
+
+    /// Registers the work and runs its `body` for a caller that waits for the value (an `async` send, a chain's
+    /// step, a group for an `async` caller). Work that stops by its signal runs in the caller's task, off its actor:
+    /// no task and no thread hop of its own. Any other runs in a task of its own (`launch`), cancelled by
+    /// identifier when the waiting task is.
+    nonisolated(nonsending) func run<Body: WorkBody>(
+        _ work: AnyRequest, bySignal: Bool, _ body: Body
+    ) async -> Body.Value {
+        guard bySignal else { return await launch(work, Plan(bySignal: false), body).value() }
+        return await Self.runHere(registerStoppedBySignal(work), body)
+    }
+
+    /// `run` with the body as a closure.
+    nonisolated(nonsending) func run<T: Sendable>(
+        _ work: AnyRequest, bySignal: Bool, _ body: @escaping @Sendable (EngineCancellation?) async -> T
+    ) async -> T {
+        await run(work, bySignal: bySignal, ClosureBody(body: body))
+    }
+
+    /// Runs work in the waiting task, off the caller's actor (`@concurrent`: a caller on the main actor hops off it
+    /// once; a caller already on the global executor does not hop at all).
+    @concurrent
+    private static func runHere<Body: WorkBody>(_ signal: EngineCancellation, _ body: Body) async -> Body.Value {
+        await body.run(signal)
     }
 
     /// `launch` with the body as a closure.
@@ -156,41 +176,21 @@ struct ClosureBody<Value: Sendable>: WorkBody {
     nonisolated(nonsending) func run(_ signal: EngineCancellation?) async -> Value { await body(signal) }
 }
 
-/// Work that has started: its identifier, its value when it ends, and the way to cancel it.
+/// Work that has started in a task of its own: its identifier, its value when it ends, and the way to cancel it.
 struct Launched<Body: WorkBody>: Sendable {
     typealias Value = Body.Value
 
-    enum Run: Sendable {
-        /// In a task of its own.
-        case task(Task<Value, Never>)
-        /// In the task of the caller of `value()`, stopped by its signal.
-        case here(EngineCancellation, Body)
-    }
-
     let id: RequestID
     let registry: Registry
-    let run: Run
+    let task: Task<Value, Never>
 
-    /// Waits for the value; called once. Work in a task of its own is cancelled by identifier when the waiting task
-    /// is; work that runs here runs now, off the caller's actor.
+    /// Waits for the value. The work is cancelled by identifier when the waiting task is.
     nonisolated(nonsending) func value() async -> Value {
-        switch run {
-        case .task(let task):
-            return await withTaskCancellationHandler {
-                await task.value
-            } onCancel: { [registry, id] in
-                _ = registry.cancel(id)
-            }
-        case .here(let signal, let body):
-            return await Self.runHere(signal, body)
+        await withTaskCancellationHandler {
+            await task.value
+        } onCancel: { [registry, id] in
+            _ = registry.cancel(id)
         }
-    }
-
-    /// Runs work in the waiting task, off the caller's actor (`@concurrent`: a caller on the main actor hops off it
-    /// once; a caller already on the global executor does not hop at all).
-    @concurrent
-    private static func runHere(_ signal: EngineCancellation, _ body: Body) async -> Value {
-        await body.run(signal)
     }
 
     /// Waits for `body` (a stream's head, say); cancelling the waiting task cancels the work by identifier.
@@ -237,7 +237,7 @@ struct MemberRunner: MemberStarting {
         immediately: Bool
     ) {
         let plan = Launcher.Plan(
-            waits: false, bySignal: cancellation != nil, registration: .registered(cancellation),
+            bySignal: cancellation != nil, registration: .registered(cancellation),
             immediately: immediately)
         _ = launcher.launch(.single(member), plan) { [perform] signal in
             outcomes.member(index, endedWith: await perform(member, progress, signal))
@@ -249,10 +249,9 @@ struct MemberRunner: MemberStarting {
     func run(
         _ member: Request, progress: (@Sendable (TransferProgress) -> Void)?
     ) async -> Result<Response, HTTPError> {
-        let plan = Launcher.Plan(waits: true, bySignal: stopsBySignal(member))
-        return await launcher.launch(.single(member), plan) { [perform] signal in
+        await launcher.run(.single(member), bySignal: stopsBySignal(member)) { [perform] signal in
             await perform(member, progress, signal)
-        }.value()
+        }
     }
 
     func cancel(_ id: RequestID) {

@@ -43,7 +43,7 @@ extension Pipeline {
     /// `interim` as soon as the cache step finds it, and the network's outcome is returned.
     ///
     /// It runs where its caller runs (`nonisolated(nonsending)`): every caller is already off any actor (a task of
-    /// the launcher's, `Launched.value()` in its caller's task, a group's member runner), and a `@concurrent`
+    /// the launcher's, `Launcher.run` in its caller's task, a group's member runner), and a `@concurrent`
     /// function would switch executors once more per request.
     nonisolated(nonsending) func run(
         _ request: Request,

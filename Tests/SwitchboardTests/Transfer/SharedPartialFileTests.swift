@@ -210,10 +210,9 @@ import SwitchboardTestSupport
         }
         request.id = RequestID(rawValue: number)
         let configuration = center.configuration
-        let plan = Launcher.Plan(waits: true, bySignal: false)
-        let response = try await center.launcher.launch(.single(request), plan) { [request] _ in
+        let response = try await center.launcher.run(.single(request), bySignal: false) { [request] _ in
             await center.pipeline.run(request, configuration, progress: nil)
-        }.value().get()
+        }.get()
         #expect(response.request.id == RequestID(rawValue: number))
         #expect(
             try Data(contentsOf: try #require(response.fileURL))
