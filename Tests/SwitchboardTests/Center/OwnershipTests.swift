@@ -21,15 +21,16 @@ private final class Screen {}
         _ center: Center, log: EventLog, _ configure: (inout Request) -> Void
     ) -> (RequestID, AsyncStream<Void>) {
         let (finished, continuation) = AsyncStream<Void>.makeStream()
-        let id = center.send(configure) { _ in
-            log.record("success")
-        } onFailure: { error in
-            log.record("failure:\(error.code)")
-        } onFinished: { _ in
-            log.record("finished")
-            continuation.yield()
-            continuation.finish()
-        }
+        // `onSuccess` by name: an unlabeled closure after `send(configure)` whose body also fits a progress report
+        // is taken as `onProgress`.
+        let id = center.send(
+            configure, onSuccess: { _ in log.record("success") },
+            onFailure: { error in log.record("failure:\(error.code)") },
+            onFinished: { _ in
+                log.record("finished")
+                continuation.yield()
+                continuation.finish()
+            })
         return (id, finished)
     }
 
