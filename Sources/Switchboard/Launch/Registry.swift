@@ -50,10 +50,12 @@ final class Registry: Sendable {
         if stripe(id).withLock({ $0.attach(cancel, to: id) }) { cancel() }
     }
 
-    /// Replaces the description on record, so that lookups see it as merged, hooked or progressed.
+    /// Replaces the description on record, so that lookups see it as merged, hooked or progressed (and cancels by
+    /// its tag and owner, which a hook may have set).
     func update(_ id: RequestID, _ work: AnyRequest) {
         // Released here, after the lock.
         _ = stripe(id).withLock { $0.update(id, work) }
+        if work.scope.owner != nil { watchOwners() }
     }
 
     /// Marks running work cancelled and cancels its task; returns the work, or `nil` if none was running.

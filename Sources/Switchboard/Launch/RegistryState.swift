@@ -24,16 +24,14 @@ struct RegistryState {
         var cancelled = false
         /// Past the point of no return (a download's file is in place): a cancel no longer reaches it.
         var committed = false
-        /// Kept apart from `work`, which `update` replaces: what `cancel(tag:)` and the owner check look at.
-        let tag: String?
-        let owner: WeakOwner?
+        /// The tag and owner of the work on record, which `update` replaces (a hook that tags a request makes it
+        /// cancellable by that tag): read only by `cancel(tag:)` and the owner checks, so not kept apart.
+        var tag: String? { work.scope.tag }
+        var owner: WeakOwner? { work.scope.owner }
 
         init(work: AnyRequest, stop: Stop? = nil) {
             self.work = work
             self.stop = stop
-            let scope = work.scope
-            tag = scope.tag
-            owner = scope.owner
         }
     }
 

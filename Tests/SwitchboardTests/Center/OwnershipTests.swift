@@ -6,6 +6,9 @@ import Testing
 /// Stands in for a view controller or view model that requests belong to.
 private final class Screen {}
 
+/// A screen a hook may capture.
+private final class SendableScreen: Sendable {}
+
 /// Owners, tags and per-request callback queues: the ways app code scopes and places its requests.
 @Suite struct OwnershipTests {
     /// A center whose `/slow` answers after 30 s and everything else at once.
@@ -93,6 +96,38 @@ private final class Screen {}
         }
         #expect(response.status == 200)
         #expect(response.request.owner === screen)
+    }
+
+    /// A tag or an owner given by the `onRequest` hook counts as one given by the request: the registry reads the
+    /// request as prepared.
+    @Test func aTagOrOwnerSetByTheRequestHookScopesTheRequest() async throws {
+        /// Tags every request, and gives those with an `owned` parameter the screen as their owner.
+        func hook(_ screen: SendableScreen) -> @Sendable (inout Request) async throws -> Void {
+            { [weak screen] request in
+                request.tag = "hooked"
+                if request.parameters["owned"] != nil { request.owner = screen }
+            }
+        }
+        var screen: SendableScreen? = SendableScreen()
+        let (center, stub) = slowCenter()
+        let onRequest = hook(screen!)
+        center.setup { $0.onRequest = onRequest }
+        let tagged = EventLog()
+        let (_, taggedFinished) = send(center, log: tagged) { $0.api = "slow" }
+        await waitUntil { stub.statistics.inFlight == 1 }
+        #expect(center.cancel(tag: "hooked") == 1)
+        for await _ in taggedFinished {}
+        #expect(tagged.all == ["failure:cancelled", "finished"])
+
+        let owned = EventLog()
+        let (id, ownedFinished) = send(center, log: owned) {
+            $0.api = "slow"; $0.parameters = ["owned": true]
+        }
+        await waitUntil { stub.statistics.inFlight == 1 }
+        #expect(center.request(for: id)?.request?.owner === screen)
+        screen = nil
+        for await _ in ownedFinished {}
+        #expect(owned.all == ["failure:cancelled", "finished"])
     }
 
     @Test func cancelByTagCancelsTaggedRequestsAndGroupsOnly() async {

@@ -136,7 +136,10 @@ import Testing
         #expect(state.update(id, original) == nil, "nothing on record yet: nothing replaced, nothing inserted")
         #expect(state.work(for: id) == nil)
         _ = state.insert(id, original)
-        var merged = Request { $0.api = "items/20/merged" }
+        var merged = Request {
+            $0.api = "items/20/merged"
+            $0.tag = "feed-merged"
+        }
         merged.id = id
         let replaced = state.update(id, .single(merged))
         guard case .single(let old) = replaced, case .single(let now) = state.work(for: id) else {
@@ -145,8 +148,9 @@ import Testing
         }
         #expect(old.api == "items/20", "the caller gets the replaced work, to release outside the lock")
         #expect(now.api == "items/20/merged")
-        _ = state.cancel(where: { $0.tag == "feed" })
-        #expect(state.work(for: id) == nil, "the entry keeps the tag it was inserted with")
+        #expect(state.cancel(where: { $0.tag == "feed" }).isEmpty, "the tag is the one of the work on record")
+        _ = state.cancel(where: { $0.tag == "feed-merged" })
+        #expect(state.work(for: id) == nil, "cancelled by the tag of the work on record")
         let finished = state.finish(id)
         #expect(finished?.cancelled == true, "finish hands back the removed entry")
         #expect(state.finish(id) == nil, "and finds nothing the second time")
