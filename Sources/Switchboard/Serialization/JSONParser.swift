@@ -220,12 +220,15 @@ struct JSONParser {
         let start = index
         // The common case: no escapes, so the bytes are the string; ASCII bytes need no check as UTF-8.
         var highBits: UInt8 = 0
-        // Eight bytes at a time while none ends the string, starts an escape or is a control character.
+        // Eight bytes at a time while none ends the string, starts an escape or is a control character; then on to
+        // the first that does (the bytes are little-endian in the word: the lowest flag is the first such byte).
         while index + 8 <= bytes.count {
             let word = bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self)
-            if Self.endsPlainRun(word) { break }
-            if word & 0x8080_8080_8080_8080 != 0 { highBits = 0x80 }
-            index += 8
+            let ends = Self.endsPlainRun(word)
+            let plain = ends == 0 ? 8 : ends.trailingZeroBitCount >> 3
+            if plain > 0, word & (UInt64.max >> (64 - 8 * plain)) & 0x8080_8080_8080_8080 != 0 { highBits = 0x80 }
+            index += plain
+            if ends != 0 { break }
         }
         while index < bytes.count {
             let byte = bytes[index]
@@ -277,17 +280,18 @@ struct JSONParser {
         throw fail("unterminated string")
     }
 
-    /// Whether one of a word's eight bytes is `"`, `\\` or below 0x20 (bytes of 0x80 and above are none of those).
-    private static func endsPlainRun(_ word: UInt64) -> Bool {
+    /// The high bit of each of a word's eight bytes that is `"`, `\\` or below 0x20 (bytes of 0x80 and above are
+    /// none of those), else zero; a byte above the first such one may be flagged too, the first never wrongly.
+    private static func endsPlainRun(_ word: UInt64) -> UInt64 {
         let ones: UInt64 = 0x0101_0101_0101_0101
         let highs: UInt64 = 0x8080_8080_8080_8080
         // A byte that is zero (after the exclusive or) or below 0x20 borrows into its high bit, where its own high
-        // bit was clear: exact as to whether any byte does.
+        // bit was clear; a borrow runs only upwards, so no byte below the first such one is flagged.
         let quote = word ^ (ones &* 0x22)
         let backslash = word ^ (ones &* 0x5C)
         let zeroed = ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash)
         let control = (word &- ones &* 0x20) & ~word
-        return (zeroed | control) & highs != 0
+        return (zeroed | control) & highs
     }
 
     /// Appends the scalar of `\uXXXX` (or a surrogate pair of them) as UTF-8; `index` is past the `u`.

@@ -57,8 +57,9 @@ import Testing
         #expect(try JSON(data: Data(replacement))["a"]?.string == "x\u{FFFD}y")
     }
 
-    /// A string's end, an escape, a control character, a byte of 0x7F and a letter of two, three and four bytes at
-    /// every place of the eight-byte words a string is scanned in, and past them: each is read as it is bytewise.
+    /// A string's end, an escape, a control character, a byte of 0x7F, a letter of two, three and four bytes and a
+    /// byte that is not UTF-8 at every place of the eight-byte words a string is scanned in, and past them: each is
+    /// read as it is bytewise.
     @Test func everyPlaceInAScannedWordIsRead() throws {
         for length in 0..<20 {
             let lead = String(repeating: "a", count: length)
@@ -74,6 +75,12 @@ import Testing
             }
             // Not a string's end: the scan stops at the quote, not before or after it.
             #expect(throws: HTTPError.self) { try JSON(data: Data(#""\#(lead)"x""#.utf8)) }
+            // A letter, or a byte that is not UTF-8, just before the end, in the word that holds the quote.
+            for letter in ["é", "张", "🎉"] {
+                #expect(try JSON(data: Data(#""\#(lead + letter)""#.utf8)) == .string(lead + letter))
+            }
+            let broken = Array(#""\#(lead)"#.utf8) + [0xFF, UInt8(ascii: "\"")]
+            #expect(throws: HTTPError.self) { try JSON(data: Data(broken)) }
         }
     }
 
