@@ -17,12 +17,16 @@ extension Request {
 
     private static func merge(_ fields: inout Fields, _ configuration: CenterConfiguration, server: String?) {
         if fields.useGeneralHeaders && !configuration.headers.isEmpty {
-            if fields.headers["Content-Type"] == nil, let general = configuration.headers["Content-Type"] {
+            if let general = configuration.sendingHeaders.contentType, fields.headers["Content-Type"] == nil {
                 fields.centerContentType = general
             }
-            var merged = configuration.headers
-            merged.merge(fields.headers)
-            fields.headers = merged
+            if fields.headers.isEmpty {
+                fields.headers = configuration.headers
+            } else {
+                var merged = configuration.headers
+                merged.merge(fields.headers)
+                fields.headers = merged
+            }
         }
         if fields.useGeneralParameters, let general = configuration.generalParameters {
             fields.generalParameters = general

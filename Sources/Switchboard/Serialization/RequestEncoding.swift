@@ -476,6 +476,8 @@ final class SendingHeaders: Sendable {
     private let forAnyType: HTTPHeaders
     /// Whether the general headers set `Accept`, which then no serializer changes.
     private let setsAccept: Bool
+    /// The general headers' `Content-Type`, which a request that sets none takes (see `Request.merge`).
+    let contentType: String?
 
     /// `general` as the configuration holds them, checked already (`markSendable()`): the two fields added here
     /// extend what is checked.
@@ -483,6 +485,7 @@ final class SendingHeaders: Sendable {
         self.general = general
         forJSON = RequestEncoding.withDefaultFields(general, for: .json)
         setsAccept = general["Accept"] != nil
+        contentType = general["Content-Type"]
         forAnyType = setsAccept ? forJSON : RequestEncoding.withDefaultFields(general, for: .raw)
     }
 
