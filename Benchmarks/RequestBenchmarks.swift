@@ -416,21 +416,22 @@ struct OverheadBenchmarks {
             rows += try await batchRows(center)
             rows += try await batchProgressRows(center)
         }
-        let countOnly = [
-            "null engine, callback send, chained", "floor of a callback form, chained", "the measuring loop alone",
-        ]
-        let sends = [
+        typealias Send = (name: String, operation: @Sendable (Int) async throws -> Void)
+        let reported: [Send] = [
             ("null engine, async send", asyncSend),
             ("null engine, async send, 8 general parameters", appSend),
             ("null engine, async send, engine without EngineCancellation", taskSend),
             ("null engine, callback send", callbackSend),
             ("floor of a callback form: a task, then a hop to a queue, no work", callbackFloor),
             ("null engine, async send in a task of its own, caller resumed at its end", asyncInTask),
-            // For `.ci/engine-count` alone (asked for by name): chains, and what every row counts besides its work.
+        ]
+        // For `.ci/engine-count` alone (asked for by name): chains, and what every row counts besides its work.
+        let countOnly: [Send] = [
             ("null engine, callback send, chained", callbackChain),
             ("floor of a callback form, chained", floorChain),
             ("the measuring loop alone", { @Sendable _ in }),
-        ].filter { only == nil ? !countOnly.contains($0.0) : wanted("\($0.0), sequential") }
+        ]
+        let sends = only == nil ? reported : (reported + countOnly).filter { wanted("\($0.name), sequential") }
         // Rounds interleaved, in alternating order, as the request comparisons are.
         let medians = try await alternatingMedians(of: sends.map(\.1), count: count, rounds: rounds)
         for (index, (name, _)) in sends.enumerated() {
