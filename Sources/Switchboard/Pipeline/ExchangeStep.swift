@@ -72,7 +72,7 @@ extension Pipeline {
                 "\(type(of: configuration.engine)) does not follow a redirect policy (honoursRedirectPolicy is "
                     + "false): the request has one other than .follow", request: request)
         }
-        if engineRequest.trust != nil, engineRequest.hostTrustPolicy != nil, !configuration.engine.honoursTrustPolicy {
+        if case .some = engineRequest.hostTrustPolicy, !configuration.engine.honoursTrustPolicy {
             exchange.download?.interrupted()
             throw HTTPError(
                 .unsupported,
