@@ -530,7 +530,7 @@ struct OverheadBenchmarks {
                         for index in 0..<size { batch.add { $0.api = "items/\(index)" } }
                     }
                     if reports {
-                        center.sendBatch(configure, onProgress: { _ in }, onFinished: finished)
+                        center.sendBatch(configure, onFinished: finished, onProgress: { _ in })
                     } else {
                         center.sendBatch(configure, onFinished: finished)
                     }

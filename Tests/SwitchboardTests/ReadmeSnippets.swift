@@ -333,14 +333,14 @@ extension ReadmeSnippets {
             batch.add { $0.api = "profile" }
             batch.add { $0.api = "settings" }
             batch.add { $0.api = "notifications"; $0.parameters = ["unread": true] }
-        } onProgress: { progress in
-            print(progress.completed)      // bytes, summed over the members
         } onSuccess: { responses in
             print(responses.map(\.status))  // every member succeeded, in member order
         } onFailure: { results in
             for case .failure(let error) in results { print(error.code) }
         } onFinished: { results in
             // [Result<Response, HTTPError>], in member order, after onSuccess or onFailure
+        } onProgress: { progress in
+            print(progress.completed)      // bytes, summed over the members
         }
 
         let responses = try await Center.shared.batch { batch in
@@ -404,10 +404,10 @@ extension ReadmeSnippets {
             request.parameters = ["caption": "Sunset"]      // sent as text fields
             request.addFormData(name: "photo", fileURL: photo)                        // streamed from disk
             request.addFormData(name: "meta", data: Data("{}".utf8), fileName: "meta.json")
-        } onProgress: { progress in
-            print(progress.fraction ?? 0)                   // bytes sent of a known total
         } onSuccess: { response in
             print(response.status)
+        } onProgress: { progress in
+            print(progress.fraction ?? 0)                   // bytes sent of a known total
         }
 
         try await Center.shared.send { request in           // a raw body from a file, any method: a presigned PUT

@@ -20,16 +20,17 @@ extension Center {
     /// every member succeeded, `onFailure` otherwise, then `onFinished`, each once, on the batch's `callbackQueue`
     /// (else the configuration's). `onProgress` sums the members' progress. Under `.failFast` the first failure
     /// cancels the other members. Members that never ran are `.notSent`; an empty batch fails with one
-    /// `.invalidGroup` result. The callback form needs at least one of `onSuccess`, `onFailure` or `onFinished`.
+    /// `.invalidGroup` result. The callback form needs `onSuccess`, or else `onFailure` or `onFinished` alone;
+    /// `onProgress` comes last.
     ///
     /// - Returns: the batch's identifier, valid before any member starts; `request(for:)` lists the members'.
     @discardableResult
     public func sendBatch(
         _ configure: (inout BatchRequest) -> Void,
-        onProgress: (@Sendable (TransferProgress) -> Void)? = nil,
         onSuccess: @escaping @Sendable ([Response]) -> Void,
         onFailure: (@Sendable ([Result<Response, HTTPError>]) -> Void)? = nil,
-        onFinished: (@Sendable ([Result<Response, HTTPError>]) -> Void)? = nil
+        onFinished: (@Sendable ([Result<Response, HTTPError>]) -> Void)? = nil,
+        onProgress: (@Sendable (TransferProgress) -> Void)? = nil
     ) -> RequestID {
         sendBatch(
             configure,
@@ -37,23 +38,22 @@ extension Center {
                 onProgress: onProgress, onSuccess: onSuccess, onFailure: onFailure, onFinished: onFinished))
     }
 
-    /// Sends a batch, and reports a failure through `onFailure` (then `onFinished`).
+    /// Sends a batch, and reports a failure through `onFailure`.
     @discardableResult
     public func sendBatch(
         _ configure: (inout BatchRequest) -> Void,
-        onProgress: (@Sendable (TransferProgress) -> Void)? = nil,
         onFailure: @escaping @Sendable ([Result<Response, HTTPError>]) -> Void,
-        onFinished: (@Sendable ([Result<Response, HTTPError>]) -> Void)? = nil
+        onProgress: (@Sendable (TransferProgress) -> Void)? = nil
     ) -> RequestID {
-        sendBatch(configure, GroupCallbacks(onProgress: onProgress, onFailure: onFailure, onFinished: onFinished))
+        sendBatch(configure, GroupCallbacks(onProgress: onProgress, onFailure: onFailure))
     }
 
     /// Sends a batch, and reports every member's result to `onFinished`, once, in member order.
     @discardableResult
     public func sendBatch(
         _ configure: (inout BatchRequest) -> Void,
-        onProgress: (@Sendable (TransferProgress) -> Void)? = nil,
-        onFinished: @escaping @Sendable ([Result<Response, HTTPError>]) -> Void
+        onFinished: @escaping @Sendable ([Result<Response, HTTPError>]) -> Void,
+        onProgress: (@Sendable (TransferProgress) -> Void)? = nil
     ) -> RequestID {
         sendBatch(configure, GroupCallbacks(onProgress: onProgress, onFinished: onFinished))
     }
@@ -101,14 +101,14 @@ extension Center {
     ///
     /// A step that throws declines to send: the chain fails, and that step and the later ones are `.notSent`. A chain
     /// without `first` fails with one `.invalidGroup` result. Step closures run off the callback queue, between steps.
-    /// The callback form needs at least one of `onSuccess`, `onFailure` or `onFinished`.
+    /// The callback form needs `onSuccess`, or else `onFailure` or `onFinished` alone; `onProgress` comes last.
     @discardableResult
     public func sendChain(
         _ configure: (inout ChainRequest) -> Void,
-        onProgress: (@Sendable (TransferProgress) -> Void)? = nil,
         onSuccess: @escaping @Sendable ([Response]) -> Void,
         onFailure: (@Sendable ([Result<Response, HTTPError>]) -> Void)? = nil,
-        onFinished: (@Sendable ([Result<Response, HTTPError>]) -> Void)? = nil
+        onFinished: (@Sendable ([Result<Response, HTTPError>]) -> Void)? = nil,
+        onProgress: (@Sendable (TransferProgress) -> Void)? = nil
     ) -> RequestID {
         sendChain(
             configure,
@@ -116,23 +116,22 @@ extension Center {
                 onProgress: onProgress, onSuccess: onSuccess, onFailure: onFailure, onFinished: onFinished))
     }
 
-    /// Sends a chain, and reports a failure through `onFailure` (then `onFinished`).
+    /// Sends a chain, and reports a failure through `onFailure`.
     @discardableResult
     public func sendChain(
         _ configure: (inout ChainRequest) -> Void,
-        onProgress: (@Sendable (TransferProgress) -> Void)? = nil,
         onFailure: @escaping @Sendable ([Result<Response, HTTPError>]) -> Void,
-        onFinished: (@Sendable ([Result<Response, HTTPError>]) -> Void)? = nil
+        onProgress: (@Sendable (TransferProgress) -> Void)? = nil
     ) -> RequestID {
-        sendChain(configure, GroupCallbacks(onProgress: onProgress, onFailure: onFailure, onFinished: onFinished))
+        sendChain(configure, GroupCallbacks(onProgress: onProgress, onFailure: onFailure))
     }
 
     /// Sends a chain, and reports every step's result to `onFinished`, once, in step order.
     @discardableResult
     public func sendChain(
         _ configure: (inout ChainRequest) -> Void,
-        onProgress: (@Sendable (TransferProgress) -> Void)? = nil,
-        onFinished: @escaping @Sendable ([Result<Response, HTTPError>]) -> Void
+        onFinished: @escaping @Sendable ([Result<Response, HTTPError>]) -> Void,
+        onProgress: (@Sendable (TransferProgress) -> Void)? = nil
     ) -> RequestID {
         sendChain(configure, GroupCallbacks(onProgress: onProgress, onFinished: onFinished))
     }

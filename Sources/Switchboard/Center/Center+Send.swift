@@ -23,17 +23,18 @@ extension Center {
     /// through `onFailure` and `onFinished` as the outcome of the request, with the response: an `HTTPError` as it is,
     /// a `DecodingError` as `.decoding`, any other error as `.business`.
     ///
-    /// The callback form needs at least one of `onSuccess`, `onFailure` or `onFinished`: without a callback,
-    /// `send { ... }` is the `async` form, which returns the response.
+    /// The callback form needs `onSuccess`, or else `onFailure` or `onFinished` alone: without a callback,
+    /// `send { ... }` is the `async` form, which returns the response. `onProgress` comes last, so a closure after
+    /// `send(configure)` without a label is `onSuccess`, never a progress report.
     ///
     /// - Returns: the identifier, which can cancel the request or look it up while it runs.
     @discardableResult
     public func send(
         _ configure: (inout Request) -> Void,
-        onProgress: (@Sendable (TransferProgress) -> Void)? = nil,
         onSuccess: @escaping @Sendable (Response) throws -> Void,
         onFailure: (@Sendable (HTTPError) -> Void)? = nil,
-        onFinished: (@Sendable (Result<Response, HTTPError>) -> Void)? = nil
+        onFinished: (@Sendable (Result<Response, HTTPError>) -> Void)? = nil,
+        onProgress: (@Sendable (TransferProgress) -> Void)? = nil
     ) -> RequestID {
         send(
             configure,
@@ -41,17 +42,17 @@ extension Center {
                 onProgress: onProgress, onSuccess: onSuccess, onFailure: onFailure, onFinished: onFinished))
     }
 
-    /// Sends a request configured by a closure, and reports a failure through `onFailure` (then `onFinished`).
+    /// Sends a request configured by a closure, and reports a failure through `onFailure`.
     ///
-    /// The same as the form with `onSuccess`, for callers who only act when the request fails.
+    /// The same as the form with `onSuccess`, for callers who only act when the request fails. To hear both
+    /// outcomes, give `onSuccess` as well, or use `onFinished` alone.
     @discardableResult
     public func send(
         _ configure: (inout Request) -> Void,
-        onProgress: (@Sendable (TransferProgress) -> Void)? = nil,
         onFailure: @escaping @Sendable (HTTPError) -> Void,
-        onFinished: (@Sendable (Result<Response, HTTPError>) -> Void)? = nil
+        onProgress: (@Sendable (TransferProgress) -> Void)? = nil
     ) -> RequestID {
-        send(configure, SingleCallbacks(onProgress: onProgress, onFailure: onFailure, onFinished: onFinished))
+        send(configure, SingleCallbacks(onProgress: onProgress, onFailure: onFailure))
     }
 
     /// Sends a request configured by a closure, and reports its outcome to `onFinished`, once.
@@ -60,8 +61,8 @@ extension Center {
     @discardableResult
     public func send(
         _ configure: (inout Request) -> Void,
-        onProgress: (@Sendable (TransferProgress) -> Void)? = nil,
-        onFinished: @escaping @Sendable (Result<Response, HTTPError>) -> Void
+        onFinished: @escaping @Sendable (Result<Response, HTTPError>) -> Void,
+        onProgress: (@Sendable (TransferProgress) -> Void)? = nil
     ) -> RequestID {
         send(configure, SingleCallbacks(onProgress: onProgress, onFinished: onFinished))
     }

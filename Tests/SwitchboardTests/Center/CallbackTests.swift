@@ -153,13 +153,13 @@ import Testing
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             center.send {
                 $0.api = "x"
-            } onProgress: { _ in
-                labels.withLock { $0.append(DispatchQueue.getSpecific(key: key)) }
             } onSuccess: { _ in
                 labels.withLock { $0.append(DispatchQueue.getSpecific(key: key)) }
             } onFinished: { _ in
                 labels.withLock { $0.append(DispatchQueue.getSpecific(key: key)) }
                 continuation.resume()
+            } onProgress: { _ in
+                labels.withLock { $0.append(DispatchQueue.getSpecific(key: key)) }
             }
         }
         #expect(labels.snapshot.count == 3)
@@ -196,16 +196,92 @@ import Testing
                 request.method = .post
                 request.body = .data(Data(count: 10))
                 request.responseSerializer = .raw
-            } onProgress: { progress in
-                log.record("\(progress.direction) \(progress.completed)/\(progress.expected ?? -1)")
             } onSuccess: { _ in
                 log.record("success")
             } onFinished: { _ in
                 log.record("finished")
                 continuation.resume()
+            } onProgress: { progress in
+                log.record("\(progress.direction) \(progress.completed)/\(progress.expected ?? -1)")
             }
         }
         #expect(log.all == ["upload 10/10", "download 1000/1000", "success", "finished"])
+    }
+
+    /// A closure without a label after `send(configure)` (and `sendBatch`, `sendChain`) is `onSuccess`, whichever
+    /// callbacks follow it by name, even when its body would fit a progress report or a failure: each transfer
+    /// below reports progress more than once, so a closure taken for progress would be heard more than once, and
+    /// one taken for `onFailure` never.
+    @Test func aClosureWithoutALabelAfterTheConfigurationIsOnSuccess() async {
+        let stub = StubEngine()
+        stub.on(nil, "*", reply: .data(Data(count: 1000)))
+        let (center, _) = stubCenter(stub)
+        func upload(_ request: inout Request) {
+            request.api = "x"
+            request.method = .post
+            request.body = .data(Data(count: 10))
+            request.responseSerializer = .raw
+        }
+        func batch(_ batch: inout BatchRequest) {
+            batch.add {
+                $0.api = "a"; $0.responseSerializer = .raw
+            }
+            batch.add {
+                $0.api = "b"; $0.responseSerializer = .raw
+            }
+        }
+        func chain(_ chain: inout ChainRequest) {
+            chain.first {
+                $0.api = "a"; $0.responseSerializer = .raw
+            }
+            chain.next { request, _ in
+                request.api = "b"; request.responseSerializer = .raw
+            }
+        }
+        let log = EventLog()
+        func heard(_ name: String, _ send: (@escaping @Sendable () -> Void) -> Void) async -> [String] {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                send { continuation.resume() }
+            }
+            return log.all.filter { $0.hasPrefix(name + ":") }
+        }
+        let events = [
+            await heard("request, failure") { done in
+                center.send(upload) { _ in
+                    log.record("request, failure: first")
+                } onFailure: { _ in
+                } onFinished: { _ in
+                    log.record("request, failure: finished"); done()
+                }
+            },
+            await heard("request") { done in
+                center.send(upload) { _ in
+                    log.record("request: first")
+                } onFinished: { _ in
+                    log.record("request: finished"); done()
+                }
+            },
+            await heard("batch") { done in
+                center.sendBatch(batch) { _ in
+                    log.record("batch: first")
+                } onFinished: { _ in
+                    log.record("batch: finished"); done()
+                }
+            },
+            await heard("chain") { done in
+                center.sendChain(chain) { _ in
+                    log.record("chain: first")
+                } onFailure: { _ in
+                } onFinished: { _ in
+                    log.record("chain: finished"); done()
+                }
+            },
+        ]
+        #expect(
+            events == [
+                ["request, failure: first", "request, failure: finished"], ["request: first", "request: finished"],
+                ["batch: first", "batch: finished"], ["chain: first", "chain: finished"],
+            ])
     }
 
     // MARK: - Cancel

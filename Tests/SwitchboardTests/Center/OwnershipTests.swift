@@ -24,8 +24,6 @@ private final class SendableScreen: Sendable {}
         _ center: Center, log: EventLog, _ configure: (inout Request) -> Void
     ) -> (RequestID, AsyncStream<Void>) {
         let (finished, continuation) = AsyncStream<Void>.makeStream()
-        // `onSuccess` by name: an unlabeled closure after `send(configure)` whose body also fits a progress report
-        // is taken as `onProgress`.
         let id = center.send(
             configure, onSuccess: { _ in log.record("success") },
             onFailure: { error in log.record("failure:\(error.code)") },

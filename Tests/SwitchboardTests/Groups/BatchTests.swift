@@ -348,10 +348,10 @@ import Testing
                 batch.add {
                     $0.api = "b"; $0.responseSerializer = .raw
                 }
-            } onProgress: { progress in
-                reports.withLock { $0.append(progress.completed) }
             } onFinished: { _ in
                 continuation.resume()
+            } onProgress: { progress in
+                reports.withLock { $0.append(progress.completed) }
             }
         }
         #expect(reports.snapshot == [100, 400])
@@ -371,10 +371,10 @@ import Testing
                         $0.api = "items/\(index)"; $0.responseSerializer = .raw
                     }
                 }
-            } onProgress: { progress in
-                reports.withLock { $0.append(progress) }
             } onFinished: { _ in
                 continuation.resume()
+            } onProgress: { progress in
+                reports.withLock { $0.append(progress) }
             }
         }
         let elapsed = ContinuousClock.now - start

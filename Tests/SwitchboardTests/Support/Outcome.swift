@@ -39,14 +39,14 @@ extension Center {
         let result = await withCheckedContinuation {
             (continuation: CheckedContinuation<Result<Response, HTTPError>, Never>) in
             let id = send(configure) { _ in
-                log.record("progress")
-            } onSuccess: { _ in
                 log.record("success")
             } onFailure: { error in
                 log.record("failure:\(error.code)")
             } onFinished: { result in
                 log.record("finished")
                 continuation.resume(returning: result)
+            } onProgress: { _ in
+                log.record("progress")
             }
             sentID = id
             afterSending(id)
@@ -67,10 +67,10 @@ extension Center {
     ) async -> Result<Response, HTTPError> {
         await withCheckedContinuation { (continuation: CheckedContinuation<Result<Response, HTTPError>, Never>) in
             let id = Locked<RequestID?>(nil)
-            let newID = send(configure) { [self] progress in
-                if cancelWhen(progress), let id = id.snapshot { cancel(id) }
-            } onFinished: {
+            let newID = send(configure) {
                 continuation.resume(returning: $0)
+            } onProgress: { [self] progress in
+                if cancelWhen(progress), let id = id.snapshot { cancel(id) }
             }
             id.withLock { $0 = newID }
         }
@@ -83,12 +83,12 @@ extension Center {
         let reports = Locked<[TransferProgress]>([])
         let response = try await withCheckedThrowingContinuation {
             (continuation: CheckedContinuation<Response, any Error>) in
-            send(configure) { progress in
-                reports.withLock { $0.append(progress) }
-            } onSuccess: {
+            send(configure) {
                 continuation.resume(returning: $0)
             } onFailure: {
                 continuation.resume(throwing: $0)
+            } onProgress: { progress in
+                reports.withLock { $0.append(progress) }
             }
         }
         return (response, reports.snapshot)

@@ -147,13 +147,13 @@ import SwitchboardTestSupport
                 request.api = "discard"
                 request.parameters = ["marker": marker]
                 request.addFormData(name: "big", fileURL: file)
+            } onFinished: { result in
+                continuation.resume(returning: result)
             } onProgress: { progress in
                 guard progress.direction == .upload, progress.completed > 0, copiesMidway.snapshot == nil else {
                     return
                 }
                 copiesMidway.withLock { $0 = MultipartCopies.holding(marker) }
-            } onFinished: { result in
-                continuation.resume(returning: result)
             }
         }
         let response = try result.get()
