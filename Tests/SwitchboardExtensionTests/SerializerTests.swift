@@ -202,7 +202,7 @@ func center(
         #expect(try await center.send(GetUserModel()).tags == ["x", "y"])
         #expect(try await center.send(GetUserBuilt()).name == "Ada")
         let delivered = await withCheckedContinuation { continuation in
-            center.send(GetUserModel()) { continuation.resume(returning: $0) }
+            center.send(GetUserModel(), onFinished: { continuation.resume(returning: $0) })
         }
         #expect((try? delivered.get())?.name == "Ada")
 

@@ -128,7 +128,9 @@ extension ReadmeSnippets {
         let user = try await Center.shared.send(GetUser(id: 7))          // a User
         let profile = try await Center.shared.send(AccountAPI.profile(id: 7))
         Center.shared.send(AccountAPI.login(user: "ada", password: "secret")) { json in
-            print(json)
+            print(json["token"]?.string ?? "no token")  // onSuccess: the decoded response
+        } onFailure: { error in
+            print(error)
         }
         let both = try await Center.shared.batch { batch in
             batch.add(GetUser(id: 1))

@@ -12,8 +12,8 @@ extension Center {
 
     /// Sends an endpoint and reports its decoded response through callbacks (on the callback queue, each once).
     ///
-    /// The callback form needs at least one of `onSuccess`, `onFailure` or `onFinished`; without one, `send(endpoint)`
-    /// is the `async` form.
+    /// The callback form needs `onSuccess`, or else `onFailure` or `onFinished` alone, so a closure without a label
+    /// after `send(endpoint)` is `onSuccess`; without a callback, `send(endpoint)` is the `async` form.
     @discardableResult
     public func send<E: Endpoint>(
         _ endpoint: E,
@@ -24,14 +24,10 @@ extension Center {
         sendDecoding(endpoint, onSuccess: onSuccess, onFailure: onFailure, onFinished: onFinished)
     }
 
-    /// Sends an endpoint and reports a failure through `onFailure` (then `onFinished`).
+    /// Sends an endpoint and reports a failure through `onFailure`.
     @discardableResult
-    public func send<E: Endpoint>(
-        _ endpoint: E,
-        onFailure: @escaping @Sendable (HTTPError) -> Void,
-        onFinished: (@Sendable (Result<E.Response, HTTPError>) -> Void)? = nil
-    ) -> RequestID {
-        sendDecoding(endpoint, onSuccess: nil, onFailure: onFailure, onFinished: onFinished)
+    public func send<E: Endpoint>(_ endpoint: E, onFailure: @escaping @Sendable (HTTPError) -> Void) -> RequestID {
+        sendDecoding(endpoint, onSuccess: nil, onFailure: onFailure, onFinished: nil)
     }
 
     /// Sends an endpoint and reports its decoded outcome to `onFinished`, once.

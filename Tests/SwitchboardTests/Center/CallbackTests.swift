@@ -208,13 +208,14 @@ import Testing
         #expect(log.all == ["upload 10/10", "download 1000/1000", "success", "finished"])
     }
 
-    /// A closure without a label after `send(configure)` (and `sendBatch`, `sendChain`) is `onSuccess`, whichever
-    /// callbacks follow it by name, even when its body would fit a progress report or a failure: each transfer
-    /// below reports progress more than once, so a closure taken for progress would be heard more than once, and
-    /// one taken for `onFailure` never.
+    /// A closure without a label after `send(configure)` (and `send(endpoint)`, `sendBatch`, `sendChain`) is
+    /// `onSuccess`, whichever callbacks follow it by name, even when its body would fit a progress report or a
+    /// failure: each transfer below reports progress more than once, so a closure taken for progress would be heard
+    /// more than once, and one taken for `onFailure` never.
     @Test func aClosureWithoutALabelAfterTheConfigurationIsOnSuccess() async {
         let stub = StubEngine()
         stub.on(nil, "*", reply: .data(Data(count: 1000)))
+        stub.on(.get, "/v1/get", reply: .json(["q": "q"]))
         let (center, _) = stubCenter(stub)
         func upload(_ request: inout Request) {
             request.api = "x"
@@ -268,6 +269,13 @@ import Testing
                     log.record("batch: finished"); done()
                 }
             },
+            await heard("endpoint") { done in
+                center.send(EchoAPI.get(query: "q")) { _ in
+                    log.record("endpoint: first")
+                } onFinished: { _ in
+                    log.record("endpoint: finished"); done()
+                }
+            },
             await heard("chain") { done in
                 center.sendChain(chain) { _ in
                     log.record("chain: first")
@@ -280,7 +288,8 @@ import Testing
         #expect(
             events == [
                 ["request, failure: first", "request, failure: finished"], ["request: first", "request: finished"],
-                ["batch: first", "batch: finished"], ["chain: first", "chain: finished"],
+                ["batch: first", "batch: finished"], ["endpoint: first", "endpoint: finished"],
+                ["chain: first", "chain: finished"],
             ])
     }
 
