@@ -214,6 +214,18 @@ struct JSONParser {
         }
     }
 
+    /// ASCII bytes as a string. ASCII is UTF-8 as it is: a string of up to 15 bytes (a member name, most often)
+    /// made by copying them checks them by their high bits alone, where `String(decoding:as:)` checks every byte
+    /// first; a longer one costs more made that way.
+    private func ascii(_ start: Int, _ end: Int) -> String {
+        let source = UnsafeRawBufferPointer(rebasing: bytes[start..<end])
+        guard source.count <= 15 else { return String(decoding: source, as: UTF8.self) }
+        return String(unsafeUninitializedCapacity: source.count) { buffer in
+            UnsafeMutableRawBufferPointer(buffer).copyMemory(from: source)
+            return source.count
+        }
+    }
+
     /// A string, from its opening quote to past its closing one.
     private mutating func parseString() throws(Failure) -> String {
         index += 1
@@ -233,10 +245,7 @@ struct JSONParser {
         while index < bytes.count {
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
-                let text =
-                    highBits < 0x80
-                    ? String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
-                    : try utf8(start, index)
+                let text = highBits < 0x80 ? ascii(start, index) : try utf8(start, index)
                 index += 1
                 return text
             }
