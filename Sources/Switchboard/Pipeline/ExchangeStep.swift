@@ -93,7 +93,7 @@ extension Pipeline {
         let start = Moment.now
         let engineResponse: EngineResponse
         if !plugins.sending.isEmpty { await plugins.willSend(engineRequest, for: request) }
-        events?.post(RequestEvent(id: context.id, kind: .sent(engineRequest), request: request))
+        events?.post(.sent(engineRequest), context.id, request)
         // Unwrapped, not `progress ?? { _ in }`: the generic `??` hands the closure back in its most general form,
         // and turning it into the engine's concrete one allocated a thunk for every request.
         let report: @Sendable (TransferProgress) -> Void

@@ -60,7 +60,7 @@ extension Pipeline {
         var result: Result<Response, HTTPError>
         var attempt = 1
         var idempotencyKey: String?
-        events?.post(RequestEvent(id: id, kind: .created, request: request))
+        events?.post(.created, id, request)
         while true {
             current = request
             do {
@@ -77,9 +77,7 @@ extension Pipeline {
                 if stream?.hasOpened == true || context.isCancelled { break }
                 // The credential (a refresh after a refusal), the retry policy, then the app's plugins.
                 guard let delay = await plugins.retryDelay(after: error, attempt: attempt, for: current) else { break }
-                events?.post(
-                    RequestEvent(id: id, kind: .retried(attempt: attempt, error: error, delay: delay), request: current)
-                )
+                events?.post(.retried(attempt: attempt, error: error, delay: delay), id, current)
                 do {
                     try await EngineCancellation.sleep(for: delay, on: configuration.clock, cancellation: cancellation)
                 } catch {
@@ -108,7 +106,7 @@ extension Pipeline {
         if let events {
             // Every event of the request is observed before its outcome goes out.
             let kind: RequestEvent.Kind = result.failureCode == .cancelled ? .cancelled : .finished(result)
-            await events.deliver(RequestEvent(id: id, kind: kind, request: current))
+            await events.deliver(kind, id, current)
         }
         return result
     }

@@ -83,6 +83,14 @@ final class EventRelay: Sendable {
         self.observers = observers
     }
 
+    /// Queues the event of `kind` for `request`, made here: `RequestEvent` holds a `ContinuousClock.Instant`, whose
+    /// size is known only at run time, and one made in an `async` function is allocated on the task for every call
+    /// of it, events or none (so this is never inlined into one).
+    @inline(never)
+    func post(_ kind: RequestEvent.Kind, _ id: RequestID, _ request: Request) {
+        post(RequestEvent(id: id, kind: kind, request: request))
+    }
+
     /// Queues an event; the first of a burst starts a task that hands the queue over.
     func post(_ event: RequestEvent) {
         let starts = state.withLock { state -> Bool in
@@ -93,9 +101,9 @@ final class EventRelay: Sendable {
         if starts { Task { await drain() } }
     }
 
-    /// Queues an event and waits until every event so far has been observed.
-    func deliver(_ event: RequestEvent) async {
-        post(event)
+    /// Queues the event of `kind` for `request` and waits until every event so far has been observed.
+    func deliver(_ kind: RequestEvent.Kind, _ id: RequestID, _ request: Request) async {
+        post(kind, id, request)
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let done = state.withLock { state -> Bool in
                 guard state.draining else { return true }
