@@ -131,6 +131,10 @@ extension Pipeline {
     /// timeout, else its idle one), then for a place under the center's limit of requests in flight
     /// (`maxRequestsInFlight`), given back when the engine is done. Both come before the plugins see the request go
     /// and before the engine's timeouts start; the place's wait is in the response's `TransferMetrics.queued`.
+    ///
+    /// Never inlined: its `is CancellationError` needs room of a size known only at run time, which `attempt` would
+    /// allocate on every call.
+    @inline(never)
     nonisolated(nonsending) func sendWhenReady(
         _ exchange: inout Exchange, _ request: Request, _ context: RequestContext, waits: Bool
     ) async throws(HTTPError) -> Response {
