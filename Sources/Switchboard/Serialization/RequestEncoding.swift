@@ -285,51 +285,62 @@ enum FormEncoding {
         _ members: ParameterLayers, prefix: String = "", separator: UInt8? = nil, suffix: String = "",
         style: FormStyle = FormStyle()
     ) -> String {
-        var flattened: [(name: String, value: String)]?
-        let fixed = prefix.utf8.count + 1 + suffix.utf8.count
+        let ends = Ends(prefix: prefix, separator: separator, suffix: suffix)
         // Bounded over both lists as they are (a key in both is counted twice), without merging them.
-        var capacity = fixed
-        if let own = bound(members.own), let general = bound(members.general) {
-            capacity += own + general
-        } else {
+        guard let own = bound(members.own), let general = bound(members.general) else {
             // Nested values become several pairs (`list[]`, `map[key]`): the pairs path, for every member.
-            flattened = pairs(members.merged, style: style)
+            return written(nested: members, style, ends)
         }
-        if let flattened {
-            capacity = fixed
-            for pair in flattened { capacity += 3 * (pair.name.utf8.count + pair.value.utf8.count) + 2 }
-        }
-        return String(unsafeUninitializedCapacity: capacity) { buffer in
-            var writer = Writer(buffer)
-            writer.write(prefix)
-            if let separator { writer.write(separator) }
+        return ends.text(capacity: own + general) { writer in
             var first = true
-            func separate() {
+            for member in members {
                 if !first { writer.write(UInt8(ascii: "&")) }
                 first = false
-            }
-            if let flattened {
-                for pair in flattened {
-                    separate()
-                    writer.writeEscaped(pair.name)
-                    writer.write(UInt8(ascii: "="))
-                    writer.writeEscaped(pair.value)
-                }
-            } else {
-                for member in members {
-                    separate()
-                    writer.writeEscaped(member.key)
-                    writer.write(UInt8(ascii: "="))
-                    switch member.value {
-                    // Digits and `-` are never escaped: written as they are, without a string made for them.
-                    case .int(let value): writer.write(value)
-                    case .uint(let value): writer.write(value)
-                    default: writer.writeEscaped(member.value.formText(style))
-                    }
+                writer.writeEscaped(member.key)
+                writer.write(UInt8(ascii: "="))
+                switch member.value {
+                // Digits and `-` are never escaped: written as they are, without a string made for them.
+                case .int(let value): writer.write(value)
+                case .uint(let value): writer.write(value)
+                default: writer.writeEscaped(member.value.formText(style))
                 }
             }
-            writer.write(suffix)
-            return writer.count
+        }
+    }
+
+    /// `written` for members that are not all flat: their pairs, apart from the flat path that most requests take.
+    @inline(never)
+    private static func written(nested members: ParameterLayers, _ style: FormStyle, _ ends: Ends) -> String {
+        let pairs = pairs(members.merged, style: style)
+        var capacity = 0
+        for pair in pairs { capacity += 3 * (pair.name.utf8.count + pair.value.utf8.count) + 2 }
+        return ends.text(capacity: capacity) { writer in
+            for (index, pair) in pairs.enumerated() {
+                if index > 0 { writer.write(UInt8(ascii: "&")) }
+                writer.writeEscaped(pair.name)
+                writer.write(UInt8(ascii: "="))
+                writer.writeEscaped(pair.value)
+            }
+        }
+    }
+
+    /// What comes before and after the form text in `written`.
+    private struct Ends {
+        let prefix: String
+        let separator: UInt8?
+        let suffix: String
+
+        /// The prefix, the separator, what `body` writes (at most `capacity` bytes), then the suffix.
+        @inline(__always)
+        func text(capacity: Int, _ body: (inout Writer) -> Void) -> String {
+            String(unsafeUninitializedCapacity: prefix.utf8.count + 1 + capacity + suffix.utf8.count) { buffer in
+                var writer = Writer(buffer)
+                writer.write(prefix)
+                if let separator { writer.write(separator) }
+                body(&writer)
+                writer.write(suffix)
+                return writer.count
+            }
         }
     }
 
