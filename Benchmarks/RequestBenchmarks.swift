@@ -391,6 +391,27 @@ struct OverheadBenchmarks {
                 hop(chained)
             }
         }
+        // The floor's two parts, chained the same way: each new task started from the previous one (which the pool
+        // runs), and each hop queued from the previous one, with nothing else: what a callback form's task costs,
+        // and what its hop to the callback queue costs.
+        let taskChain: @Sendable (Int) async throws -> Void = { _ in
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                @Sendable func start(_ left: Int) {
+                    Task.detached(priority: Task.currentPriority) {
+                        if left > 1 { start(left - 1) } else { continuation.resume() }
+                    }
+                }
+                start(chained)
+            }
+        }
+        let hopChain: @Sendable (Int) async throws -> Void = { _ in
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                @Sendable func hop(_ left: Int) {
+                    floorQueue.async { if left > 1 { hop(left - 1) } else { continuation.resume() } }
+                }
+                hop(chained)
+            }
+        }
         // The same request sent by the `async` form from a task of its own, whose end the caller hears: what any
         // callback form must do at least (the request's work, in a task apart from the caller's). Beside the
         // callback send, it shows what the callback form costs over that; beside the async send, what running the
@@ -429,6 +450,8 @@ struct OverheadBenchmarks {
         let countOnly: [Send] = [
             ("null engine, callback send, chained", callbackChain),
             ("floor of a callback form, chained", floorChain),
+            ("a task alone, chained", taskChain),
+            ("a hop to a queue alone, chained", hopChain),
             ("the measuring loop alone", { @Sendable _ in }),
         ]
         let sends = only == nil ? reported : (reported + countOnly).filter { wanted("\($0.name), sequential") }
