@@ -741,10 +741,7 @@ import SwitchboardTestSupport
         var request = EngineRequest(urlRequest: URLRequest(url: URL(string: "https://secure.example.com/login")!))
         request.body = .data(Data("password=pw".utf8))
         request.allowsInsecureRedirects = allowed
-        let transfer = SessionTransfer(
-            request: request, progress: { _ in }, session: URLSession.shared, delegate: SessionDelegate(), cookies: nil,
-            keeping: nil,
-            segmentSize: nil, connections: HostQueue(limit: 1))
+        let transfer = SessionTransfer(request: request, progress: { _ in }, engine: URLSessionEngine.shared)
         let response = try #require(
             HTTPURLResponse(
                 url: URL(string: "https://secure.example.com/login")!, statusCode: 308, httpVersion: "HTTP/1.1",

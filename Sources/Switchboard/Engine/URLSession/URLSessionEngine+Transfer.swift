@@ -82,18 +82,18 @@ final class SessionTransfer: Sendable {
     private let connections: HostQueue
     private let state = Locked(State())
 
+    /// An exchange of `engine`'s: its session, delegate, cookie storages, segment size and per-host queue.
     init(
-        request: EngineRequest, progress: @escaping @Sendable (TransferProgress) -> Void, session: URLSession,
-        delegate: SessionDelegate, cookies: HTTPCookieStorage?, keeping storage: HTTPCookieStorage?,
-        segmentSize: Int?, connections: HostQueue
+        request: EngineRequest, progress: @escaping @Sendable (TransferProgress) -> Void, engine: URLSessionEngine
     ) {
         self.request = request
         self.progress = progress
-        self.session = session
-        self.delegate = delegate
-        self.connections = connections
-        self.cookies = request.headers["Cookie"] == nil ? cookies : nil
-        self.storage = storage
+        session = engine.session
+        delegate = engine.delegate
+        connections = engine.queue
+        cookies = request.headers["Cookie"] == nil ? engine.cookies : nil
+        storage = engine.keptCookies
+        let segmentSize = engine.downloadSegmentSize
         let quick =
             request.destination == .memory && !request.observesProgress && request.body == .none
             && (request.method == .get || request.method == .head)

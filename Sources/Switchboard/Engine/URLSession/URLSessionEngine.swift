@@ -22,15 +22,15 @@ public final class URLSessionEngine: Engine {
     let session: URLSession
     /// Where the engine takes each request's cookies from itself (see `CookieRules`), or `nil` when URLSession does
     /// (Apple platforms) or nobody does (`httpShouldSetCookies` off).
-    private let cookies: HTTPCookieStorage?
+    let cookies: HTTPCookieStorage?
     /// Where the engine keeps the cookies responses set itself, or `nil` when URLSession does (Apple platforms) or
     /// nobody does (no storage, or a `httpCookieAcceptPolicy` of `.never`).
-    private let keptCookies: HTTPCookieStorage?
+    let keptCookies: HTTPCookieStorage?
     /// Whether it keeps or sends cookies itself (for `dump`; on Apple platforms URLSession does).
     var keepsCookies: Bool { cookies != nil || keptCookies != nil }
-    private let delegate: SessionDelegate
+    let delegate: SessionDelegate
     let downloadSegmentSize: Int?
-    private let queue: HostQueue
+    let queue: HostQueue
 
     /// The most exchanges with one host (scheme, host and port) at a time, from the configuration's
     /// `httpMaximumConnectionsPerHost` (6 unless set). Further requests wait in the engine, not in URLSession, so
@@ -191,10 +191,7 @@ public final class URLSessionEngine: Engine {
     private func exchange(
         _ request: EngineRequest, progress: @escaping @Sendable (TransferProgress) -> Void
     ) async throws -> EngineResponse {
-        let transfer = SessionTransfer(
-            request: request, progress: progress, session: session, delegate: delegate, cookies: cookies,
-            keeping: keptCookies,
-            segmentSize: downloadSegmentSize, connections: queue)
+        let transfer = SessionTransfer(request: request, progress: progress, engine: self)
         return try await request.withCancellationHandler {
             // Unchecked: `finish` takes it out under the transfer's lock before resuming it, so it is resumed
             // exactly once, and the checked kind allocates a watchdog for every request.
