@@ -92,7 +92,7 @@ final class EventRelay: Sendable {
     }
 
     /// Queues an event; the first of a burst starts a task that hands the queue over.
-    func post(_ event: RequestEvent) {
+    private func post(_ event: RequestEvent) {
         let starts = state.withLock { state -> Bool in
             state.queue.append(event)
             defer { state.draining = true }
@@ -122,7 +122,7 @@ final class EventRelay: Sendable {
                 case .responseHead(let status, let headers): .responseHead(status: status, headers: headers)
                 case .redirected(let status, let from, let to): .redirected(status: status, from: from, to: to)
                 }
-            post(RequestEvent(id: request.id, kind: kind, request: request))
+            post(kind, request.id, request)
         }
     }
 
